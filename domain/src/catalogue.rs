@@ -1,0 +1,631 @@
+//! Catalogue items: their wire shape, validation and the three value (USD) rules of spec 2.1.
+//!
+//! Value rules, applied on every save to every item of the game:
+//! 1. a currency pack is worth `quantity x face rate`, the face rate being the per-unit price
+//!    of the currency's smallest pack (so a discounted large pack is worth more than its price);
+//! 2. a real-money item is worth its price;
+//! 3. an item priced in an earned currency is worth `amount x` that currency's derived value.
+//!
+//! An expert `value_override_usd` wins over the computed value.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::game::{Currency, MAX_ID_LEN, MAX_NAME_LEN};
+use crate::validation::{Errors, FieldError, is_snake_case};
+
+/// Most items one bulk call may carry (spec 8).
+pub const MAX_BULK_ITEMS: usize = 500;
+/// Longest accepted description.
+pub const MAX_DESCRIPTION_LEN: usize = 2000;
+/// Highest accepted price: $100,000, far above any real in-game purchase.
+pub const MAX_PRICE_CENTS: i64 = 10_000_000;
+
+/// Catalogue category (spec 2.1). `currency_pack` is accepted as `currency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Hard-currency refills; answers `currency_low`.
+    #[serde(alias = "currency_pack")]
+    Currency,
+    /// One-time-use items; answers `first_loss`.
+    Consumable,
+    /// Persistent gear; answers RPG events such as `boss_raid`.
+    Equipment,
+    /// Studio-curated packs, served through L3 bundles only.
+    Bundle,
+    /// Skins and emotes: offered only when the other categories are exhausted.
+    Cosmetic,
+}
+
+/// A price in an earned currency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EarnedPrice {
+    /// The currency paid.
+    pub currency_id: String,
+    /// Units of it.
+    pub amount: i64,
+}
+
+/// An item as stored and returned by the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Item {
+    /// Stable snake_case id, unique per game, immutable.
+    pub item_id: String,
+    /// Display name.
+    pub item_name: String,
+    /// Catalogue category.
+    pub category: Category,
+    /// Real-money price in dollars (the same money as `price_cents`).
+    pub price_usd: f64,
+    /// Real-money price in cents; the policy engine compares it with the guardrails.
+    pub price_cents: i64,
+    /// Amount granted; the offer tile's badge. Required for currency items.
+    pub quantity: Option<i64>,
+    /// Whether the item is used up.
+    pub is_consumable: bool,
+    /// Whether L4 may pick the item from the store shelf.
+    pub fallback_eligible: bool,
+    /// Asset id of the item art in the game's asset library.
+    pub image: Option<String>,
+    /// Where the art is served.
+    pub image_url: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Computed value in dollars (read only).
+    pub value_usd: f64,
+    /// Expert override of the value; wins over the computed one.
+    pub value_override_usd: Option<f64>,
+    /// For currency items: the currency granted.
+    pub currency_id: Option<String>,
+    /// For items priced in an earned currency.
+    pub earned_price: Option<EarnedPrice>,
+    /// Randomised contents: never offered in the game's blocked countries.
+    pub is_loot_box: bool,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// Soft-delete time; a deleted item never appears in offers again.
+    pub deleted_at: Option<DateTime<Utc>>,
+}
+
+impl Item {
+    /// True unless soft-deleted.
+    pub fn is_live(&self) -> bool {
+        self.deleted_at.is_none()
+    }
+
+    /// The value the engine uses: the override when set, else the computed value.
+    pub fn effective_value_usd(&self) -> f64 {
+        self.value_override_usd.unwrap_or(self.value_usd)
+    }
+}
+
+/// A new or replaced item as sent by a client (single add and bulk).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemInput {
+    /// snake_case id.
+    pub item_id: String,
+    /// Display name.
+    pub item_name: String,
+    /// Category (`currency_pack` accepted for `currency`).
+    pub category: Category,
+    /// Price in dollars, at most 2 decimal places.
+    #[serde(default)]
+    pub price_usd: Option<f64>,
+    /// Price in cents; must agree with `price_usd` when both are sent.
+    #[serde(default)]
+    pub price_cents: Option<i64>,
+    /// Amount granted; required for currency items.
+    #[serde(default)]
+    pub quantity: Option<i64>,
+    /// Whether the item is used up.
+    #[serde(default)]
+    pub is_consumable: bool,
+    /// Whether L4 may pick it.
+    #[serde(default)]
+    pub fallback_eligible: bool,
+    /// Asset id of its art.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Expert value override in dollars.
+    #[serde(default)]
+    pub value_override_usd: Option<f64>,
+    /// Currency granted (currency items).
+    #[serde(default)]
+    pub currency_id: Option<String>,
+    /// Price in an earned currency.
+    #[serde(default)]
+    pub earned_price: Option<EarnedPrice>,
+    /// Randomised contents.
+    #[serde(default)]
+    pub is_loot_box: bool,
+}
+
+/// A partial update. `item_id` may be sent only unchanged; every other field present replaces
+/// the stored one.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemPatch {
+    /// Must equal the path's item id: ids are immutable.
+    #[serde(default)]
+    pub item_id: Option<String>,
+    /// New name.
+    #[serde(default)]
+    pub item_name: Option<String>,
+    /// New category.
+    #[serde(default)]
+    pub category: Option<Category>,
+    /// New price in dollars.
+    #[serde(default)]
+    pub price_usd: Option<f64>,
+    /// New price in cents.
+    #[serde(default)]
+    pub price_cents: Option<i64>,
+    /// New quantity.
+    #[serde(default)]
+    pub quantity: Option<i64>,
+    /// New consumable flag.
+    #[serde(default)]
+    pub is_consumable: Option<bool>,
+    /// New shelf eligibility.
+    #[serde(default)]
+    pub fallback_eligible: Option<bool>,
+    /// New art.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// New description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// New value override; `null` clears it.
+    #[serde(default, deserialize_with = "some_nullable")]
+    #[schema(value_type = Option<f64>)]
+    pub value_override_usd: Option<Option<f64>>,
+    /// New granted currency.
+    #[serde(default)]
+    pub currency_id: Option<String>,
+    /// New earned price.
+    #[serde(default)]
+    pub earned_price: Option<EarnedPrice>,
+    /// New loot-box flag.
+    #[serde(default)]
+    pub is_loot_box: Option<bool>,
+}
+
+fn some_nullable<'de, D>(de: D) -> Result<Option<Option<f64>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Option::<f64>::deserialize(de).map(Some)
+}
+
+/// Converts dollars to cents, refusing more than 2 decimal places.
+fn usd_to_cents(usd: f64) -> Option<i64> {
+    if !usd.is_finite() {
+        return None;
+    }
+    let cents = (usd * 100.0).round();
+    if (usd * 100.0 - cents).abs() > 1e-6 || cents.abs() > 1e15 {
+        return None;
+    }
+    // The bound above keeps the conversion exact.
+    #[allow(clippy::cast_possible_truncation)]
+    Some(cents as i64)
+}
+
+/// Cents to dollars.
+pub fn cents_to_usd(cents: i64) -> f64 {
+    // Prices are bounded by MAX_PRICE_CENTS, far inside f64's exact integers.
+    #[allow(clippy::cast_precision_loss)]
+    let c = cents as f64;
+    c / 100.0
+}
+
+/// Rounds dollars to whole cents for the wire.
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 100.0).round() / 100.0
+}
+
+impl ItemInput {
+    /// Validates the input and builds the stored item (value still zero; see
+    /// [`recompute_values`]). `existing` is the stored item on an upsert, whose creation
+    /// time is kept.
+    pub fn into_item(
+        self,
+        currencies: &[Currency],
+        existing: Option<&Item>,
+        now: DateTime<Utc>,
+    ) -> Result<Item, Vec<FieldError>> {
+        let mut e = Errors::default();
+        if !is_snake_case(&self.item_id, MAX_ID_LEN) {
+            e.push(
+                "item_id",
+                "must be snake_case (a-z, 0-9, single underscores, starting with a letter), at most 64 characters",
+            );
+        }
+        let price_cents = resolve_price(self.price_usd, self.price_cents, &mut e);
+        let item = Item {
+            item_id: self.item_id,
+            item_name: self.item_name,
+            category: self.category,
+            price_usd: cents_to_usd(price_cents),
+            price_cents,
+            quantity: self.quantity,
+            is_consumable: self.is_consumable,
+            fallback_eligible: self.fallback_eligible,
+            image: self.image,
+            image_url: None,
+            description: self.description,
+            value_usd: 0.0,
+            value_override_usd: self.value_override_usd,
+            currency_id: self.currency_id,
+            earned_price: self.earned_price,
+            is_loot_box: self.is_loot_box,
+            created_at: existing.map_or(now, |x| x.created_at),
+            updated_at: now,
+            deleted_at: None,
+        };
+        check_item(&item, currencies, &mut e);
+        e.finish(item)
+    }
+}
+
+/// Applies a patch to a stored item, validating the result as a whole.
+pub fn apply_patch(
+    mut item: Item,
+    patch: ItemPatch,
+    currencies: &[Currency],
+    now: DateTime<Utc>,
+) -> Result<Item, Vec<FieldError>> {
+    let mut e = Errors::default();
+    if let Some(id) = &patch.item_id
+        && *id != item.item_id
+    {
+        e.push(
+            "item_id",
+            "item_id cannot be changed; create a new item instead",
+        );
+    }
+    if patch.price_usd.is_some() || patch.price_cents.is_some() {
+        item.price_cents = resolve_price(patch.price_usd, patch.price_cents, &mut e);
+        item.price_usd = cents_to_usd(item.price_cents);
+    }
+    macro_rules! set {
+        ($($f:ident),*) => { $( if let Some(v) = patch.$f { item.$f = v; } )* };
+    }
+    macro_rules! set_opt {
+        ($($f:ident),*) => { $( if let Some(v) = patch.$f { item.$f = Some(v); } )* };
+    }
+    set!(
+        item_name,
+        category,
+        is_consumable,
+        fallback_eligible,
+        is_loot_box,
+        value_override_usd
+    );
+    set_opt!(quantity, image, description, currency_id, earned_price);
+    item.updated_at = now;
+    check_item(&item, currencies, &mut e);
+    e.finish(item)
+}
+
+fn resolve_price(usd: Option<f64>, cents: Option<i64>, e: &mut Errors) -> i64 {
+    let from_usd = usd.map(|u| {
+        usd_to_cents(u).unwrap_or_else(|| {
+            e.push(
+                "price_usd",
+                "must be a number with at most 2 decimal places",
+            );
+            0
+        })
+    });
+    match (from_usd, cents) {
+        (Some(a), Some(b)) if a != b => {
+            e.push(
+                "price_cents",
+                format!("price_usd is {a} cents but price_cents is {b}: they must agree"),
+            );
+            b
+        }
+        (Some(a), _) => a,
+        (None, Some(b)) => b,
+        (None, None) => {
+            e.push("price_usd", "price_usd or price_cents is required");
+            0
+        }
+    }
+}
+
+/// Field rules shared by create, upsert and patch.
+fn check_item(item: &Item, currencies: &[Currency], e: &mut Errors) {
+    e.text("item_name", &item.item_name, MAX_NAME_LEN);
+    if item.price_cents < 0 {
+        e.push("price_usd", "must not be negative");
+    } else if item.price_cents > MAX_PRICE_CENTS {
+        e.push("price_usd", "must be at most 100000.00");
+    }
+    if let Some(d) = &item.description
+        && d.chars().count() > MAX_DESCRIPTION_LEN
+    {
+        e.push(
+            "description",
+            format!("must be at most {MAX_DESCRIPTION_LEN} characters"),
+        );
+    }
+    if let Some(img) = &item.image
+        && (img.is_empty() || img.len() > 64)
+    {
+        e.push(
+            "image",
+            "must be an asset id from this game's asset library",
+        );
+    }
+    match item.quantity {
+        Some(q) if q <= 0 || q > 1_000_000_000 => {
+            e.push("quantity", "must be between 1 and 1000000000");
+        }
+        None if item.category == Category::Currency => {
+            e.push("quantity", "is required for currency items");
+        }
+        _ => {}
+    }
+    let known = |id: &str| currencies.iter().any(|c| c.currency_id == id);
+    match (&item.currency_id, item.category) {
+        (Some(id), _) if !known(id) => e.push("currency_id", format!("unknown currency `{id}`")),
+        (Some(_), c) if c != Category::Currency => {
+            e.push("currency_id", "only currency items grant a currency");
+        }
+        (None, Category::Currency) if currencies.len() > 1 => {
+            e.push(
+                "currency_id",
+                "is required for currency items when the game has several currencies",
+            );
+        }
+        _ => {}
+    }
+    if let Some(ep) = &item.earned_price {
+        if !known(&ep.currency_id) {
+            e.push(
+                "earned_price.currency_id",
+                format!("unknown currency `{}`", ep.currency_id),
+            );
+        }
+        if ep.amount <= 0 || ep.amount > 1_000_000_000 {
+            e.push("earned_price.amount", "must be between 1 and 1000000000");
+        }
+    }
+    if let Some(v) = item.value_override_usd
+        && !(v.is_finite() && (0.0..=1_000_000.0).contains(&v))
+    {
+        e.push("value_override_usd", "must be between 0 and 1000000");
+    }
+}
+
+/// The currency an item grants: its `currency_id`, or the game's only currency.
+fn granted_currency<'a>(item: &'a Item, currencies: &'a [Currency]) -> Option<&'a str> {
+    if item.category != Category::Currency {
+        return None;
+    }
+    item.currency_id.as_deref().or(match currencies {
+        [only] => Some(only.currency_id.as_str()),
+        _ => None,
+    })
+}
+
+/// The USD value of one unit of each currency.
+///
+/// A currency's override (`usd_per_unit`) wins. Otherwise its face rate is the per-unit cost
+/// of its smallest live pack (fewest units; the cheaper one on a tie). A pack's cost is its
+/// real-money price, or, for a pack bought with another currency (gold bought with gems), its
+/// earned price times that currency's value, so rates resolve in dependency order. A
+/// currency with no pack has no rate (its packs and prices are worth 0).
+pub fn currency_rates(items: &[Item], currencies: &[Currency]) -> HashMap<String, f64> {
+    let mut rates: HashMap<String, f64> = currencies
+        .iter()
+        .filter_map(|c| c.usd_per_unit.map(|v| (c.currency_id.clone(), v)))
+        .collect();
+    // Each pass resolves the currencies whose smallest pack's cost is known; a chain of
+    // currencies is at most `currencies.len()` long, so that many passes suffice.
+    for _ in 0..=currencies.len() {
+        let mut progressed = false;
+        for c in currencies {
+            if rates.contains_key(&c.currency_id) {
+                continue;
+            }
+            let smallest = items
+                .iter()
+                .filter(|i| i.is_live() && granted_currency(i, currencies) == Some(&c.currency_id))
+                .filter_map(|i| i.quantity.filter(|q| *q > 0).map(|q| (q, i)))
+                .min_by(|(qa, a), (qb, b)| qa.cmp(qb).then(a.price_cents.cmp(&b.price_cents)));
+            let Some((qty, pack)) = smallest else {
+                continue;
+            };
+            let cost = match &pack.earned_price {
+                Some(ep) => match rates.get(&ep.currency_id) {
+                    #[allow(clippy::cast_precision_loss)]
+                    Some(r) => ep.amount as f64 * r,
+                    None => continue,
+                },
+                None => cents_to_usd(pack.price_cents),
+            };
+            #[allow(clippy::cast_precision_loss)]
+            rates.insert(c.currency_id.clone(), cost / qty as f64);
+            progressed = true;
+        }
+        if !progressed {
+            break;
+        }
+    }
+    rates
+}
+
+/// The computed value of one item, given the currency rates.
+pub fn item_value(item: &Item, currencies: &[Currency], rates: &HashMap<String, f64>) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    if let (Some(cur), Some(q)) = (granted_currency(item, currencies), item.quantity)
+        && let Some(rate) = rates.get(cur)
+    {
+        return round_usd(q as f64 * rate);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if let Some(ep) = &item.earned_price {
+        return round_usd(ep.amount as f64 * rates.get(&ep.currency_id).copied().unwrap_or(0.0));
+    }
+    item.price_usd
+}
+
+/// Recomputes `value_usd` of every item, because one pack's price or quantity changes the
+/// face rate and therefore the value of every pack and every item priced in that currency.
+/// Returns the ids of the items whose value changed.
+pub fn recompute_values(items: &mut [Item], currencies: &[Currency]) -> Vec<String> {
+    let rates = currency_rates(items, currencies);
+    let mut changed = Vec::new();
+    for item in items.iter_mut() {
+        let v = item_value(item, currencies, &rates);
+        if (v - item.value_usd).abs() > f64::EPSILON {
+            item.value_usd = v;
+            changed.push(item.item_id.clone());
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::CurrencyKind;
+
+    fn gems() -> Vec<Currency> {
+        vec![
+            Currency {
+                currency_id: "gems".into(),
+                kind: CurrencyKind::Hard,
+                name: None,
+                usd_per_unit: None,
+            },
+            Currency {
+                currency_id: "gold".into(),
+                kind: CurrencyKind::Earned,
+                name: None,
+                usd_per_unit: None,
+            },
+        ]
+    }
+
+    fn input(id: &str, json: serde_json::Value) -> ItemInput {
+        let mut v = json;
+        v["item_id"] = id.into();
+        v["item_name"] = id.into();
+        serde_json::from_value(v).expect("valid input")
+    }
+
+    fn build(inputs: Vec<ItemInput>) -> Vec<Item> {
+        let now = Utc::now();
+        let mut items: Vec<Item> = inputs
+            .into_iter()
+            .map(|i| i.into_item(&gems(), None, now).expect("valid"))
+            .collect();
+        recompute_values(&mut items, &gems());
+        items
+    }
+
+    #[test]
+    fn discounted_large_pack_is_worth_more_than_its_price() {
+        let items = build(vec![
+            input(
+                "gems_100",
+                serde_json::json!({"category": "currency_pack", "currency_id": "gems", "quantity": 100, "price_usd": 0.99}),
+            ),
+            input(
+                "gems_1000",
+                serde_json::json!({"category": "currency", "currency_id": "gems", "quantity": 1000, "price_usd": 4.99}),
+            ),
+            input(
+                "sword",
+                serde_json::json!({"category": "equipment", "price_cents": 299}),
+            ),
+            input(
+                "gold_1000",
+                serde_json::json!({"category": "currency", "currency_id": "gold", "quantity": 1000, "price_usd": 0, "earned_price": {"currency_id": "gems", "amount": 100}}),
+            ),
+            input(
+                "potion",
+                serde_json::json!({"category": "consumable", "price_usd": 0, "earned_price": {"currency_id": "gold", "amount": 2000}}),
+            ),
+        ]);
+        let v: HashMap<_, _> = items
+            .iter()
+            .map(|i| (i.item_id.as_str(), i.value_usd))
+            .collect();
+        assert_eq!(v["gems_100"], 0.99);
+        assert_eq!(v["gems_1000"], 9.90);
+        assert_eq!(v["sword"], 2.99);
+        // 100 gems at $0.0099 each buy 1000 gold: gold is worth $0.00099 a unit.
+        assert_eq!(v["gold_1000"], 0.99);
+        assert_eq!(v["potion"], 1.98);
+    }
+
+    #[test]
+    fn price_forms_must_agree() {
+        let bad = input(
+            "x",
+            serde_json::json!({"category": "consumable", "price_usd": 1.0, "price_cents": 99}),
+        );
+        let err = bad
+            .into_item(&gems(), None, Utc::now())
+            .expect_err("disagree");
+        assert_eq!(err[0].field, "price_cents");
+        let three_places = input(
+            "x",
+            serde_json::json!({"category": "consumable", "price_usd": 1.005}),
+        );
+        assert!(three_places.into_item(&gems(), None, Utc::now()).is_err());
+    }
+
+    #[test]
+    fn currency_item_needs_quantity_and_rejects_negative_price() {
+        let bad = input(
+            "x",
+            serde_json::json!({"category": "currency", "currency_id": "gems", "price_usd": -1.0}),
+        );
+        let err = bad.into_item(&gems(), None, Utc::now()).expect_err("bad");
+        let fields: Vec<_> = err.iter().map(|e| e.field.as_str()).collect();
+        assert!(fields.contains(&"quantity"));
+        assert!(fields.contains(&"price_usd"));
+    }
+
+    #[test]
+    fn patch_cannot_change_item_id() {
+        let item = build(vec![input(
+            "sword",
+            serde_json::json!({"category": "equipment", "price_cents": 299}),
+        )])
+        .remove(0);
+        let patch = ItemPatch {
+            item_id: Some("axe".into()),
+            ..ItemPatch::default()
+        };
+        assert!(apply_patch(item, patch, &gems(), Utc::now()).is_err());
+    }
+
+    #[test]
+    fn override_wins() {
+        let mut item = build(vec![input(
+            "sword",
+            serde_json::json!({"category": "equipment", "price_cents": 299}),
+        )])
+        .remove(0);
+        item.value_override_usd = Some(5.0);
+        assert_eq!(item.effective_value_usd(), 5.0);
+    }
+}

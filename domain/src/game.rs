@@ -1,0 +1,245 @@
+//! Games, their currencies and guardrails, and the genre calibration table.
+//!
+//! The genre table (healthy FSR ranges and default offer templates) is data loaded from
+//! `config/genres.toml`; this module only gives it a type.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::offer::Template;
+use crate::validation::{Errors, FieldError, is_snake_case};
+
+/// Longest accepted game or item name, so one request cannot store megabytes of text.
+pub const MAX_NAME_LEN: usize = 200;
+/// Longest accepted snake_case identifier (item ids, currency ids).
+pub const MAX_ID_LEN: usize = 64;
+
+/// Whether a currency is bought with real money or earned by playing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CurrencyKind {
+    /// Bought with real money (gems); its face rate comes from its smallest pack.
+    Hard,
+    /// Earned by playing (gold); its USD value is derived from the packs that grant it.
+    Earned,
+}
+
+/// A currency of a game.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Currency {
+    /// snake_case id, referenced by items' `currency_id` and `earned_price`.
+    pub currency_id: String,
+    /// Hard or earned.
+    pub kind: CurrencyKind,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Expert override of the USD value of one unit. When absent the value is derived
+    /// from the catalogue (see `catalogue::currency_rates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd_per_unit: Option<f64>,
+}
+
+/// The studio's bounds on what the engine may offer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Guardrails {
+    /// No offer, and no item in it, may cost more than this. `None` means unbounded;
+    /// Autonomous mode requires it to be set.
+    #[serde(default)]
+    pub max_price_cents: Option<i64>,
+    /// ISO 3166-1 alpha-2 codes where loot boxes are never offered.
+    #[serde(default = "default_blocked_countries")]
+    pub loot_box_blocked_countries: Vec<String>,
+    /// At most this many offers shown per session (`None`: off).
+    #[serde(default)]
+    pub max_offers_per_session: Option<u32>,
+    /// At least this many seconds between two offers to one session (`None`: off).
+    #[serde(default)]
+    pub min_offer_interval_s: Option<u32>,
+}
+
+fn default_blocked_countries() -> Vec<String> {
+    vec!["BE".to_owned(), "NL".to_owned()]
+}
+
+impl Default for Guardrails {
+    fn default() -> Self {
+        Self {
+            max_price_cents: None,
+            loot_box_blocked_countries: default_blocked_countries(),
+            max_offers_per_session: None,
+            min_offer_interval_s: None,
+        }
+    }
+}
+
+/// A partial guardrail update: every field present replaces the stored one, the rest keep
+/// their values (the contract's field-by-field merge). `Some(None)` clears a bound.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardrailsPatch {
+    /// New price ceiling in cents, or `null` to remove it.
+    #[serde(default, with = "double_option")]
+    #[schema(value_type = Option<i64>)]
+    pub max_price_cents: Option<Option<i64>>,
+    /// New list of loot-box blocked countries.
+    #[serde(default)]
+    pub loot_box_blocked_countries: Option<Vec<String>>,
+    /// New per-session cap, or `null` to turn it off.
+    #[serde(default, with = "double_option")]
+    #[schema(value_type = Option<u32>)]
+    pub max_offers_per_session: Option<Option<u32>>,
+    /// New minimum interval, or `null` to turn it off.
+    #[serde(default, with = "double_option")]
+    #[schema(value_type = Option<u32>)]
+    pub min_offer_interval_s: Option<Option<u32>>,
+}
+
+/// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
+mod double_option {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
+    where
+        T: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Option::<T>::deserialize(de).map(Some)
+    }
+}
+
+impl Guardrails {
+    /// Applies a patch field by field.
+    pub fn merge(&mut self, patch: GuardrailsPatch) {
+        if let Some(v) = patch.max_price_cents {
+            self.max_price_cents = v;
+        }
+        if let Some(v) = patch.loot_box_blocked_countries {
+            self.loot_box_blocked_countries = v;
+        }
+        if let Some(v) = patch.max_offers_per_session {
+            self.max_offers_per_session = v;
+        }
+        if let Some(v) = patch.min_offer_interval_s {
+            self.min_offer_interval_s = v;
+        }
+    }
+
+    /// Checks bounds and normalises country codes to upper case.
+    pub fn validate(&mut self, errors: &mut Errors) {
+        if let Some(max) = self.max_price_cents
+            && max < 0
+        {
+            errors.push("guardrails.max_price_cents", "must not be negative");
+        }
+        if self.loot_box_blocked_countries.len() > 250 {
+            errors.push(
+                "guardrails.loot_box_blocked_countries",
+                "at most 250 countries",
+            );
+        }
+        for code in &mut self.loot_box_blocked_countries {
+            if code.len() != 2 || !code.chars().all(|c| c.is_ascii_alphabetic()) {
+                errors.push(
+                    "guardrails.loot_box_blocked_countries",
+                    format!("`{code}` is not an ISO 3166-1 alpha-2 code"),
+                );
+            }
+            *code = code.to_ascii_uppercase();
+        }
+    }
+}
+
+/// The engine's operating mode (spec 3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// AI and template picks are computed but silent; bundles and the shelf serve.
+    #[default]
+    Shadow,
+    /// Every AI or template offer needs a studio approval before it serves.
+    Assisted,
+    /// AI acts within the guardrails.
+    Autonomous,
+}
+
+/// A registered game.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Game {
+    /// Stable id.
+    pub game_id: Uuid,
+    /// Owning studio: every access checks it.
+    pub studio_id: String,
+    /// Display name.
+    pub name: String,
+    /// A genre of the calibration table (`config/genres.toml`).
+    pub genre: String,
+    /// The game's currencies.
+    pub currencies: Vec<Currency>,
+    /// The studio's bounds.
+    pub guardrails: Guardrails,
+    /// Operating mode.
+    pub mode: Mode,
+    /// First production `session_start`; the holdout share is fixed from then on.
+    pub launched_at: Option<DateTime<Utc>>,
+    /// First sandbox `session_start`, kept apart from production.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_launched_at: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Validates a currency list: snake_case ids, unique, sane overrides.
+pub fn validate_currencies(currencies: &[Currency], errors: &mut Errors) {
+    let mut seen = std::collections::HashSet::new();
+    if currencies.len() > 20 {
+        errors.push("currencies", "at most 20 currencies");
+    }
+    for (i, c) in currencies.iter().enumerate() {
+        if !is_snake_case(&c.currency_id, MAX_ID_LEN) {
+            errors
+                .0
+                .push(FieldError::new("currencies.currency_id", "must be snake_case").at(i));
+        }
+        if !seen.insert(c.currency_id.as_str()) {
+            errors
+                .0
+                .push(FieldError::new("currencies.currency_id", "duplicate currency_id").at(i));
+        }
+        if let Some(name) = &c.name
+            && name.chars().count() > MAX_NAME_LEN
+        {
+            errors
+                .0
+                .push(FieldError::new("currencies.name", "too long").at(i));
+        }
+        if let Some(v) = c.usd_per_unit
+            && !(v.is_finite() && v >= 0.0)
+        {
+            errors.0.push(
+                FieldError::new("currencies.usd_per_unit", "must be a non-negative number").at(i),
+            );
+        }
+    }
+}
+
+/// One genre's calibration: its healthy FSR range and its default offer templates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GenreCalibration {
+    /// Lowest healthy faucet/sink ratio.
+    pub healthy_fsr_min: f64,
+    /// Highest healthy faucet/sink ratio.
+    pub healthy_fsr_max: f64,
+    /// Templates a new game of this genre starts with.
+    #[serde(default)]
+    pub templates: Vec<Template>,
+}
+
+/// The calibration table by genre name, loaded from configuration.
+pub type GenreTable = BTreeMap<String, GenreCalibration>;
