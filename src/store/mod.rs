@@ -1,0 +1,285 @@
+//! Storage: one interface, two backends.
+//!
+//! [`Store`] is the only way the service reaches durable state. The embedded backend
+//! ([`embedded::EmbeddedStore`]) keeps everything in process and is the default, so the
+//! service runs with no setup; the Redis backend ([`redis::RedisStore`]) is chosen with
+//! `OFFER__STORE__REDIS_URL` and lets several engine nodes share state. Both pass the same
+//! conformance suite (`tests/api/store_conformance.rs`).
+//!
+//! The interface is a document store (collections of JSON documents per game, written
+//! atomically in batches, with compare-and-swap for state machines) plus the two things a
+//! document store cannot express: the atomic wallet step and the inter-node bus.
+
+pub mod embedded;
+pub mod keys;
+pub mod redis;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+/// Why a store call failed. Every variant maps to `503 unavailable` at the HTTP edge: a
+/// client's mistake never reaches the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend did not answer in time or the connection is down.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The backend answered something this build cannot read (corrupt or foreign data).
+    #[error("store data corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// Result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Which game a collection belongs to. Redis keys of a game carry its id as a `{hash tag}`
+/// so that a Redis Cluster keeps one game's keys in one slot (multi-key scripts stay legal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Deployment-wide collections (games index, credential hashes).
+    Global,
+    /// One game's collections.
+    Game(Uuid),
+}
+
+/// Production and sandbox data are kept apart: sessions, wallets, ledger and telemetry of a
+/// test key never touch production.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Environment {
+    /// Live keys.
+    Production,
+    /// Test keys.
+    Sandbox,
+}
+
+impl Environment {
+    /// Short tag used in key names.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Self::Production => "prod",
+            Self::Sandbox => "sandbox",
+        }
+    }
+}
+
+/// A named collection of documents (one Redis hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Collection {
+    /// Owner of the collection.
+    pub scope: Scope,
+    /// Collection name, for example `items`; a fixed identifier, never user input.
+    pub name: &'static str,
+}
+
+impl Collection {
+    /// A collection of one game.
+    pub fn game(game_id: Uuid, name: &'static str) -> Self {
+        Self {
+            scope: Scope::Game(game_id),
+            name,
+        }
+    }
+
+    /// A deployment-wide collection.
+    pub fn global(name: &'static str) -> Self {
+        Self {
+            scope: Scope::Global,
+            name,
+        }
+    }
+}
+
+/// The kind of a wallet change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoneyKind {
+    /// Currency enters the wallet (faucet).
+    Earned,
+    /// Currency leaves the wallet (sink); refused above the balance.
+    Spent,
+    /// Real-money revenue in cents; no wallet balance changes.
+    Purchase,
+}
+
+/// One money event to apply atomically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MoneyOp {
+    /// Game the wallet belongs to.
+    pub game_id: Uuid,
+    /// Production or sandbox.
+    pub env: Environment,
+    /// External player id.
+    pub player_id: String,
+    /// Idempotency key: the same `tx_id` twice counts once.
+    pub tx_id: String,
+    /// What happens.
+    pub kind: MoneyKind,
+    /// The currency (empty for purchases).
+    pub currency_id: String,
+    /// Units earned or spent, or cents paid for a purchase; always positive.
+    pub amount: i64,
+    /// When it happened; picks the per-day aggregate bucket.
+    pub ts: DateTime<Utc>,
+    /// Whether the holdout group made it (for ARPU by group).
+    pub holdout: bool,
+    /// Imported history: no balance check (history has no opening balance).
+    pub import: bool,
+}
+
+/// The answer to a [`MoneyOp`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum MoneyOutcome {
+    /// Applied now; the wallet's new balance of that currency.
+    Applied {
+        /// Balance after the change.
+        balance: i64,
+    },
+    /// This `tx_id` was applied before; nothing changed. The stored first result.
+    Duplicate {
+        /// Balance recorded when it was first applied.
+        balance: i64,
+    },
+    /// A spend above the balance; nothing changed.
+    InsufficientFunds {
+        /// Current balance.
+        balance: i64,
+    },
+    /// The game's kill switch is at level 3 (SDK off); nothing changed.
+    KillSwitch,
+}
+
+/// One ledger line (append-only; the basis of FSR).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// Idempotency key of the change.
+    pub tx_id: String,
+    /// External player id.
+    pub player_id: String,
+    /// What happened.
+    pub kind: MoneyKind,
+    /// Currency (empty for purchases).
+    pub currency_id: String,
+    /// Positive amount.
+    pub amount: i64,
+    /// Balance of that currency after the change (0 for purchases).
+    pub balance_after: i64,
+    /// Event time.
+    pub ts: DateTime<Utc>,
+}
+
+/// Per game, environment and UTC day: units earned and spent by currency, revenue by group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DayAggregate {
+    /// Units earned per currency.
+    pub earned: std::collections::BTreeMap<String, i64>,
+    /// Units spent per currency.
+    pub spent: std::collections::BTreeMap<String, i64>,
+    /// Real-money revenue in cents from treated players.
+    pub revenue_treatment_cents: i64,
+    /// Real-money revenue in cents from holdout players.
+    pub revenue_control_cents: i64,
+}
+
+/// A message between engine nodes (Redis pub/sub; in process for the embedded store).
+/// Every node, the sender included, applies each message; applying is idempotent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BusMessage {
+    /// A game's kill switch changed: push it to every socket of the game.
+    KillSwitch {
+        /// The game.
+        game_id: Uuid,
+        /// New level 0-3.
+        level: u8,
+        /// Why, shown to the SDK.
+        reason: String,
+        /// When it changed.
+        updated_at: DateTime<Utc>,
+    },
+    /// A game's catalogue or offer configuration changed: reload it from the store.
+    GameChanged {
+        /// The game.
+        game_id: Uuid,
+    },
+    /// A credential was revoked: drop it from every node's cache.
+    KeyRevoked {
+        /// SHA-256 of the key, hex.
+        key_hash: String,
+    },
+}
+
+/// The storage interface. Implementations bound every call with a timeout and answer
+/// [`StoreError::Unavailable`] instead of hanging.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Answers when the backend is reachable (`/readyz`).
+    async fn ping(&self) -> StoreResult<()>;
+
+    /// One document, if present.
+    async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Every document of a collection, in no particular order.
+    async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>>;
+
+    /// Writes every entry in one atomic step: all or nothing.
+    async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()>;
+
+    /// Writes the document only if absent; `false` when it already existed.
+    async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool>;
+
+    /// Replaces the document only if it still equals `expected` (`None`: absent); `false`
+    /// when someone else changed it first. The basis of every state machine (approvals).
+    async fn compare_and_swap(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: Option<&[u8]>,
+        new: Vec<u8>,
+    ) -> StoreResult<bool>;
+
+    /// Removes a document; `false` when it was absent.
+    async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool>;
+
+    /// Stores a game's kill-switch level where the wallet step reads it.
+    async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()>;
+
+    /// Applies one money event atomically: idempotency, balance and kill-switch checks
+    /// before the first write, then balance, ledger entry and day aggregate together.
+    async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome>;
+
+    /// A player's balance of one currency (0 when never touched).
+    async fn balance(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currency_id: &str,
+    ) -> StoreResult<i64>;
+
+    /// The ledger of one game and environment in append order.
+    async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>>;
+
+    /// Day aggregates for the given UTC days (missing days are empty).
+    async fn day_aggregates(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[chrono::NaiveDate],
+    ) -> StoreResult<Vec<DayAggregate>>;
+
+    /// Sends a message to every node, this one included.
+    async fn publish(&self, msg: &BusMessage) -> StoreResult<()>;
+
+    /// Receives every bus message from now on.
+    fn subscribe(&self) -> broadcast::Receiver<BusMessage>;
+}
+
+/// The store as the service shares it.
+pub type SharedStore = Arc<dyn Store>;
