@@ -1,0 +1,243 @@
+//! Typed, validated configuration.
+//!
+//! Layers, later wins: `config/default.toml` (compiled in, so the binary always has its
+//! defaults), an optional `--config FILE`, a `.env` file, then `OFFER__<SECTION>__<KEY>`
+//! environment variables. Every struct denies unknown fields, so a misspelt key stops the
+//! start instead of being ignored.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use offer_domain::game::GenreTable;
+use serde::Deserialize;
+
+/// The defaults, from the documented file.
+const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+/// The genre calibration shipped with the engine.
+const GENRES_TOML: &str = include_str!("../config/genres.toml");
+
+/// A configuration problem, reported as one line at start.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration error: {0}")]
+pub struct ConfigError(pub String);
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Listener and request handling.
+    pub server: ServerSettings,
+    /// Storage backend.
+    pub store: StoreSettings,
+    /// Credentials.
+    pub auth: AuthSettings,
+    /// Catalogue limits.
+    pub catalogue: CatalogueSettings,
+    /// Genre calibration source.
+    pub calibration: CalibrationSettings,
+    /// Offer serving.
+    pub offers: OfferSettings,
+    /// WebSocket sessions.
+    pub websocket: WebSocketSettings,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Listen address.
+    pub bind: SocketAddr,
+    /// REST request deadline.
+    pub request_timeout_ms: u64,
+    /// Drain deadline on SIGTERM.
+    pub shutdown_grace_s: u64,
+    /// Actor shards; 0 = one per core.
+    pub shards: usize,
+    /// Largest REST body.
+    pub max_body_bytes: usize,
+}
+
+/// `[store]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSettings {
+    /// Empty for the embedded store.
+    pub redis_url: String,
+    /// Redis key prefix.
+    pub key_prefix: String,
+    /// Per-call deadline.
+    pub timeout_ms: u64,
+}
+
+/// `[auth]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// HS256 secret; empty = random per run.
+    pub jwt_secret: String,
+    /// Required `iss`.
+    pub jwt_issuer: String,
+    /// Required `aud`.
+    pub jwt_audience: String,
+    /// SDK and authoring key prefix.
+    pub key_prefix: String,
+    /// Authoring key lifetime.
+    pub authoring_key_ttl_days: i64,
+    /// Studio of the printed development token.
+    pub dev_studio: String,
+}
+
+/// `[catalogue]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogueSettings {
+    /// Largest asset upload.
+    pub max_asset_bytes: usize,
+}
+
+/// `[calibration]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationSettings {
+    /// Path of a genres file; empty = the compiled-in copy.
+    pub genres_file: String,
+}
+
+/// `[offers]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfferSettings {
+    /// Offer validity in seconds.
+    pub ttl_s: u32,
+    /// L1 sampling seed; 0 = from the OS.
+    pub bandit_seed: u64,
+}
+
+/// `[websocket]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSocketSettings {
+    /// Outbound queue length per session.
+    pub outbound_queue: usize,
+    /// Socket read buffer.
+    pub read_buffer_bytes: usize,
+    /// Socket write buffer.
+    pub write_buffer_bytes: usize,
+    /// Largest frame.
+    pub max_frame_bytes: usize,
+    /// Ping interval.
+    pub ping_interval_s: u64,
+    /// Silence before close.
+    pub idle_timeout_s: u64,
+}
+
+impl Settings {
+    /// Loads every layer. `file` is the `--config` argument.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        // A missing .env is normal; a malformed one is an error worth reporting.
+        match dotenvy::dotenv() {
+            Ok(_) => {}
+            Err(e) if e.not_found() => {}
+            Err(e) => return Err(ConfigError(format!(".env: {e}"))),
+        }
+        let mut builder = config::Config::builder().add_source(config::File::from_str(
+            DEFAULT_TOML,
+            config::FileFormat::Toml,
+        ));
+        if let Some(path) = file {
+            builder = builder.add_source(config::File::from(path).required(true));
+        }
+        builder = builder.add_source(
+            config::Environment::with_prefix("OFFER")
+                .prefix_separator("__")
+                .separator("__")
+                .try_parsing(true),
+        );
+        let settings: Settings = builder
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|e| ConfigError(e.to_string()))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Cross-field checks serde cannot express.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let p = &self.auth.key_prefix;
+        if !(2..=16).contains(&p.len())
+            || !p
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        {
+            return Err(ConfigError(format!(
+                "auth.key_prefix `{p}` must match [a-z0-9]{{2,16}}"
+            )));
+        }
+        if !self.auth.jwt_secret.is_empty() && self.auth.jwt_secret.len() < 32 {
+            return Err(ConfigError(
+                "auth.jwt_secret must be at least 32 bytes (or empty for a development run)".into(),
+            ));
+        }
+        if self.auth.authoring_key_ttl_days <= 0 {
+            return Err(ConfigError(
+                "auth.authoring_key_ttl_days must be positive".into(),
+            ));
+        }
+        if self.store.timeout_ms == 0 || self.store.timeout_ms > 2000 {
+            return Err(ConfigError(
+                "store.timeout_ms must be between 1 and 2000 (the contract answers within 2 s)"
+                    .into(),
+            ));
+        }
+        if !self.store.redis_url.is_empty()
+            && !(self.store.redis_url.starts_with("redis://")
+                || self.store.redis_url.starts_with("rediss://"))
+        {
+            return Err(ConfigError(format!(
+                "store.redis_url `{}` must start with redis:// or rediss://",
+                self.store.redis_url
+            )));
+        }
+        if self.websocket.outbound_queue == 0 || self.websocket.max_frame_bytes < 1024 {
+            return Err(ConfigError(
+                "websocket.outbound_queue must be positive and websocket.max_frame_bytes at least 1024"
+                    .into(),
+            ));
+        }
+        self.genres().map(|_| ())
+    }
+
+    /// The genre calibration table, validated (min < max, both positive).
+    pub fn genres(&self) -> Result<GenreTable, ConfigError> {
+        let text = if self.calibration.genres_file.is_empty() {
+            GENRES_TOML.to_owned()
+        } else {
+            std::fs::read_to_string(&self.calibration.genres_file).map_err(|e| {
+                ConfigError(format!(
+                    "calibration.genres_file `{}`: {e}",
+                    self.calibration.genres_file
+                ))
+            })?
+        };
+        let table: GenreTable =
+            toml_table(&text).map_err(|e| ConfigError(format!("genres: {e}")))?;
+        for (name, g) in &table {
+            if !(g.healthy_fsr_min > 0.0 && g.healthy_fsr_min < g.healthy_fsr_max) {
+                return Err(ConfigError(format!(
+                    "genre `{name}`: healthy_fsr_min must be positive and below healthy_fsr_max"
+                )));
+            }
+        }
+        if table.is_empty() {
+            return Err(ConfigError("genres: the calibration table is empty".into()));
+        }
+        Ok(table)
+    }
+}
+
+fn toml_table(text: &str) -> Result<GenreTable, config::ConfigError> {
+    config::Config::builder()
+        .add_source(config::File::from_str(text, config::FileFormat::Toml))
+        .build()?
+        .try_deserialize()
+}

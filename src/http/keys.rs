@@ -1,0 +1,218 @@
+//! Credential issuance and revocation: SDK keys and authoring keys of a game (admin).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::extract::{ApiJson, ApiPath};
+use crate::auth::keys::KeyType;
+use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::repo::games;
+use crate::state::AppState;
+use crate::store::Environment;
+
+/// Body of `POST .../sdk-keys`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSdkKey {
+    /// `production` (a live key) or `sandbox` (a test key).
+    #[schema(value_type = String, example = "production")]
+    pub environment: Environment,
+}
+
+/// A new SDK key; `api_key` is shown once and never again.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SdkKeyIssued {
+    /// Id used to revoke it.
+    pub key_id: Uuid,
+    /// The key itself.
+    pub api_key: String,
+    /// Its environment.
+    #[schema(value_type = String)]
+    pub environment: Environment,
+    /// Issue time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A new authoring key; shown once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthoringKeyIssued {
+    /// Id used to revoke it.
+    pub key_id: Uuid,
+    /// The key itself.
+    pub authoring_key: String,
+    /// End of its 90 days.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A key as listed (never the key itself).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyInfo {
+    /// Id.
+    pub key_id: Uuid,
+    /// `sdk` or `authoring`.
+    pub kind: String,
+    /// SDK key environment.
+    pub environment: Option<String>,
+    /// Issue time.
+    pub created_at: DateTime<Utc>,
+    /// Expiry.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Revocation time.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl From<KeyRecord> for KeyInfo {
+    fn from(k: KeyRecord) -> Self {
+        Self {
+            key_id: k.key_id,
+            kind: match k.kind {
+                KeyKind::Sdk => "sdk".into(),
+                KeyKind::Authoring => "authoring".into(),
+            },
+            environment: k.environment.map(|e| match e {
+                Environment::Production => "production".into(),
+                Environment::Sandbox => "sandbox".into(),
+            }),
+            created_at: k.created_at,
+            expires_at: k.expires_at,
+            revoked_at: k.revoked_at,
+        }
+    }
+}
+
+/// The keys of a game.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyList {
+    /// Every key, revoked ones included.
+    pub keys: Vec<KeyInfo>,
+}
+
+/// Issues an SDK key (admin).
+#[utoipa::path(post, path = "/v1/games/{game_id}/sdk-keys", tag = "credentials",
+    params(("game_id" = Uuid, Path)), request_body = NewSdkKey,
+    responses((status = 201, body = SdkKeyIssued), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn issue_sdk_key(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath(game_id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<NewSdkKey>,
+) -> ApiResult<(StatusCode, Json<SdkKeyIssued>)> {
+    games::for_studio(&state, &caller.studio_id, game_id).await?;
+    caller.require(Role::Admin)?;
+    let (api_key, record) = state
+        .auth
+        .issue(
+            game_id,
+            &caller.studio_id,
+            KeyType::Sdk(body.environment),
+            None,
+        )
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(SdkKeyIssued {
+            key_id: record.key_id,
+            api_key,
+            environment: body.environment,
+            created_at: record.created_at,
+        }),
+    ))
+}
+
+/// Issues an authoring key valid for `auth.authoring_key_ttl_days` (admin).
+#[utoipa::path(post, path = "/v1/games/{game_id}/authoring-keys", tag = "credentials",
+    params(("game_id" = Uuid, Path)),
+    responses((status = 201, body = AuthoringKeyIssued), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 503, body = ErrorBody)))]
+pub async fn issue_authoring_key(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath(game_id): ApiPath<Uuid>,
+) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
+    games::for_studio(&state, &caller.studio_id, game_id).await?;
+    caller.require(Role::Admin)?;
+    let ttl = chrono::Duration::days(state.settings.auth.authoring_key_ttl_days);
+    let (authoring_key, record) = state
+        .auth
+        .issue(game_id, &caller.studio_id, KeyType::Authoring, Some(ttl))
+        .await?;
+    let expires_at = record
+        .expires_at
+        .ok_or_else(|| ApiError::Internal("authoring key without expiry".into()))?;
+    Ok((
+        StatusCode::CREATED,
+        Json(AuthoringKeyIssued {
+            key_id: record.key_id,
+            authoring_key,
+            expires_at,
+        }),
+    ))
+}
+
+/// Lists a game's keys (admin); never shows the keys themselves.
+#[utoipa::path(get, path = "/v1/games/{game_id}/keys", tag = "credentials",
+    params(("game_id" = Uuid, Path)),
+    responses((status = 200, body = KeyList), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 503, body = ErrorBody)))]
+pub async fn list_keys(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath(game_id): ApiPath<Uuid>,
+) -> ApiResult<Json<KeyList>> {
+    games::for_studio(&state, &caller.studio_id, game_id).await?;
+    caller.require(Role::Admin)?;
+    let keys = state.auth.list(game_id).await?;
+    Ok(Json(KeyList {
+        keys: keys.into_iter().map(KeyInfo::from).collect(),
+    }))
+}
+
+/// Revokes an SDK key at once on every node (admin).
+#[utoipa::path(delete, path = "/v1/games/{game_id}/sdk-keys/{key_id}", tag = "credentials",
+    params(("game_id" = Uuid, Path), ("key_id" = Uuid, Path)),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn revoke_sdk_key(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath((game_id, key_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<StatusCode> {
+    revoke(&state, &caller, game_id, KeyKind::Sdk, key_id).await
+}
+
+/// Revokes an authoring key at once on every node (admin).
+#[utoipa::path(delete, path = "/v1/games/{game_id}/authoring-keys/{key_id}", tag = "credentials",
+    params(("game_id" = Uuid, Path), ("key_id" = Uuid, Path)),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn revoke_authoring_key(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath((game_id, key_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<StatusCode> {
+    revoke(&state, &caller, game_id, KeyKind::Authoring, key_id).await
+}
+
+async fn revoke(
+    state: &AppState,
+    caller: &Dashboard,
+    game_id: Uuid,
+    kind: KeyKind,
+    key_id: Uuid,
+) -> ApiResult<StatusCode> {
+    games::for_studio(state, &caller.studio_id, game_id).await?;
+    caller.require(Role::Admin)?;
+    state.auth.revoke(game_id, kind, key_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

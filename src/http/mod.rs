@@ -1,0 +1,120 @@
+//! The REST surface: the router, its middleware and the OpenAPI document.
+//!
+//! Every handler is registered through `utoipa_axum::routes!`, so a path cannot exist
+//! without being in `/v1/openapi.json`. Unknown paths and wrong methods answer in the
+//! contract's error shape too.
+
+pub mod assets;
+pub mod extract;
+pub mod games;
+pub mod items;
+pub mod keys;
+pub mod ops;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::response::IntoResponse;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::error::{ApiError, ErrorBody, ErrorDetail};
+use crate::state::AppState;
+
+/// The document's fixed parts; paths and schemas are collected from the handlers.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Offer engine", description = "Real-time in-game offer engine: catalogue, offers, approvals, economy."),
+    components(schemas(ErrorBody, ErrorDetail)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        if let Some(components) = openapi.components.as_mut() {
+            components.add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+        }
+    }
+}
+
+/// Every REST route with its OpenAPI description.
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(ops::healthz))
+        .routes(routes!(ops::readyz))
+        .routes(routes!(ops::metrics))
+        .routes(routes!(games::create_game))
+        .routes(routes!(games::get_game, games::patch_game))
+        .routes(routes!(items::list_items, items::create_item))
+        .routes(routes!(items::bulk_items))
+        .routes(routes!(items::patch_item, items::delete_item))
+        .routes(routes!(assets::upload_asset))
+        .routes(routes!(assets::get_asset))
+        .routes(routes!(keys::issue_sdk_key))
+        .routes(routes!(keys::issue_authoring_key))
+        .routes(routes!(keys::list_keys))
+        .routes(routes!(keys::revoke_sdk_key))
+        .routes(routes!(keys::revoke_authoring_key))
+}
+
+/// The OpenAPI document of every REST path.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api_routes().split_for_parts().1
+}
+
+/// Builds the whole router.
+pub fn router(state: AppState) -> Router {
+    let (router, doc) = api_routes().split_for_parts();
+    let doc = Arc::new(doc);
+    let timeout = Duration::from_millis(state.settings.server.request_timeout_ms);
+    let body_limit = state
+        .settings
+        .server
+        .max_body_bytes
+        .max(state.settings.catalogue.max_asset_bytes + 1024);
+    router
+        .route(
+            "/v1/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc.clone();
+                async move { Json(doc.as_ref().clone()) }
+            }),
+        )
+        .fallback(|| async { ApiError::NotFound("route").into_response() })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
+        .layer(axum::middleware::from_fn(move |req, next| {
+            deadline(timeout, req, next)
+        }))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Answers 503 `unavailable` in the error shape when a request outlives its deadline
+/// (WebSocket upgrades return at once, so they are not cut).
+async fn deadline(
+    timeout: Duration,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    match tokio::time::timeout(timeout, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Unavailable.into_response(),
+    }
+}

@@ -1,0 +1,90 @@
+//! Prometheus metrics: request counts and latency histograms by route, rendered at
+//! `/metrics`. Each application owns its registry, so parallel test servers never mix.
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+use crate::state::AppState;
+
+/// The service's metrics.
+pub struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+}
+
+impl Metrics {
+    /// Registers the metrics in a fresh registry.
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new("http_requests_total", "HTTP requests by route and status"),
+            &["method", "route", "status"],
+        )?;
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "HTTP request latency by route",
+            )
+            .buckets(vec![
+                0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                1.0, 2.5,
+            ]),
+            &["method", "route"],
+        )?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(latency.clone()))?;
+        Ok(Self {
+            registry,
+            requests,
+            latency,
+        })
+    }
+
+    /// The registry, for components registering their own metrics.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        // Encoding into a Vec cannot fail for well-formed metric families.
+        if TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buf)
+            .is_err()
+        {
+            return String::new();
+        }
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+/// Middleware recording every request by its route template (never the raw path, which
+/// would explode the label space).
+pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().as_str().to_owned();
+    let start = Instant::now();
+    let response = next.run(req).await;
+    state
+        .metrics
+        .latency
+        .with_label_values(&[method.as_str(), route.as_str()])
+        .observe(start.elapsed().as_secs_f64());
+    state
+        .metrics
+        .requests
+        .with_label_values(&[method.as_str(), route.as_str(), response.status().as_str()])
+        .inc();
+    response
+}

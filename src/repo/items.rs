@@ -1,0 +1,230 @@
+//! Catalogue writes: create, bulk upsert, patch and soft delete. Every write recomputes the
+//! value of every affected item (a pack's price changes the face rate of its currency, hence
+//! the value of every pack and every item priced in it) and writes all of them in one atomic
+//! store step.
+
+use std::collections::HashMap;
+
+use chrono::Utc;
+use offer_actors::GameHandle;
+use offer_domain::catalogue::{
+    Item, ItemInput, ItemPatch, MAX_BULK_ITEMS, apply_patch, recompute_values,
+};
+use offer_domain::validation::FieldError;
+use uuid::Uuid;
+
+use super::games::{actor_err, notify};
+use crate::auth::{decode, encode};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::Collection;
+
+fn collection(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "items")
+}
+
+/// Every stored item of a game, soft-deleted ones included.
+pub async fn load_all(state: &AppState, game_id: Uuid) -> ApiResult<Vec<Item>> {
+    state
+        .store
+        .list(collection(game_id))
+        .await?
+        .iter()
+        .map(|(_, bytes)| decode(bytes))
+        .collect()
+}
+
+/// Outcome of an upsert.
+pub struct Upserted {
+    /// Items that did not exist.
+    pub created: usize,
+    /// Items that existed (restored if they were soft-deleted).
+    pub updated: usize,
+    /// The written items, in request order.
+    pub items: Vec<Item>,
+}
+
+/// Whether an existing id is an error (single add) or an update (bulk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// `409 conflict`.
+    Refuse,
+    /// Update the stored item.
+    Update,
+}
+
+/// Validates every input (all errors, each with its index) and writes them all or none.
+pub async fn upsert(
+    state: &AppState,
+    handle: &GameHandle,
+    inputs: Vec<ItemInput>,
+    on_conflict: OnConflict,
+) -> ApiResult<Upserted> {
+    if inputs.len() > MAX_BULK_ITEMS {
+        return Err(ApiError::PayloadTooLarge(format!(
+            "at most {MAX_BULK_ITEMS} items per call, got {}",
+            inputs.len()
+        )));
+    }
+    let game = handle.view().game.clone();
+    let lock = state.write_lock(game.game_id);
+    let _guard = lock.lock().await;
+    let mut all: HashMap<String, Item> = load_all(state, game.game_id)
+        .await?
+        .into_iter()
+        .map(|i| (i.item_id.clone(), i))
+        .collect();
+    let now = Utc::now();
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let (mut created, mut updated) = (0, 0);
+    let mut order = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.into_iter().enumerate() {
+        if !seen.insert(input.item_id.clone()) {
+            errors.push(FieldError::new("item_id", "duplicate item_id in this request").at(i));
+            continue;
+        }
+        let existing = all.get(&input.item_id);
+        if existing.is_some() && on_conflict == OnConflict::Refuse {
+            return Err(ApiError::Conflict(format!(
+                "item `{}` already exists; PATCH it or use the bulk upsert",
+                input.item_id
+            )));
+        }
+        match input.into_item(&game.currencies, existing, now) {
+            Ok(item) => {
+                if existing.is_some() {
+                    updated += 1;
+                } else {
+                    created += 1;
+                }
+                order.push((i, item.item_id.clone()));
+                all.insert(item.item_id.clone(), item);
+            }
+            Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+        }
+    }
+    for (i, id) in &order {
+        if let Some(asset) = all.get(id).and_then(|item| item.image.as_deref())
+            && !super::assets::exists(state, game.game_id, asset).await?
+        {
+            errors.push(FieldError::new("image", "no such asset in this game's library").at(*i));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Validation(errors));
+    }
+    let mut changed: std::collections::HashSet<String> =
+        order.iter().map(|(_, id)| id.clone()).collect();
+    let items = write_recomputed(state, handle, all, &mut changed).await?;
+    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.item_id.as_str(), i)).collect();
+    let written = order
+        .iter()
+        .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+        .collect();
+    Ok(Upserted {
+        created,
+        updated,
+        items: written,
+    })
+}
+
+/// Applies a patch to one live item.
+pub async fn patch(
+    state: &AppState,
+    handle: &GameHandle,
+    item_id: &str,
+    patch: ItemPatch,
+) -> ApiResult<Item> {
+    let game = handle.view().game.clone();
+    let lock = state.write_lock(game.game_id);
+    let _guard = lock.lock().await;
+    let mut all = by_id(load_all(state, game.game_id).await?);
+    let current = all
+        .get(item_id)
+        .filter(|i| i.is_live())
+        .cloned()
+        .ok_or(ApiError::NotFound("item"))?;
+    let item =
+        apply_patch(current, patch, &game.currencies, Utc::now()).map_err(ApiError::Validation)?;
+    if let Some(asset) = item.image.as_deref()
+        && !super::assets::exists(state, game.game_id, asset).await?
+    {
+        return Err(ApiError::invalid(
+            "image",
+            "no such asset in this game's library",
+        ));
+    }
+    all.insert(item.item_id.clone(), item);
+    let mut changed = std::iter::once(item_id.to_owned()).collect();
+    let items = write_recomputed(state, handle, all, &mut changed).await?;
+    items
+        .into_iter()
+        .find(|i| i.item_id == item_id)
+        .ok_or_else(|| ApiError::Internal("patched item vanished".into()))
+}
+
+/// Soft-deletes one live item; it never appears in offers again.
+pub async fn soft_delete(state: &AppState, handle: &GameHandle, item_id: &str) -> ApiResult<()> {
+    let game_id = handle.view().game.game_id;
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
+    let mut all = by_id(load_all(state, game_id).await?);
+    let item = all
+        .get_mut(item_id)
+        .filter(|i| i.is_live())
+        .ok_or(ApiError::NotFound("item"))?;
+    let now = Utc::now();
+    item.deleted_at = Some(now);
+    item.updated_at = now;
+    let mut changed = std::iter::once(item_id.to_owned()).collect();
+    write_recomputed(state, handle, all, &mut changed).await?;
+    Ok(())
+}
+
+/// Recomputes values after a game's currencies changed.
+pub async fn revalue(state: &AppState, handle: &GameHandle) -> ApiResult<()> {
+    let game_id = handle.view().game.game_id;
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
+    let all = by_id(load_all(state, game_id).await?);
+    write_recomputed(state, handle, all, &mut std::collections::HashSet::new()).await?;
+    Ok(())
+}
+
+fn by_id(items: Vec<Item>) -> HashMap<String, Item> {
+    items.into_iter().map(|i| (i.item_id.clone(), i)).collect()
+}
+
+/// Recomputes every value, writes the changed items (the given ones plus those whose value
+/// moved) in one atomic step, then publishes the catalogue to the actor and the bus.
+async fn write_recomputed(
+    state: &AppState,
+    handle: &GameHandle,
+    all: HashMap<String, Item>,
+    changed: &mut std::collections::HashSet<String>,
+) -> ApiResult<Vec<Item>> {
+    let game = handle.view().game.clone();
+    let mut items: Vec<Item> = all.into_values().collect();
+    changed.extend(recompute_values(&mut items, &game.currencies));
+    for item in &mut items {
+        item.image_url = item
+            .image
+            .as_ref()
+            .map(|a| super::assets::url(game.game_id, a));
+    }
+    let entries = items
+        .iter()
+        .filter(|i| changed.contains(&i.item_id))
+        .map(|i| Ok((i.item_id.clone(), encode(i)?)))
+        .collect::<ApiResult<Vec<_>>>()?;
+    if !entries.is_empty() {
+        state
+            .store
+            .put_all(collection(game.game_id), entries)
+            .await?;
+    }
+    handle.set_items(items.clone()).await.map_err(actor_err)?;
+    notify(state, game.game_id).await?;
+    Ok(items)
+}

@@ -1,0 +1,72 @@
+//! The shared application state every handler receives.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use offer_actors::ActorSystem;
+use offer_domain::game::GenreTable;
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use crate::auth::AuthService;
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::store::SharedStore;
+
+/// Cheap to clone: one `Arc` around everything.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+/// What [`AppState`] holds.
+pub struct Inner {
+    /// The validated configuration.
+    pub settings: Settings,
+    /// The storage backend.
+    pub store: SharedStore,
+    /// Credential checks and key cache.
+    pub auth: AuthService,
+    /// Game and session actors.
+    pub actors: ActorSystem,
+    /// Genre calibration.
+    pub genres: GenreTable,
+    /// Request counters and histograms.
+    pub metrics: Metrics,
+    /// One writer at a time per game on this node, so a catalogue read-modify-write (values
+    /// depend on every item) never loses a concurrent change. Readers never take it.
+    write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
+}
+
+impl AppState {
+    /// Wraps the parts.
+    pub fn new(
+        settings: Settings,
+        store: SharedStore,
+        auth: AuthService,
+        actors: ActorSystem,
+        genres: GenreTable,
+        metrics: Metrics,
+    ) -> Self {
+        Self(Arc::new(Inner {
+            settings,
+            store,
+            auth,
+            actors,
+            genres,
+            metrics,
+            write_locks: DashMap::new(),
+        }))
+    }
+
+    /// The write lock of one game.
+    pub fn write_lock(&self, game_id: Uuid) -> Arc<Mutex<()>> {
+        self.write_locks.entry(game_id).or_default().clone()
+    }
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
