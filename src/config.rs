@@ -189,10 +189,8 @@ impl Settings {
                     .into(),
             ));
         }
-        if !self.store.redis_url.is_empty()
-            && !(self.store.redis_url.starts_with("redis://")
-                || self.store.redis_url.starts_with("rediss://"))
-        {
+        let url = &self.store.redis_url;
+        if !url.is_empty() && !url.starts_with("redis://") && !url.starts_with("rediss://") {
             return Err(ConfigError(format!(
                 "store.redis_url `{}` must start with redis:// or rediss://",
                 self.store.redis_url
