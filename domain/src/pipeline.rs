@@ -546,11 +546,7 @@ impl Ctx<'_> {
     }
 
     fn allowed(&self, item: &Item) -> bool {
-        policy::item_allowed(
-            &self.snap.guardrails,
-            item,
-            self.player.country.as_deref(),
-        )
+        policy::item_allowed(&self.snap.guardrails, item, self.player.country.as_deref())
     }
 }
 
@@ -849,4 +845,515 @@ fn apply_experiment(cx: &mut Ctx<'_>, c: Candidate) -> OfferPlan {
     }
     plan.experiment = Some((exp.id, variant.name.clone()));
     plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::offer::Variant;
+    use rand::{SeedableRng, rngs::StdRng};
+
+    const GAME: &str = "3f2b8c4e-9a1d-4e6f-8b2a-5c7d9e0f1a2b";
+
+    fn game(mode: Mode, guardrails: Guardrails) -> Game {
+        let now = Utc::now();
+        Game {
+            game_id: Uuid::parse_str(GAME).expect("uuid"),
+            studio_id: "studio".into(),
+            name: "g".into(),
+            genre: "rpg".into(),
+            currencies: vec![],
+            guardrails,
+            mode,
+            launched_at: None,
+            sandbox_launched_at: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn item(id: &str, category: Category, cents: i64, value_usd: f64) -> Item {
+        let now = Utc::now();
+        Item {
+            item_id: id.into(),
+            item_name: id.into(),
+            category,
+            #[allow(clippy::cast_precision_loss)]
+            price_usd: cents as f64 / 100.0,
+            price_cents: cents,
+            quantity: None,
+            is_consumable: false,
+            fallback_eligible: true,
+            image: None,
+            image_url: None,
+            description: None,
+            value_usd,
+            value_override_usd: None,
+            currency_id: None,
+            earned_price: None,
+            is_loot_box: false,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+        }
+    }
+
+    fn template(event: &str, categories: Vec<Category>) -> Template {
+        Template {
+            event_type: event.into(),
+            categories,
+            discount_pct: None,
+            max_items: None,
+        }
+    }
+
+    fn bundle(n: u128, ids: &[&str], price_usd: f64, triggers: &[&str]) -> Bundle {
+        Bundle {
+            bundle_id: Uuid::from_u128(n),
+            name: "b".into(),
+            item_ids: ids.iter().map(|s| (*s).to_string()).collect(),
+            price_usd,
+            triggers: triggers.iter().map(|s| (*s).to_string()).collect(),
+        }
+    }
+
+    /// A configurable fixture: a small RPG catalogue, a boss_raid template and a bundle.
+    struct Fx {
+        mode: Mode,
+        guardrails: Guardrails,
+        items: Vec<Item>,
+        templates: Vec<Template>,
+        bundles: Vec<Bundle>,
+        experiments: Vec<Experiment>,
+        kill_level: u8,
+        quadrant: Quadrant,
+        approved: HashSet<String>,
+    }
+
+    impl Fx {
+        fn new() -> Self {
+            Self {
+                mode: Mode::Autonomous,
+                guardrails: Guardrails::default(),
+                items: vec![
+                    item("gems_100", Category::Currency, 99, 0.99),
+                    item("gems_1000", Category::Currency, 499, 9.90),
+                    item("potion", Category::Consumable, 299, 2.99),
+                    item("sword", Category::Equipment, 999, 9.99),
+                    item("axe", Category::Equipment, 1999, 15.0),
+                    item("skin", Category::Cosmetic, 499, 20.0),
+                ],
+                templates: vec![template("boss_raid", vec![Category::Equipment])],
+                bundles: vec![bundle(1, &["sword", "potion"], 9.99, &["first_loss"])],
+                experiments: vec![],
+                kill_level: 0,
+                quadrant: Quadrant::Healthy,
+                approved: HashSet::new(),
+            }
+        }
+
+        fn snap(&self) -> GameSnapshot {
+            GameSnapshot::build(SnapshotInput {
+                game: &game(self.mode, self.guardrails.clone()),
+                items: &self.items,
+                templates: &self.templates,
+                bundles: &self.bundles,
+                experiments: &self.experiments,
+                kill_level: self.kill_level,
+                quadrant: self.quadrant,
+                approved: self.approved.clone(),
+                bandit: BanditState::default(),
+            })
+        }
+
+        /// Makes L1 find nothing: no AI arm fits under a 98-cent cap, and only a cheap
+        /// equipment item and a cosmetic remain sellable.
+        fn without_l1(mut self) -> Self {
+            self.guardrails.max_price_cents = Some(98);
+            self.items
+                .push(item("dagger", Category::Equipment, 50, 0.5));
+            self.items.push(item("hat", Category::Cosmetic, 60, 5.0));
+            self.bundles = vec![bundle(2, &["dagger", "hat"], 0.90, &["first_loss"])];
+            self
+        }
+    }
+
+    fn player() -> PlayerContext {
+        // player_0 is not in the holdout of GAME.
+        let mut p = PlayerContext::new("player_0", Uuid::parse_str(GAME).expect("uuid"));
+        p.country = Some("FR".into());
+        p.platform = Some("ios".into());
+        p
+    }
+
+    fn run(snap: &GameSnapshot, p: &PlayerContext, event: &str) -> Decision {
+        decide(snap, p, event, Utc::now(), &mut StdRng::seed_from_u64(5))
+    }
+
+    fn offer(d: &Decision) -> &OfferPlan {
+        match &d.outcome {
+            Outcome::Offer(o) => o,
+            Outcome::NoOffer(r) => panic!("no offer: {}", r.as_str()),
+        }
+    }
+
+    fn ids(o: &OfferPlan) -> Vec<&str> {
+        o.items.iter().map(|i| i.item_id.as_str()).collect()
+    }
+
+    fn notes(d: &Decision) -> Vec<(u8, &'static str)> {
+        d.trace.iter().map(|t| (t.level, t.note)).collect()
+    }
+
+    #[test]
+    fn l1_serves_a_bandit_arm_in_autonomous() {
+        let snap = Fx::new().snap();
+        let d = run(&snap, &player(), "currency_low");
+        let o = offer(&d);
+        assert_eq!(o.level, 1);
+        let arm = o.arm.expect("an arm");
+        assert_eq!(o.items.len(), 1);
+        assert_eq!(o.items[0].category, arm.category);
+        assert!(o.definition_key.starts_with("L1|ai:"));
+        assert_eq!(o.segment, Some(Segment::of(Some("ios"), 0)));
+        assert!(d.trace.is_empty());
+    }
+
+    #[test]
+    fn fall_through_l1_l2_l3_l4_l5() {
+        let fx = Fx::new().without_l1();
+        let snap = fx.snap();
+        // L1 empty -> L2: the template's equipment under the cap.
+        let d = run(&snap, &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 2);
+        assert_eq!(ids(offer(&d)), ["dagger"]);
+        assert_eq!(notes(&d), [(1, "no_arm")]);
+        // L2 empty (no template) -> L3.
+        let d = run(&snap, &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(offer(&d).price_cents, 90);
+        assert_eq!(notes(&d), [(1, "no_arm"), (2, "no_template")]);
+        // L3 empty (no bundle for the event) -> L4: the best value, non-cosmetic first.
+        let d = run(&snap, &player(), "session_start");
+        assert_eq!(offer(&d).level, 4);
+        assert_eq!(ids(offer(&d)), ["dagger"]);
+        assert_eq!(
+            notes(&d),
+            [(1, "no_arm"), (2, "no_template"), (3, "no_bundle")]
+        );
+        // Cosmetics serve at L4 only when the others are exhausted.
+        let mut fx = Fx::new().without_l1();
+        fx.items.retain(|i| i.item_id != "dagger");
+        fx.bundles.clear();
+        let d = run(&fx.snap(), &player(), "session_start");
+        assert_eq!(ids(offer(&d)), ["hat"]);
+        // L4 empty -> L5.
+        for i in &mut fx.items {
+            i.fallback_eligible = false;
+        }
+        let d = run(&fx.snap(), &player(), "session_start");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::Suppressed));
+        assert_eq!(notes(&d).last(), Some(&(4, "shelf_empty")));
+    }
+
+    #[test]
+    fn template_takes_items_in_order_with_discount() {
+        let mut fx = Fx::new().without_l1();
+        fx.templates = vec![Template {
+            event_type: "boss_raid".into(),
+            categories: vec![Category::Equipment, Category::Cosmetic],
+            discount_pct: Some(10),
+            max_items: Some(3),
+        }];
+        fx.items.push(item("pin", Category::Cosmetic, 40, 1.0));
+        let d = run(&fx.snap(), &player(), "boss_raid");
+        let o = offer(&d);
+        assert_eq!(o.level, 2, "{:?}", d.trace);
+        // The hat (better value than the pin) would take the total to 99 > 98: skipped.
+        assert_eq!(ids(o), ["dagger", "pin"]);
+        assert_eq!(o.price_cents, 81); // (50 + 40) x 0.9
+        assert_eq!(o.definition_key, "L2|tpl:boss_raid|dagger,pin|81");
+    }
+
+    #[test]
+    fn step_order_kill_switch_then_holdout_then_caps() {
+        let mut fx = Fx::new();
+        fx.guardrails.max_offers_per_session = Some(1);
+        let mut p = player();
+        p.offers_shown = 1;
+        p.holdout = true;
+        fx.kill_level = 2;
+        assert_eq!(
+            run(&fx.snap(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::KillSwitch)
+        );
+        fx.kill_level = 0;
+        assert_eq!(
+            run(&fx.snap(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::Holdout)
+        );
+        p.holdout = false;
+        assert_eq!(
+            run(&fx.snap(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::FrequencyCapped)
+        );
+        fx.guardrails.max_offers_per_session = None;
+        fx.guardrails.min_offer_interval_s = Some(60);
+        p.last_offer_at = Some(Utc::now() - chrono::Duration::seconds(10));
+        let d = run(&fx.snap(), &p, "boss_raid");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::FrequencyCapped));
+        assert_eq!(NoOfferReason::FrequencyCapped.as_str(), "frequency_capped");
+        // A real holdout player from the test vectors.
+        let held = PlayerContext::new("player_4", Uuid::parse_str(GAME).expect("uuid"));
+        assert!(held.holdout);
+        assert_eq!(
+            run(&Fx::new().snap(), &held, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::Holdout)
+        );
+    }
+
+    #[test]
+    fn empty_features_go_straight_to_l4() {
+        let snap = Fx::new().snap();
+        let p = PlayerContext::new("player_0", Uuid::parse_str(GAME).expect("uuid"));
+        assert!(!p.has_features());
+        let d = run(&snap, &p, "first_loss");
+        let o = offer(&d);
+        assert_eq!(o.level, 4);
+        // Best value among non-cosmetics: gems_1000 (9.90 for 4.99).
+        assert_eq!(ids(o), ["gems_1000"]);
+        assert_eq!(
+            notes(&d),
+            [(1, "no_features"), (2, "no_features"), (3, "no_features")]
+        );
+        let mut spender = p.clone();
+        spender.spend_cents = 100;
+        assert!(spender.has_features());
+    }
+
+    #[test]
+    fn max_price_bounds_every_level() {
+        let mut fx = Fx::new();
+        fx.guardrails.max_price_cents = Some(499);
+        let snap = fx.snap();
+        for seed in 0..200 {
+            let d = decide(
+                &snap,
+                &player(),
+                "currency_low",
+                Utc::now(),
+                &mut StdRng::seed_from_u64(seed),
+            );
+            let o = offer(&d);
+            assert!(o.price_cents <= 499);
+            assert!(o.items.iter().all(|i| i.price_cents <= 499));
+        }
+        // The first_loss bundle costs 9.99: above the cap, so L4 serves instead.
+        let mut fx = Fx::new().without_l1();
+        fx.guardrails.max_price_cents = Some(98);
+        fx.bundles = vec![bundle(3, &["dagger"], 0.99, &["first_loss"])];
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 4);
+        // A bundle holding an item above the cap never serves either.
+        fx.bundles = vec![bundle(4, &["dagger", "axe"], 0.50, &[])];
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 4);
+    }
+
+    #[test]
+    fn loot_boxes_never_reach_be_or_nl() {
+        let mut fx = Fx::new();
+        fx.items = vec![
+            item("crate", Category::Consumable, 199, 50.0),
+            item("potion", Category::Consumable, 299, 2.99),
+        ];
+        fx.items[0].is_loot_box = true;
+        fx.bundles = vec![bundle(5, &["crate"], 1.0, &[])];
+        let snap = fx.snap();
+        let mut fr = PlayerContext::new("player_0", Uuid::parse_str(GAME).expect("uuid"));
+        fr.country = Some("fr".into());
+        assert_eq!(ids(offer(&run(&snap, &fr, "x"))), ["crate"]);
+        for country in ["BE", "nl", "Be"] {
+            let mut p = fr.clone();
+            p.country = Some(country.into());
+            for seed in 0..50 {
+                let d = decide(&snap, &p, "x", Utc::now(), &mut StdRng::seed_from_u64(seed));
+                assert_eq!(ids(offer(&d)), ["potion"], "{country}");
+            }
+        }
+    }
+
+    #[test]
+    fn kill_levels() {
+        let mut fx = Fx::new();
+        assert_eq!(offer(&run(&fx.snap(), &player(), "first_loss")).level, 1);
+        fx.kill_level = 1;
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(
+            notes(&d),
+            [(1, "kill_switch_ai_off"), (2, "kill_switch_ai_off")]
+        );
+        for level in [2, 3] {
+            fx.kill_level = level;
+            assert_eq!(
+                run(&fx.snap(), &player(), "first_loss").outcome,
+                Outcome::NoOffer(NoOfferReason::KillSwitch)
+            );
+        }
+    }
+
+    #[test]
+    fn shadow_records_but_serves_studio_offers() {
+        let mut fx = Fx::new();
+        fx.mode = Mode::Shadow;
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(d.shadow.as_ref().map(|c| c.level), Some(1));
+        assert!(d.approval_candidate.is_none());
+        assert_eq!(notes(&d), [(1, "shadow_silent"), (2, "shadow_silent")]);
+    }
+
+    #[test]
+    fn assisted_serves_only_approved_definitions() {
+        let mut fx = Fx::new().without_l1();
+        fx.mode = Mode::Assisted;
+        let d = run(&fx.snap(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 4);
+        let pending = d.approval_candidate.expect("queued for approval");
+        assert_eq!(pending.level, 2);
+        assert_eq!(pending.definition_key, "L2|tpl:boss_raid|dagger|50");
+        fx.approved.insert(pending.definition_key);
+        let d = run(&fx.snap(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 2);
+        assert!(d.approval_candidate.is_none());
+        // An approved L1 definition serves too: one arm, one item, a deterministic key.
+        let mut fx = Fx::new();
+        fx.mode = Mode::Assisted;
+        fx.items = vec![item("gems_1000", Category::Currency, 499, 9.9)];
+        let key = run(&fx.snap(), &player(), "x")
+            .approval_candidate
+            .expect("queued")
+            .definition_key;
+        assert_eq!(key, "L1|ai:currency:499|gems_1000|499");
+        fx.approved.insert(key);
+        assert_eq!(offer(&run(&fx.snap(), &player(), "x")).level, 1);
+    }
+
+    #[test]
+    fn hyper_inflation_suppresses_ai_levels_only() {
+        let mut fx = Fx::new();
+        fx.quadrant = Quadrant::HyperInfl;
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(notes(&d), [(1, "hyper_inflation"), (2, "hyper_inflation")]);
+        let d = run(&fx.snap(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 4);
+        fx.quadrant = Quadrant::Inflation;
+        assert_eq!(offer(&run(&fx.snap(), &player(), "boss_raid")).level, 1);
+    }
+
+    #[test]
+    fn experiments_change_the_price_only() {
+        let variant = |price_usd, price_multiplier| Variant {
+            name: "b".into(),
+            weight: 1,
+            price_usd,
+            price_multiplier,
+        };
+        let mut fx = Fx::new();
+        fx.kill_level = 1;
+        let base = offer(&run(&fx.snap(), &player(), "first_loss")).clone();
+        let exp_id = Uuid::from_u128(77);
+        fx.experiments = vec![Experiment {
+            experiment_id: exp_id,
+            variants: vec![variant(Some(7.99), None)],
+        }];
+        let o = offer(&run(&fx.snap(), &player(), "first_loss")).clone();
+        assert_eq!(o.price_cents, 799);
+        assert_eq!(o.items, base.items);
+        assert_eq!(o.definition_key, base.definition_key);
+        assert_eq!(o.experiment, Some((exp_id, "b".to_string())));
+        fx.experiments[0].variants = vec![variant(None, Some(0.5))];
+        assert_eq!(
+            offer(&run(&fx.snap(), &player(), "first_loss")).price_cents,
+            500
+        );
+        // Above the cap: the base price stays, and the trace says why.
+        fx.guardrails.max_price_cents = Some(1_000);
+        fx.experiments[0].variants = vec![variant(None, Some(2.0))];
+        let d = run(&fx.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).price_cents, 999);
+        assert!(notes(&d).contains(&(3, "variant_price_outside_guardrails")));
+    }
+
+    #[test]
+    fn experiment_assignment_is_deterministic_and_weighted() {
+        let mut fx = Fx::new();
+        fx.experiments = vec![Experiment {
+            experiment_id: Uuid::from_u128(78),
+            variants: vec![
+                Variant {
+                    name: "control".into(),
+                    weight: 1,
+                    price_usd: None,
+                    price_multiplier: None,
+                },
+                Variant {
+                    name: "cheap".into(),
+                    weight: 3,
+                    price_usd: None,
+                    price_multiplier: Some(0.5),
+                },
+            ],
+        }];
+        let snap = fx.snap();
+        let mut cheap = 0;
+        for i in 0..2_000 {
+            let mut p = player();
+            p.player_id = format!("p{i}");
+            let a = offer(&run(&snap, &p, "first_loss")).experiment.clone();
+            let b = offer(&run(&snap, &p, "first_loss")).experiment.clone();
+            assert_eq!(a, b);
+            if a.is_some_and(|(_, v)| v == "cheap") {
+                cheap += 1;
+            }
+        }
+        assert!((1_350..1_650).contains(&cheap), "{cheap}");
+    }
+
+    #[test]
+    fn deleted_items_never_serve() {
+        let mut fx = Fx::new();
+        for i in &mut fx.items {
+            if i.item_id == "gems_1000" || i.item_id == "sword" {
+                i.deleted_at = Some(Utc::now());
+            }
+        }
+        let snap = fx.snap();
+        assert!(snap.item("sword").is_none());
+        let p = PlayerContext::new("player_0", snap.game_id());
+        let d = run(&snap, &p, "first_loss");
+        // gems_100 and potion tie on value (1.0 per dollar): the id breaks the tie.
+        assert_eq!(ids(offer(&d)), ["gems_100"]);
+        // The bundle holding the deleted sword is gone; L1 never offers deleted items.
+        let mut p = player();
+        p.events_seen = 1;
+        for seed in 0..200 {
+            let d = decide(
+                &snap,
+                &p,
+                "first_loss",
+                Utc::now(),
+                &mut StdRng::seed_from_u64(seed),
+            );
+            let o = offer(&d);
+            assert!(o.items.iter().all(|i| i.is_live()));
+            assert!(!ids(o).contains(&"sword") && !ids(o).contains(&"gems_1000"));
+        }
+        let mut shadow = fx;
+        shadow.mode = Mode::Shadow;
+        let d = run(&shadow.snap(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 4);
+    }
 }
