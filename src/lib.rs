@@ -1,0 +1,1 @@
+//! Offer engine service library.
