@@ -9,8 +9,18 @@
 //! - [`game`]: games, currencies, guardrails and the genre calibration table.
 //! - [`offer`]: offer configuration records (templates, bundles, experiments) and offers.
 //! - [`validation`]: the field-error list every validator returns.
+//! - [`holdout`]: the permanent 10% holdout hash.
+//! - [`policy`]: guardrail checks (price cap, loot boxes, frequency caps).
+//! - [`bandit`]: the L1 Thompson-sampling model.
+//! - [`economy`]: FSR quadrants.
+//! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 
+pub mod bandit;
 pub mod catalogue;
+pub mod economy;
 pub mod game;
+pub mod holdout;
 pub mod offer;
+pub mod pipeline;
+pub mod policy;
 pub mod validation;
