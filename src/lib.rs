@@ -1,0 +1,3 @@
+//! Offer engine service library.
+
+pub mod store;

@@ -1,0 +1,134 @@
+//! The Redis key layout, one function per key.
+//!
+//! Every key starts with a configurable prefix (default [`DEFAULT_PREFIX`]) so that several
+//! deployments, or every test, can share one Redis without seeing each other. Every key of a
+//! game carries the game id as a `{hash tag}`, so a Redis Cluster keeps all of a game's keys
+//! in one slot and the multi-key wallet script stays legal there.
+//!
+//! | key | type | content |
+//! | --- | --- | --- |
+//! | `<prefix>:global:<collection>` | hash | document id -> JSON bytes (deployment-wide) |
+//! | `<prefix>:{<game_id>}:<collection>` | hash | document id -> JSON bytes (one game) |
+//! | `<prefix>:{<game_id>}:<env>:wallet:<player_id>` | hash | currency id -> balance |
+//! | `<prefix>:{<game_id>}:<env>:tx` | hash | tx id -> balance recorded when first applied |
+//! | `<prefix>:{<game_id>}:<env>:ledger` | list | one JSON [`LedgerEntry`](super::LedgerEntry) per money event, append order |
+//! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c` |
+//! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
+//! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](super::BusMessage) |
+//!
+//! `<env>` is [`Environment::tag`] (`prod` or `sandbox`); `<game_id>` is the lowercase
+//! hyphenated UUID. A player id may contain any character: it is always the last segment of
+//! its key and the hash tag comes first, so it can neither collide with another key nor move
+//! the key to another slot.
+
+use chrono::NaiveDate;
+use uuid::Uuid;
+
+use super::{Collection, Environment, Scope};
+
+/// The prefix used when the configuration names none.
+pub const DEFAULT_PREFIX: &str = "offer";
+
+/// Builds every key of one key space (one prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    /// A key space under `prefix`; tests give each case its own prefix.
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    /// The hash holding a collection's documents.
+    pub fn collection(&self, coll: Collection) -> String {
+        match coll.scope {
+            Scope::Global => format!("{}:global:{}", self.prefix, coll.name),
+            Scope::Game(game_id) => format!("{}:{{{game_id}}}:{}", self.prefix, coll.name),
+        }
+    }
+
+    /// A player's wallet: currency id -> balance.
+    pub fn wallet(&self, game_id: Uuid, env: Environment, player_id: &str) -> String {
+        format!(
+            "{}:{{{game_id}}}:{}:wallet:{player_id}",
+            self.prefix,
+            env.tag()
+        )
+    }
+
+    /// The idempotency record: tx id -> balance after its first application.
+    pub fn tx(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:tx", self.prefix, env.tag())
+    }
+
+    /// The append-only ledger list.
+    pub fn ledger(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:ledger", self.prefix, env.tag())
+    }
+
+    /// The per-day aggregate hash (FSR and revenue read these instead of the ledger).
+    pub fn day(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
+        format!(
+            "{}:{{{game_id}}}:{}:day:{}",
+            self.prefix,
+            env.tag(),
+            day.format("%Y-%m-%d")
+        )
+    }
+
+    /// The kill-switch level the wallet script reads.
+    pub fn kill(&self, game_id: Uuid) -> String {
+        format!("{}:{{{game_id}}}:kill", self.prefix)
+    }
+
+    /// The pub/sub channel between engine nodes.
+    pub fn bus(&self) -> String {
+        format!("{}:bus", self.prefix)
+    }
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Self::new(DEFAULT_PREFIX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_keys_share_one_hash_tag() {
+        let keys = Keys::new("p");
+        let game = Uuid::nil();
+        let tag = format!("{{{game}}}");
+        let all = [
+            keys.collection(Collection::game(game, "items")),
+            keys.wallet(game, Environment::Production, "pl{x}"),
+            keys.tx(game, Environment::Sandbox),
+            keys.ledger(game, Environment::Production),
+            keys.day(
+                game,
+                Environment::Production,
+                NaiveDate::from_ymd_opt(2024, 3, 9).unwrap_or_default(),
+            ),
+            keys.kill(game),
+        ];
+        for key in &all {
+            assert!(key.starts_with(&format!("p:{tag}:")), "{key}");
+        }
+        assert_eq!(
+            all[4],
+            "p:{00000000-0000-0000-0000-000000000000}:prod:day:2024-03-09"
+        );
+        assert_eq!(
+            keys.collection(Collection::global("games")),
+            "p:global:games"
+        );
+        assert_eq!(keys.bus(), "p:bus");
+    }
+}

@@ -1,0 +1,510 @@
+//! The Redis backend: shared state for several engine nodes.
+//!
+//! Commands go through one [`ConnectionManager`] (a multiplexed connection that reconnects
+//! by itself); a background task holds a separate pub/sub connection, forwards bus messages
+//! into a `broadcast` channel and reconnects with backoff when Redis goes away. Every call is
+//! bounded by the store's timeout and answers [`StoreError::Unavailable`] instead of hanging,
+//! so the HTTP edge can answer `503` within the contract's 2 seconds.
+//!
+//! Key layout: see [`super::keys`].
+//!
+//! # The wallet step
+//!
+//! [`Store::apply_money`] is one Lua script, atomic on the server. It makes every check
+//! before its first write, because Redis keeps the writes a script made before an error:
+//! (a) the idempotency hash (a known tx id answers `Duplicate` with the stored balance),
+//! (b) the kill level (3 answers `KillSwitch`), (c) for a non-imported spend, the balance.
+//! Only then does it write the balance (`HINCRBY`; purchases move no balance), the
+//! idempotency record, the ledger entry (`RPUSH` of the JSON of a
+//! [`LedgerEntry`](super::LedgerEntry), built by Rust with serde's field names except
+//! `balance_after`, which the script appends) and the day aggregate fields
+//! (`earned:<cur>`, `spent:<cur>`, `rev_t` for treatment revenue, `rev_c` for holdout).
+//!
+//! Imported spends skip the balance check (history has no opening balance) but still move
+//! the balance, so a wallet may go negative while history is replayed out of order; the
+//! ledger and the aggregates stay complete, and the balance always equals the ledger's sum.
+//!
+//! Lua numbers are doubles, so balances are exact up to 2^53 units.
+//!
+//! # Durability
+//!
+//! The engine acknowledges a money event once the script returns. For no acknowledged event
+//! to be lost on a crash, the operator runs Redis with `appendonly yes` and
+//! `appendfsync always`; `everysec` may lose about the last second.
+//!
+//! Bus messages published while this node's pub/sub connection is down are not received by
+//! it; nodes that reconnect should reload what they cache.
+
+use std::future::Future;
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
+use ::redis::{Client, ErrorKind, RedisError, RedisResult, Script};
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use futures::StreamExt;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use super::keys::Keys;
+use super::{
+    BusMessage, Collection, DayAggregate, Environment, LedgerEntry, MoneyKind, MoneyOp,
+    MoneyOutcome, Store, StoreError, StoreResult,
+};
+
+/// How many bus messages a slow subscriber may lag behind before it misses some.
+const BUS_CAPACITY: usize = 1024;
+
+/// First and longest pause between pub/sub reconnection attempts.
+const RECONNECT_MIN: Duration = Duration::from_millis(100);
+const RECONNECT_MAX: Duration = Duration::from_secs(5);
+
+/// How often the pub/sub connection is pinged, so a silently dead link is noticed.
+const PUBSUB_PING_EVERY: Duration = Duration::from_secs(5);
+
+/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash.
+/// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
+/// without its closing brace.
+const MONEY_LUA: &str = r#"
+local prev = redis.call('HGET', KEYS[1], ARGV[1])
+if prev then return {'duplicate', prev} end
+local level = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if level >= 3 then return {'kill', '0'} end
+local kind = ARGV[2]
+local cur = ARGV[3]
+local bal = 0
+if kind ~= 'purchase' then
+  bal = tonumber(redis.call('HGET', KEYS[3], cur) or '0') or 0
+  if kind == 'spent' and ARGV[6] ~= '1' and bal < tonumber(ARGV[4]) then
+    return {'insufficient', string.format('%d', bal)}
+  end
+end
+if kind == 'earned' then
+  bal = redis.call('HINCRBY', KEYS[3], cur, ARGV[4])
+elseif kind == 'spent' then
+  bal = redis.call('HINCRBY', KEYS[3], cur, ARGV[5])
+end
+local b = string.format('%d', bal)
+redis.call('HSET', KEYS[1], ARGV[1], b)
+redis.call('RPUSH', KEYS[4], ARGV[8] .. ',"balance_after":' .. b .. '}')
+if kind == 'earned' then
+  redis.call('HINCRBY', KEYS[5], 'earned:' .. cur, ARGV[4])
+elseif kind == 'spent' then
+  redis.call('HINCRBY', KEYS[5], 'spent:' .. cur, ARGV[4])
+elseif ARGV[7] == '1' then
+  redis.call('HINCRBY', KEYS[5], 'rev_c', ARGV[4])
+else
+  redis.call('HINCRBY', KEYS[5], 'rev_t', ARGV[4])
+end
+return {'applied', b}
+"#;
+
+/// Compare-and-swap of one hash field. KEYS: the hash. ARGV: field, expect present (1/0),
+/// expected value, new value.
+const CAS_LUA: &str = r#"
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '1' then
+  if cur ~= ARGV[3] then return 0 end
+elseif cur then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return 1
+"#;
+
+/// The Redis backend. Dropping it stops its pub/sub task.
+pub struct RedisStore {
+    conn: ConnectionManager,
+    keys: Keys,
+    timeout: Duration,
+    bus: broadcast::Sender<BusMessage>,
+    money_script: Script,
+    cas_script: Script,
+    bus_task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("keys", &self.keys)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a Redis error: unreadable replies are corrupt data, everything else (connection
+/// lost, refused, server error) means the backend cannot serve now.
+fn map_err(what: &str, err: &RedisError) -> StoreError {
+    match err.kind() {
+        ErrorKind::Parse | ErrorKind::UnexpectedReturnType => {
+            StoreError::Corrupt(format!("{what}: {err}"))
+        }
+        _ => StoreError::Unavailable(format!("{what}: {err}")),
+    }
+}
+
+/// Runs one Redis call within `timeout`.
+async fn bounded<T>(
+    timeout: Duration,
+    what: &str,
+    fut: impl Future<Output = RedisResult<T>>,
+) -> StoreResult<T> {
+    match tokio::time::timeout(timeout, fut).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(map_err(what, &err)),
+        Err(_) => Err(StoreError::Unavailable(format!(
+            "{what}: no answer within {timeout:?}"
+        ))),
+    }
+}
+
+/// Opens a pub/sub connection subscribed to the bus channel.
+async fn subscribe_bus(client: &Client, channel: &str, timeout: Duration) -> StoreResult<PubSub> {
+    bounded(timeout, "subscribe", async {
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        Ok(pubsub)
+    })
+    .await
+}
+
+/// Forwards bus messages until the connection drops or stops answering pings.
+async fn forward_bus(pubsub: PubSub, bus: &broadcast::Sender<BusMessage>, timeout: Duration) {
+    let (mut sink, mut stream) = pubsub.split();
+    let mut ping = tokio::time::interval(PUBSUB_PING_EVERY);
+    ping.tick().await;
+    loop {
+        tokio::select! {
+            msg = stream.next() => {
+                let Some(msg) = msg else { return };
+                match serde_json::from_slice::<BusMessage>(msg.get_payload_bytes()) {
+                    // No subscriber is fine: the message has nobody to reach.
+                    Ok(message) => { let _ = bus.send(message); }
+                    Err(err) => tracing::warn!(error = %err, "ignoring unreadable bus message"),
+                }
+            }
+            _ = ping.tick() => {
+                let alive = tokio::time::timeout(timeout, sink.ping::<String>()).await;
+                if !matches!(alive, Ok(Ok(_))) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The pub/sub task: forwards messages, and reconnects with backoff whenever the connection
+/// is lost.
+async fn run_bus(
+    client: Client,
+    channel: String,
+    first: PubSub,
+    bus: broadcast::Sender<BusMessage>,
+    timeout: Duration,
+) {
+    let mut pubsub = first;
+    loop {
+        forward_bus(pubsub, &bus, timeout).await;
+        tracing::warn!("bus connection to Redis lost; reconnecting");
+        let mut delay = RECONNECT_MIN;
+        pubsub = loop {
+            tokio::time::sleep(delay).await;
+            match subscribe_bus(&client, &channel, timeout).await {
+                Ok(pubsub) => break pubsub,
+                Err(err) => {
+                    tracing::warn!(error = %err, "bus reconnection failed");
+                    delay = (delay * 2).min(RECONNECT_MAX);
+                }
+            }
+        };
+        tracing::info!("bus connection to Redis restored");
+    }
+}
+
+/// The `import`/`holdout` flags as script arguments.
+fn flag(value: bool) -> &'static str {
+    if value { "1" } else { "0" }
+}
+
+impl RedisStore {
+    /// Connects to `url` (`redis://host:port/db`), keys under `prefix`, every call bounded by
+    /// `timeout`. Fails with [`StoreError::Unavailable`] when Redis cannot be reached within
+    /// `timeout`, so a misconfigured node refuses to start instead of serving errors.
+    pub async fn connect(url: &str, prefix: &str, timeout: Duration) -> StoreResult<RedisStore> {
+        let client = Client::open(url)
+            .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout))
+            .set_number_of_retries(2)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_secs(1));
+        let money_script = Script::new(MONEY_LUA);
+        let cas_script = Script::new(CAS_LUA);
+        let mut conn = bounded(
+            timeout,
+            "connect",
+            ConnectionManager::new_with_config(client.clone(), config),
+        )
+        .await?;
+        // Load the scripts once; after a Redis restart `invoke_async` reloads them itself.
+        bounded(timeout, "load scripts", async {
+            money_script.prepare_invoke().load_async(&mut conn).await?;
+            cas_script.prepare_invoke().load_async(&mut conn).await?;
+            Ok(())
+        })
+        .await?;
+        let keys = Keys::new(prefix);
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        let first = subscribe_bus(&client, &keys.bus(), timeout).await?;
+        let bus_task = tokio::spawn(run_bus(client, keys.bus(), first, bus.clone(), timeout));
+        Ok(RedisStore {
+            conn,
+            keys,
+            timeout,
+            bus,
+            money_script,
+            cas_script,
+            bus_task,
+        })
+    }
+
+    /// Sends one command and reads its reply, within the timeout.
+    async fn query<T: ::redis::FromRedisValue>(
+        &self,
+        what: &str,
+        cmd: &::redis::Cmd,
+    ) -> StoreResult<T> {
+        let mut conn = self.conn.clone();
+        bounded(self.timeout, what, cmd.query_async(&mut conn)).await
+    }
+}
+
+impl Drop for RedisStore {
+    fn drop(&mut self) {
+        self.bus_task.abort();
+    }
+}
+
+/// Reads one day hash back into its aggregate.
+fn parse_day(fields: std::collections::HashMap<String, i64>) -> DayAggregate {
+    let mut day = DayAggregate::default();
+    for (field, value) in fields {
+        if let Some(cur) = field.strip_prefix("earned:") {
+            day.earned.insert(cur.to_owned(), value);
+        } else if let Some(cur) = field.strip_prefix("spent:") {
+            day.spent.insert(cur.to_owned(), value);
+        } else if field == "rev_t" {
+            day.revenue_treatment_cents = value;
+        } else if field == "rev_c" {
+            day.revenue_control_cents = value;
+        }
+    }
+    day
+}
+
+/// The ledger entry's JSON without `balance_after` and without its closing brace, for the
+/// script to complete once it knows the balance.
+fn ledger_head(op: &MoneyOp) -> StoreResult<String> {
+    let entry = LedgerEntry {
+        tx_id: op.tx_id.clone(),
+        player_id: op.player_id.clone(),
+        kind: op.kind,
+        currency_id: op.currency_id.clone(),
+        amount: op.amount,
+        balance_after: 0,
+        ts: op.ts,
+    };
+    let mut value = serde_json::to_value(&entry)
+        .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
+    if let Some(object) = value.as_object_mut() {
+        object.remove("balance_after");
+    }
+    let mut json = value.to_string();
+    if json.pop() != Some('}') {
+        return Err(StoreError::Corrupt("ledger entry is not an object".into()));
+    }
+    Ok(json)
+}
+
+/// Reads the script's `{outcome, balance}` reply.
+fn parse_outcome(reply: &[String]) -> StoreResult<MoneyOutcome> {
+    let corrupt = || StoreError::Corrupt(format!("wallet script answered {reply:?}"));
+    let [outcome, balance] = reply else {
+        return Err(corrupt());
+    };
+    let balance: i64 = balance.parse().map_err(|_| corrupt())?;
+    match outcome.as_str() {
+        "applied" => Ok(MoneyOutcome::Applied { balance }),
+        "duplicate" => Ok(MoneyOutcome::Duplicate { balance }),
+        "insufficient" => Ok(MoneyOutcome::InsufficientFunds { balance }),
+        "kill" => Ok(MoneyOutcome::KillSwitch),
+        _ => Err(corrupt()),
+    }
+}
+
+#[async_trait]
+impl Store for RedisStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.query::<String>("ping", &::redis::cmd("PING")).await?;
+        Ok(())
+    }
+
+    async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(self.keys.collection(coll)).arg(id);
+        self.query("get", &cmd).await
+    }
+
+    async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(self.keys.collection(coll));
+        let all: std::collections::HashMap<String, Vec<u8>> = self.query("list", &cmd).await?;
+        Ok(all.into_iter().collect())
+    }
+
+    async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(self.keys.collection(coll));
+        for (id, value) in &entries {
+            cmd.arg(id).arg(value);
+        }
+        self.query::<i64>("put_all", &cmd).await?;
+        Ok(())
+    }
+
+    async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool> {
+        let mut cmd = ::redis::cmd("HSETNX");
+        cmd.arg(self.keys.collection(coll)).arg(id).arg(value);
+        self.query("insert_new", &cmd).await
+    }
+
+    async fn compare_and_swap(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: Option<&[u8]>,
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let mut invocation = self.cas_script.key(self.keys.collection(coll));
+        invocation
+            .arg(id)
+            .arg(flag(expected.is_some()))
+            .arg(expected.unwrap_or_default())
+            .arg(new);
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "compare_and_swap",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
+        let mut cmd = ::redis::cmd("HDEL");
+        cmd.arg(self.keys.collection(coll)).arg(id);
+        self.query("delete", &cmd).await
+    }
+
+    async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()> {
+        let mut cmd = ::redis::cmd("SET");
+        cmd.arg(self.keys.kill(game_id)).arg(level);
+        self.query::<String>("set_kill_level", &cmd).await?;
+        Ok(())
+    }
+
+    async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
+        let kind = match op.kind {
+            MoneyKind::Earned => "earned",
+            MoneyKind::Spent => "spent",
+            MoneyKind::Purchase => "purchase",
+        };
+        let head = ledger_head(op)?;
+        let mut invocation = self.money_script.key(self.keys.tx(op.game_id, op.env));
+        invocation
+            .key(self.keys.kill(op.game_id))
+            .key(self.keys.wallet(op.game_id, op.env, &op.player_id))
+            .key(self.keys.ledger(op.game_id, op.env))
+            .key(self.keys.day(op.game_id, op.env, op.ts.date_naive()))
+            .arg(&op.tx_id)
+            .arg(kind)
+            .arg(&op.currency_id)
+            .arg(op.amount)
+            .arg(op.amount.saturating_neg())
+            .arg(flag(op.import))
+            .arg(flag(op.holdout))
+            .arg(head);
+        let mut conn = self.conn.clone();
+        let reply: Vec<String> = bounded(
+            self.timeout,
+            "apply_money",
+            invocation.invoke_async(&mut conn),
+        )
+        .await?;
+        parse_outcome(&reply)
+    }
+
+    async fn balance(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currency_id: &str,
+    ) -> StoreResult<i64> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(self.keys.wallet(game_id, env, player_id))
+            .arg(currency_id);
+        let balance: Option<i64> = self.query("balance", &cmd).await?;
+        Ok(balance.unwrap_or(0))
+    }
+
+    async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>> {
+        let mut cmd = ::redis::cmd("LRANGE");
+        cmd.arg(self.keys.ledger(game_id, env)).arg(0).arg(-1);
+        let lines: Vec<Vec<u8>> = self.query("ledger", &cmd).await?;
+        lines
+            .iter()
+            .map(|line| {
+                serde_json::from_slice(line)
+                    .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))
+            })
+            .collect()
+    }
+
+    async fn day_aggregates(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<DayAggregate>> {
+        if days.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = ::redis::pipe();
+        for day in days {
+            pipe.cmd("HGETALL").arg(self.keys.day(game_id, env, *day));
+        }
+        let mut conn = self.conn.clone();
+        let hashes: Vec<std::collections::HashMap<String, i64>> =
+            bounded(self.timeout, "day_aggregates", pipe.query_async(&mut conn)).await?;
+        Ok(hashes.into_iter().map(parse_day).collect())
+    }
+
+    async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {
+        let payload = serde_json::to_vec(msg)
+            .map_err(|err| StoreError::Corrupt(format!("bus message: {err}")))?;
+        let mut cmd = ::redis::cmd("PUBLISH");
+        cmd.arg(self.keys.bus()).arg(payload);
+        self.query::<i64>("publish", &cmd).await?;
+        Ok(())
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<BusMessage> {
+        self.bus.subscribe()
+    }
+}
