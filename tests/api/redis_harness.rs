@@ -12,9 +12,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The shared server: its URL, and the pipe whose closing (at process exit) stops it.
+/// The shared server: its URL, its supervising shell, and the pipe whose closing (at process
+/// exit) stops it.
 struct Shared {
     url: String,
+    _supervisor: Option<Child>,
     _lifeline: Option<ChildStdin>,
 }
 
@@ -26,6 +28,7 @@ pub fn redis_url() -> String {
         .get_or_init(|| match std::env::var("REDIS_URL") {
             Ok(url) if !url.is_empty() => Shared {
                 url,
+                _supervisor: None,
                 _lifeline: None,
             },
             _ => start_shared(),
@@ -102,14 +105,20 @@ fn start_shared() -> Shared {
     wait_for_ping(port);
     Shared {
         url: format!("redis://127.0.0.1:{port}/"),
+        _supervisor: Some(child),
         _lifeline: lifeline,
     }
 }
 
-/// A private server for one test (to kill it mid-run); returns it and its URL.
-pub fn start_private() -> (Child, String) {
-    require_redis_server();
+/// A private server for one test (to kill it mid-run); returns it and its port.
+pub fn start_private() -> (Child, u16) {
     let port = free_port();
+    (start_on(port), port)
+}
+
+/// Starts a private server on `port` (again, after a test killed the previous one).
+pub fn start_on(port: u16) -> Child {
+    require_redis_server();
     let child = Command::new("redis-server")
         .args(server_args(port))
         .stdout(Stdio::null())
@@ -117,7 +126,7 @@ pub fn start_private() -> (Child, String) {
         .spawn()
         .expect("cannot start redis-server");
     wait_for_ping(port);
-    (child, format!("redis://127.0.0.1:{port}/"))
+    child
 }
 
 /// Waits until the server on `port` answers PING, or panics after 10 seconds.

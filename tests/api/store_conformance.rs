@@ -20,7 +20,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use uuid::Uuid;
 
-use crate::redis_harness::{redis_url, start_private, unique_prefix};
+use crate::redis_harness::{redis_url, start_on, start_private, unique_prefix};
 
 /// The per-call timeout the Redis stores of these tests use (the contract's bound).
 const TIMEOUT: Duration = Duration::from_secs(2);
@@ -709,11 +709,14 @@ async fn redis_nothing_listening_is_unavailable_fast() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_killed_mid_run_is_unavailable_fast() {
-    let (mut server, url) = start_private();
-    let store = RedisStore::connect(&url, &unique_prefix(), Duration::from_secs(1))
+async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
+    let (mut server, port) = start_private();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let prefix = unique_prefix();
+    let store = RedisStore::connect(&url, &prefix, Duration::from_secs(1))
         .await
         .expect("connect");
+    let mut bus = store.subscribe();
     let coll = Collection::global("games");
     store
         .put_all(coll, vec![("a".into(), bytes("1"))])
@@ -735,4 +738,30 @@ async fn redis_killed_mid_run_is_unavailable_fast() {
             .await,
         started,
     );
+
+    // Redis comes back (empty, as it keeps no data): commands and the bus recover by themselves.
+    let mut server = start_on(port);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while store.ping().await.is_err() {
+        assert!(Instant::now() < deadline, "commands did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    store
+        .put_all(coll, vec![("c".into(), bytes("3"))])
+        .await
+        .expect("put after recovery");
+    let msg = BusMessage::GameChanged {
+        game_id: Uuid::new_v4(),
+    };
+    loop {
+        assert!(Instant::now() < deadline, "bus did not recover");
+        store.publish(&msg).await.expect("publish");
+        if let Ok(received) = tokio::time::timeout(Duration::from_millis(200), bus.recv()).await {
+            assert_eq!(received.expect("bus open"), msg);
+            break;
+        }
+    }
+    drop(store);
+    server.kill().expect("kill redis-server");
+    server.wait().expect("reap redis-server");
 }
