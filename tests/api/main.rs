@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod catalogue;
 mod helpers;
+mod offers;
 mod ops;
 mod redis_harness;
 mod store_conformance;
