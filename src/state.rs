@@ -33,6 +33,8 @@ pub struct Inner {
     pub genres: GenreTable,
     /// Request counters and histograms.
     pub metrics: Metrics,
+    /// This process's id on the bus, so it can tell its own messages.
+    pub node_id: Uuid,
     /// Recent decisions and shadow counts.
     pub decisions: DecisionLog,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
@@ -58,6 +60,7 @@ impl AppState {
             actors,
             genres,
             metrics,
+            node_id: Uuid::new_v4(),
             decisions: DecisionLog::new(settings_capacity),
             write_locks: DashMap::new(),
         }))

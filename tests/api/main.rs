@@ -7,5 +7,6 @@ mod catalogue;
 mod helpers;
 mod offers;
 mod ops;
+mod process;
 mod redis_harness;
 mod store_conformance;
