@@ -109,8 +109,10 @@ pub struct CalibrationSettings {
 pub struct OfferSettings {
     /// Offer validity in seconds.
     pub ttl_s: u32,
-    /// L1 sampling seed; 0 = from the OS.
-    pub bandit_seed: u64,
+    /// Idle lifetime of a session without a socket.
+    pub session_idle_s: u64,
+    /// Decisions kept per node for inspection.
+    pub decision_log_capacity: usize,
 }
 
 /// `[websocket]`.

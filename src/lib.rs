@@ -9,7 +9,9 @@
 //! - [`repo`]: typed persistence of games, items and assets.
 //! - [`store`]: the storage interface and its embedded and Redis backends.
 //! - [`error`]: the one HTTP error type.
+//! - [`events`]: SDK events and what each changes (features, wallets, the L1 model).
 //! - [`metrics`]: Prometheus metrics.
+//! - [`offers`]: serving offers (decision, effects, decision log).
 //! - [`state`]: the shared application state.
 //!
 //! The pure decision logic lives in the `offer-domain` crate (`domain/`); the actors in
@@ -19,8 +21,10 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod http;
 pub mod metrics;
+pub mod offers;
 pub mod repo;
 pub mod startup;
 pub mod state;

@@ -98,7 +98,8 @@ impl Application {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         };
-        let actors = ActorSystem::start(shards);
+        let actors =
+            ActorSystem::start(shards, Duration::from_secs(settings.offers.session_idle_s));
         let metrics = Metrics::new().map_err(|e| StartError::Other(e.to_string()))?;
         let addr = settings.server.bind;
         let listener = TcpListener::bind(addr)

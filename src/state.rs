@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::auth::AuthService;
 use crate::config::Settings;
 use crate::metrics::Metrics;
+use crate::offers::DecisionLog;
 use crate::store::SharedStore;
 
 /// Cheap to clone: one `Arc` around everything.
@@ -32,6 +33,8 @@ pub struct Inner {
     pub genres: GenreTable,
     /// Request counters and histograms.
     pub metrics: Metrics,
+    /// Recent decisions and shadow counts.
+    pub decisions: DecisionLog,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
@@ -47,6 +50,7 @@ impl AppState {
         genres: GenreTable,
         metrics: Metrics,
     ) -> Self {
+        let settings_capacity = settings.offers.decision_log_capacity;
         Self(Arc::new(Inner {
             settings,
             store,
@@ -54,6 +58,7 @@ impl AppState {
             actors,
             genres,
             metrics,
+            decisions: DecisionLog::new(settings_capacity),
             write_locks: DashMap::new(),
         }))
     }

@@ -1,70 +1,234 @@
 //! The per-game actor and its handle.
 //!
-//! The actor serialises every change to one game's live state (catalogue, configuration)
-//! and, after each change, publishes a new immutable [`GameView`] through an `ArcSwap`, so
-//! readers (the offer path, catalogue reads) never wait for the actor.
+//! The actor serialises every change to one game's live state (catalogue, offer
+//! configuration, kill switch, approvals, FSR quadrant, L1 model) and, after each change,
+//! publishes a new immutable [`GameView`] through an `ArcSwap`, so readers (the offer path,
+//! catalogue reads) never wait for the actor. Learning updates of the L1 model arrive at
+//! the rate of offers shown; they are folded into the view at most once per
+//! [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more than
+//! the freshness is worth.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
-use actix::{Actor, Addr, Context, Handler, Message};
+use actix::{Actor, Addr, AsyncContext, Context, Handler, Message};
 use arc_swap::ArcSwap;
+use offer_domain::bandit::{Arm, BanditState, Segment};
 use offer_domain::catalogue::Item;
+use offer_domain::economy::Quadrant;
 use offer_domain::game::Game;
+use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
+use offer_domain::pipeline::{GameSnapshot, SnapshotInput};
 
 use crate::ActorError;
 
+/// How often learned L1 statistics are published to readers.
+pub const LEARN_PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Everything that defines one game's live state, as loaded from the store.
+#[derive(Debug, Clone, Default)]
+pub struct GameConfig {
+    /// The game record (mode and guardrails included).
+    pub game: Option<Game>,
+    /// Every item, soft-deleted ones included, sorted by `item_id`.
+    pub items: Vec<Item>,
+    /// L2 templates.
+    pub templates: Vec<Template>,
+    /// L3 bundles.
+    pub bundles: Vec<Bundle>,
+    /// Price experiments.
+    pub experiments: Vec<Experiment>,
+    /// Kill switch.
+    pub kill_switch: KillSwitch,
+    /// Definition keys the studio approved (Assisted mode serves only these L1/L2 offers).
+    pub approved: HashSet<String>,
+    /// Definition keys that already have an approval record (pending or decided), so a
+    /// candidate is queued once.
+    pub queued: HashSet<String>,
+    /// FSR quadrant (fed by the economy figures).
+    pub quadrant: Quadrant,
+    /// L1 model statistics.
+    pub bandit: BanditState,
+}
+
 /// Everything a reader needs about one game, frozen at one version.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct GameView {
     /// The game record.
     pub game: Game,
     /// Every item, soft-deleted ones included, sorted by `item_id`.
-    pub items: Arc<Vec<Item>>,
-    /// Increases with every change; clients see it as `config_version`.
+    pub items: Vec<Item>,
+    /// L2 templates.
+    pub templates: Vec<Template>,
+    /// L3 bundles.
+    pub bundles: Vec<Bundle>,
+    /// Price experiments.
+    pub experiments: Vec<Experiment>,
+    /// Kill switch.
+    pub kill_switch: KillSwitch,
+    /// Definition keys with an approval record.
+    pub queued: HashSet<String>,
+    /// The precomputed decision input.
+    pub snapshot: GameSnapshot,
+    /// Increases with every published change; clients see it as `config_version`.
     pub version: u64,
 }
 
+impl GameView {
+    fn build(game: Game, config: &GameConfig, version: u64) -> Self {
+        let snapshot = GameSnapshot::build(SnapshotInput {
+            game: &game,
+            items: &config.items,
+            templates: &config.templates,
+            bundles: &config.bundles,
+            experiments: &config.experiments,
+            kill_level: config.kill_switch.level,
+            quadrant: config.quadrant,
+            approved: config.approved.clone(),
+            bandit: config.bandit.clone(),
+        });
+        Self {
+            game,
+            items: config.items.clone(),
+            templates: config.templates.clone(),
+            bundles: config.bundles.clone(),
+            experiments: config.experiments.clone(),
+            kill_switch: config.kill_switch.clone(),
+            queued: config.queued.clone(),
+            snapshot,
+            version,
+        }
+    }
+}
+
+/// A change to a game's live state.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub enum GameChange {
+    /// Replace the game record.
+    Game(Game),
+    /// Replace the catalogue.
+    Items(Vec<Item>),
+    /// Replace the L2 templates.
+    Templates(Vec<Template>),
+    /// Replace the L3 bundles.
+    Bundles(Vec<Bundle>),
+    /// Replace the experiments.
+    Experiments(Vec<Experiment>),
+    /// Set the kill switch.
+    KillSwitch(KillSwitch),
+    /// A definition now has an approval record.
+    Queued(String),
+    /// A definition was approved.
+    Approved(String),
+    /// The FSR quadrant changed.
+    Quadrant(Quadrant),
+    /// Replace everything (another node changed the game).
+    Reload(Box<GameConfig>),
+}
+
+/// One learning signal for the L1 model.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Learn {
+    /// The player's segment when the offer was made.
+    pub segment: Segment,
+    /// The arm offered.
+    pub arm: Arm,
+    /// `false`: shown; `true`: bought.
+    pub purchased: bool,
+}
+
+/// Asks for the model statistics (for persistence).
+#[derive(Debug, Message)]
+#[rtype(result = "BanditState")]
+pub struct TakeBandit;
+
 /// The actor owning one game's live state.
 pub struct GameActor {
+    config: GameConfig,
     view: Arc<ArcSwap<GameView>>,
+    learned_unpublished: bool,
+}
+
+impl GameActor {
+    fn publish(&mut self) {
+        let current = self.view.load();
+        let game = self
+            .config
+            .game
+            .clone()
+            .unwrap_or_else(|| current.game.clone());
+        let next = GameView::build(game, &self.config, current.version + 1);
+        self.view.store(Arc::new(next));
+        self.learned_unpublished = false;
+    }
 }
 
 impl Actor for GameActor {
     type Context = Context<Self>;
-}
 
-/// Replaces the game record.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetGame(pub Game);
-
-/// Replaces the catalogue.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetItems(pub Vec<Item>);
-
-impl GameActor {
-    fn publish(&mut self, change: impl FnOnce(&mut GameView)) {
-        let mut next = GameView::clone(&self.view.load());
-        change(&mut next);
-        next.version += 1;
-        self.view.store(Arc::new(next));
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(LEARN_PUBLISH_INTERVAL, |actor, _| {
+            if actor.learned_unpublished {
+                actor.publish();
+            }
+        });
     }
 }
 
-impl Handler<SetGame> for GameActor {
+impl Handler<GameChange> for GameActor {
     type Result = ();
-    fn handle(&mut self, msg: SetGame, _: &mut Context<Self>) {
-        self.publish(|v| v.game = msg.0);
+    fn handle(&mut self, msg: GameChange, _: &mut Context<Self>) {
+        let c = &mut self.config;
+        match msg {
+            GameChange::Game(g) => c.game = Some(g),
+            GameChange::Items(mut items) => {
+                items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+                c.items = items;
+            }
+            GameChange::Templates(t) => c.templates = t,
+            GameChange::Bundles(b) => c.bundles = b,
+            GameChange::Experiments(e) => c.experiments = e,
+            GameChange::KillSwitch(k) => c.kill_switch = k,
+            GameChange::Queued(key) => {
+                if !c.queued.insert(key) {
+                    return;
+                }
+            }
+            GameChange::Approved(key) => {
+                c.queued.insert(key.clone());
+                c.approved.insert(key);
+            }
+            GameChange::Quadrant(q) => c.quadrant = q,
+            GameChange::Reload(mut fresh) => {
+                // The model learns per node; a reload of configuration keeps what it learned.
+                fresh.bandit = std::mem::take(&mut c.bandit);
+                fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+                *c = *fresh;
+            }
+        }
+        self.publish();
     }
 }
 
-impl Handler<SetItems> for GameActor {
+impl Handler<Learn> for GameActor {
     type Result = ();
-    fn handle(&mut self, msg: SetItems, _: &mut Context<Self>) {
-        let mut items = msg.0;
-        items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
-        self.publish(|v| v.items = Arc::new(items));
+    fn handle(&mut self, msg: Learn, _: &mut Context<Self>) {
+        if msg.purchased {
+            self.config.bandit.record_purchase(msg.segment, msg.arm);
+        } else {
+            self.config.bandit.record_shown(msg.segment, msg.arm);
+        }
+        self.learned_unpublished = true;
+    }
+}
+
+impl Handler<TakeBandit> for GameActor {
+    type Result = actix::MessageResult<TakeBandit>;
+    fn handle(&mut self, _: TakeBandit, _: &mut Context<Self>) -> Self::Result {
+        actix::MessageResult(self.config.bandit.clone())
     }
 }
 
@@ -77,16 +241,20 @@ pub struct GameHandle {
 
 impl GameHandle {
     /// Starts the actor on `arbiter` with its initial state.
-    pub(crate) fn start(arbiter: &actix_rt::ArbiterHandle, game: Game, items: Vec<Item>) -> Self {
-        let mut items = items;
-        items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
-        let view = Arc::new(ArcSwap::from_pointee(GameView {
-            game,
-            items: Arc::new(items),
-            version: 1,
-        }));
+    pub(crate) fn start(
+        arbiter: &actix_rt::ArbiterHandle,
+        game: Game,
+        mut config: GameConfig,
+    ) -> Self {
+        config.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+        config.game = Some(game.clone());
+        let view = Arc::new(ArcSwap::from_pointee(GameView::build(game, &config, 1)));
         let actor_view = view.clone();
-        let addr = GameActor::start_in_arbiter(arbiter, move |_| GameActor { view: actor_view });
+        let addr = GameActor::start_in_arbiter(arbiter, move |_| GameActor {
+            config,
+            view: actor_view,
+            learned_unpublished: false,
+        });
         Self { addr, view }
     }
 
@@ -95,18 +263,27 @@ impl GameHandle {
         self.view.load_full()
     }
 
-    /// Replaces the game record; returns once the new view is published.
-    pub async fn set_game(&self, game: Game) -> Result<(), ActorError> {
+    /// Applies a change; returns once the new view is published (read-your-writes).
+    pub async fn change(&self, change: GameChange) -> Result<(), ActorError> {
         self.addr
-            .send(SetGame(game))
+            .send(change)
             .await
             .map_err(|e| ActorError::Unavailable(e.to_string()))
     }
 
-    /// Replaces the catalogue; returns once the new view is published.
-    pub async fn set_items(&self, items: Vec<Item>) -> Result<(), ActorError> {
+    /// Feeds the L1 model without waiting.
+    pub fn learn(&self, segment: Segment, arm: Arm, purchased: bool) {
+        self.addr.do_send(Learn {
+            segment,
+            arm,
+            purchased,
+        });
+    }
+
+    /// The model's statistics, for persistence.
+    pub async fn bandit(&self) -> Result<BanditState, ActorError> {
         self.addr
-            .send(SetItems(items))
+            .send(TakeBandit)
             .await
             .map_err(|e| ActorError::Unavailable(e.to_string()))
     }

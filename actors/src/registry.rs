@@ -1,32 +1,41 @@
-//! The actor registry: the shards (one `Arbiter` per core) and the live game actors.
+//! The actor registry: the shards (one `Arbiter` per core), the live game actors and the
+//! open sessions.
 //!
 //! `actix` has no work stealing and `Actor::start` panics outside an actix context, so
 //! actors are always started here, on the shard their id hashes to, never from a handler.
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
 
 use actix_rt::{Arbiter, ArbiterHandle};
 use dashmap::DashMap;
-use offer_domain::catalogue::Item;
 use offer_domain::game::Game;
+use offer_domain::pipeline::PlayerContext;
 use uuid::Uuid;
 
-use crate::game::GameHandle;
+use crate::game::{GameConfig, GameHandle};
+use crate::session::{SessionHandle, SessionInfo};
 
-/// The shards and the game actors living on them.
+/// The shards and the actors living on them.
 pub struct ActorSystem {
     arbiters: Vec<Arbiter>,
     games: DashMap<Uuid, GameHandle>,
+    sessions: Arc<DashMap<Uuid, SessionHandle>>,
+    session_idle_ttl: Duration,
 }
 
 impl ActorSystem {
     /// Starts `shards` arbiters (at least one). Must run inside an actix `System` (the
-    /// service's bootstrap runs it under `System::with_tokio_rt`).
-    pub fn start(shards: usize) -> Self {
+    /// service's bootstrap runs it under `System::with_tokio_rt`). A session without a
+    /// socket stops after `session_idle_ttl` without activity.
+    pub fn start(shards: usize, session_idle_ttl: Duration) -> Self {
         let arbiters = (0..shards.max(1)).map(|_| Arbiter::new()).collect();
         Self {
             arbiters,
             games: DashMap::new(),
+            sessions: Arc::new(DashMap::new()),
+            session_idle_ttl,
         }
     }
 
@@ -50,14 +59,60 @@ impl ActorSystem {
         self.games.get(game_id).map(|g| g.clone())
     }
 
+    /// Every game this node serves.
+    pub fn games(&self) -> Vec<GameHandle> {
+        self.games.iter().map(|g| g.clone()).collect()
+    }
+
     /// Starts the actor of a game with the state just loaded from the store. If another
     /// request started it meanwhile, that actor wins and the given state is dropped.
-    pub fn start_game(&self, game: Game, items: Vec<Item>) -> GameHandle {
+    pub fn start_game(&self, game: Game, config: GameConfig) -> GameHandle {
         let id = game.game_id;
         self.games
             .entry(id)
-            .or_insert_with(|| GameHandle::start(&self.shard_for(&id), game, items))
+            .or_insert_with(|| GameHandle::start(&self.shard_for(&id), game, config))
             .clone()
+    }
+
+    /// An open session on this node.
+    pub fn session(&self, session_id: &Uuid) -> Option<SessionHandle> {
+        self.sessions.get(session_id).map(|s| s.clone())
+    }
+
+    /// Opens (or returns the already open) session actor.
+    pub fn open_session(&self, info: SessionInfo, player: PlayerContext) -> SessionHandle {
+        let id = info.session_id;
+        let sessions = Arc::downgrade(&self.sessions);
+        self.sessions
+            .entry(id)
+            .or_insert_with(|| {
+                SessionHandle::start(
+                    &self.shard_for(&id),
+                    info,
+                    player,
+                    self.session_idle_ttl,
+                    Box::new(move || {
+                        if let Some(s) = sessions.upgrade() {
+                            s.remove(&id);
+                        }
+                    }),
+                )
+            })
+            .clone()
+    }
+
+    /// Number of open sessions on this node.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Every open session of a game on this node (kill-switch fan-out).
+    pub fn sessions_of(&self, game_id: Uuid) -> Vec<SessionHandle> {
+        self.sessions
+            .iter()
+            .filter(|s| s.info().game_id == game_id)
+            .map(|s| s.clone())
+            .collect()
     }
 
     /// Stops every shard (on shutdown).

@@ -63,3 +63,55 @@ pub struct Experiment {
     /// Arms with their weights.
     pub variants: Vec<Variant>,
 }
+
+/// A game's kill switch: `0` normal, `1` AI off (L1 and L2 never serve), `2` offers off,
+/// `3` SDK off (no offers, and events are refused so the SDK stops its telemetry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct KillSwitch {
+    /// Level 0 to 3.
+    pub level: u8,
+    /// Why, shown to the SDK and the dashboard.
+    pub reason: String,
+    /// Last change.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Default for KillSwitch {
+    fn default() -> Self {
+        Self {
+            level: 0,
+            reason: String::new(),
+            updated_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+        }
+    }
+}
+
+/// The experiment arm a served offer belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ExperimentRef {
+    /// The experiment.
+    pub experiment_id: Uuid,
+    /// The variant's name.
+    pub variant: String,
+}
+
+/// An offer as served to the SDK (REST answer and WebSocket `offer` message).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ServedOffer {
+    /// Id of this offer; `offer_shown` and `purchase` events name it.
+    pub offer_id: Uuid,
+    /// Pipeline level 1 to 4 that produced it.
+    pub fallback_level: u8,
+    /// Full item records, as the catalogue returns them.
+    #[schema(value_type = Vec<crate::catalogue::Item>)]
+    pub items: Vec<std::sync::Arc<crate::catalogue::Item>>,
+    /// Price in dollars.
+    pub price_usd: f64,
+    /// Price in cents.
+    pub price_cents: i64,
+    /// After this the client must not show it.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// The experiment arm, when an experiment priced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentRef>,
+}

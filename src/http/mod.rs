@@ -4,12 +4,16 @@
 //! without being in `/v1/openapi.json`. Unknown paths and wrong methods answer in the
 //! contract's error shape too.
 
+pub mod approvals;
 pub mod assets;
 pub mod extract;
 pub mod games;
 pub mod items;
 pub mod keys;
+pub mod offer_config;
+pub mod offers;
 pub mod ops;
+pub mod sdk;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +71,42 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::list_keys))
         .routes(routes!(keys::revoke_sdk_key))
         .routes(routes!(keys::revoke_authoring_key))
+        .routes(routes!(
+            offer_config::get_templates,
+            offer_config::put_templates
+        ))
+        .routes(routes!(
+            offer_config::create_bundle,
+            offer_config::list_bundles
+        ))
+        .routes(routes!(
+            offer_config::get_bundle,
+            offer_config::patch_bundle,
+            offer_config::delete_bundle
+        ))
+        .routes(routes!(
+            offer_config::create_experiment,
+            offer_config::list_experiments
+        ))
+        .routes(routes!(
+            offer_config::get_guardrails,
+            offer_config::patch_guardrails
+        ))
+        .routes(routes!(offer_config::set_mode))
+        .routes(routes!(
+            offer_config::get_kill_switch,
+            offer_config::put_kill_switch
+        ))
+        .routes(routes!(approvals::list))
+        .routes(routes!(approvals::get))
+        .routes(routes!(approvals::approve))
+        .routes(routes!(approvals::reject))
+        .routes(routes!(offers::get_decision))
+        .routes(routes!(offers::shadow))
+        .routes(routes!(sdk::status))
+        .routes(routes!(sdk::sessions_open))
+        .routes(routes!(sdk::post_events))
+        .routes(routes!(sdk::next_offer))
 }
 
 /// The OpenAPI document of every REST path.

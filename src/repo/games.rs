@@ -1,6 +1,6 @@
 //! Games: creation, loading (with the studio check every access needs) and updates.
 
-use offer_actors::GameHandle;
+use offer_actors::{GameChange, GameConfig, GameHandle};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
 use offer_domain::game::{Currency, Game, Guardrails, validate_currencies};
 use offer_domain::validation::{Errors, FieldError};
@@ -33,8 +33,33 @@ pub async fn load(state: &AppState, game_id: Uuid) -> ApiResult<GameHandle> {
         return Err(ApiError::NotFound("game"));
     };
     let game: Game = decode(&bytes)?;
-    let items = super::items::load_all(state, game_id).await?;
-    Ok(state.actors.start_game(game, items))
+    let config = load_config(state, &game).await?;
+    Ok(state.actors.start_game(game, config))
+}
+
+/// Everything a game actor holds, read from the store.
+pub async fn load_config(state: &AppState, game: &Game) -> ApiResult<GameConfig> {
+    let game_id = game.game_id;
+    let (items, templates, bundles, experiments, kill_switch, approvals) = tokio::try_join!(
+        super::items::load_all(state, game_id),
+        super::offer_config::templates(state, game),
+        super::offer_config::bundles(state, game_id),
+        super::offer_config::experiments(state, game_id),
+        super::offer_config::kill_switch(state, game_id),
+        super::approvals::definitions(state, game_id),
+    )?;
+    Ok(GameConfig {
+        game: Some(game.clone()),
+        items,
+        templates,
+        bundles,
+        experiments,
+        kill_switch,
+        approved: approvals.approved,
+        queued: approvals.queued,
+        quadrant: offer_domain::economy::Quadrant::Healthy,
+        bandit: offer_domain::bandit::BanditState::default(),
+    })
 }
 
 /// The game, if it belongs to `studio_id`; another studio's game is a 404, exactly as an
@@ -53,15 +78,20 @@ pub async fn reload(state: &AppState, game_id: Uuid) -> ApiResult<()> {
     let Some(handle) = state.actors.game(&game_id) else {
         return Ok(());
     };
-    if let Some(bytes) = state
+    let Some(bytes) = state
         .store
         .get(games_collection(), &game_id.to_string())
         .await?
-    {
-        handle.set_game(decode(&bytes)?).await.map_err(actor_err)?;
-    }
-    let items = super::items::load_all(state, game_id).await?;
-    handle.set_items(items).await.map_err(actor_err)
+    else {
+        return Ok(());
+    };
+    let game: Game = decode(&bytes)?;
+    let mut config = load_config(state, &game).await?;
+    config.quadrant = handle.view().snapshot.quadrant();
+    handle
+        .change(GameChange::Reload(Box::new(config)))
+        .await
+        .map_err(actor_err)
 }
 
 /// Maps an actor failure (a stopped actor: only during shutdown) to a 503.
@@ -156,7 +186,13 @@ pub async fn create(state: &AppState, studio_id: &str, new: NewGame) -> ApiResul
             vec![(game.game_id.to_string(), encode(&game)?)],
         )
         .await?;
-    Ok(state.actors.start_game(game, items))
+    let config = GameConfig {
+        game: Some(game.clone()),
+        items,
+        templates: super::offer_config::genre_templates(state, &game.genre),
+        ..GameConfig::default()
+    };
+    Ok(state.actors.start_game(game, config))
 }
 
 /// Stores a changed game record and publishes it (values are recomputed when the
@@ -170,7 +206,10 @@ pub async fn save(state: &AppState, handle: &GameHandle, game: Game) -> ApiResul
             vec![(game_id.to_string(), encode(&game)?)],
         )
         .await?;
-    handle.set_game(game).await.map_err(actor_err)?;
+    handle
+        .change(GameChange::Game(game))
+        .await
+        .map_err(actor_err)?;
     notify(state, game_id).await
 }
 

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use chrono::Utc;
-use offer_actors::GameHandle;
+use offer_actors::{GameChange, GameHandle};
 use offer_domain::catalogue::{
     Item, ItemInput, ItemPatch, MAX_BULK_ITEMS, apply_patch, recompute_values,
 };
@@ -224,7 +224,10 @@ async fn write_recomputed(
             .put_all(collection(game.game_id), entries)
             .await?;
     }
-    handle.set_items(items.clone()).await.map_err(actor_err)?;
+    handle
+        .change(GameChange::Items(items.clone()))
+        .await
+        .map_err(actor_err)?;
     notify(state, game.game_id).await?;
     Ok(items)
 }

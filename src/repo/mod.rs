@@ -3,6 +3,9 @@
 //! never shows something the store has not confirmed; other nodes learn of the change over
 //! the bus and reload.
 
+pub mod approvals;
 pub mod assets;
 pub mod games;
 pub mod items;
+pub mod offer_config;
+pub mod sessions;

@@ -41,7 +41,6 @@ pub fn settings(backend: Backend, prefix: Option<String>) -> Settings {
     s.server.bind = "127.0.0.1:0".parse().expect("addr");
     s.server.shards = 2;
     s.auth.jwt_secret = SECRET.into();
-    s.offers.bandit_seed = 7;
     if let Backend::Redis = backend {
         s.store.redis_url = super::redis_harness::redis_url();
         s.store.key_prefix = prefix.unwrap_or_else(super::redis_harness::unique_prefix);

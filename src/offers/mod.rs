@@ -1,0 +1,106 @@
+//! Serving offers: runs the pure decision on the published snapshots, applies the effects
+//! (frequency-cap reservation, decision log, shadow counts, approval queueing) and builds
+//! the wire offer. The REST handler and the WebSocket gateway both serve through
+//! [`serve`], so the two surfaces can never disagree.
+
+pub mod log;
+
+use chrono::{Duration, Utc};
+use offer_actors::{GameHandle, SessionHandle};
+use offer_domain::catalogue::cents_to_usd;
+use offer_domain::offer::{ExperimentRef, ServedOffer};
+use offer_domain::pipeline::{Candidate, NoOfferReason, Outcome, decide};
+use uuid::Uuid;
+
+use crate::repo::approvals::{OfferDefinition, queue_offer};
+use crate::state::AppState;
+pub use log::{DecisionLog, DecisionRecord};
+
+/// What the engine answered.
+#[derive(Debug, Clone)]
+pub enum Served {
+    /// An offer.
+    Offer(ServedOffer),
+    /// No offer, with the `Offer-Outcome` reason and the decision's id.
+    NoOffer(NoOfferReason, Uuid),
+}
+
+/// Decides and records one offer for a session and trigger event. Never waits on the
+/// store: approval queueing runs in the background.
+pub fn serve(
+    state: &AppState,
+    game: &GameHandle,
+    session: &SessionHandle,
+    event_type: &str,
+) -> Served {
+    let view = game.view();
+    let player = session.player();
+    let now = Utc::now();
+    let decision = decide(&view.snapshot, &player, event_type, now, &mut rand::rng());
+    let decision_id = Uuid::new_v4();
+    let served = match &decision.outcome {
+        Outcome::Offer(plan) => {
+            if session.counters().reserve(&view.game.guardrails, now) {
+                Served::Offer(ServedOffer {
+                    offer_id: decision_id,
+                    fallback_level: plan.level,
+                    items: plan.items.clone(),
+                    price_usd: cents_to_usd(plan.price_cents),
+                    price_cents: plan.price_cents,
+                    expires_at: now + Duration::seconds(i64::from(state.settings.offers.ttl_s)),
+                    experiment: plan.experiment.as_ref().map(|(id, v)| ExperimentRef {
+                        experiment_id: *id,
+                        variant: v.clone(),
+                    }),
+                })
+            } else {
+                Served::NoOffer(NoOfferReason::FrequencyCapped, decision_id)
+            }
+        }
+        Outcome::NoOffer(reason) => Served::NoOffer(*reason, decision_id),
+    };
+    if let Some(candidate) = &decision.approval_candidate
+        && !view.queued.contains(&candidate.definition_key)
+    {
+        let definition = definition(candidate, event_type);
+        let (state, game) = (state.clone(), game.clone());
+        tokio::spawn(async move {
+            if let Err(e) = queue_offer(&state, &game, definition).await {
+                tracing::warn!(error = %e, "queueing an approval failed; the next candidate retries");
+            }
+        });
+    }
+    state.decisions.record(DecisionRecord::new(
+        decision_id,
+        session.info(),
+        event_type,
+        now,
+        &decision,
+        &served,
+    ));
+    served
+}
+
+/// The approval shape of a candidate.
+pub fn definition(c: &Candidate, trigger: &str) -> OfferDefinition {
+    OfferDefinition {
+        definition_key: c.definition_key.clone(),
+        fallback_level: c.level,
+        trigger: trigger.to_owned(),
+        item_ids: c.items.iter().map(|i| i.item_id.clone()).collect(),
+        price_cents: c.price_cents,
+        price_usd: cents_to_usd(c.price_cents),
+        arm: c.arm.map(|(_, arm)| arm),
+    }
+}
+
+/// Feeds the L1 model from an `offer_shown` or `purchase` event naming an offer this node
+/// served.
+pub fn learn(state: &AppState, game: &GameHandle, offer_id: Uuid, purchased: bool) {
+    if let Some(record) = state.decisions.get(&offer_id)
+        && let Some((segment, arm)) = record.learning
+        && record.game_id == game.view().game.game_id
+    {
+        game.learn(segment, arm, purchased);
+    }
+}

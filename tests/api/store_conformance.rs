@@ -1,0 +1,767 @@
+//! One conformance suite for both store backends.
+//!
+//! Each case is written once as an async function over a [`Ctx`] (the store under test plus
+//! a way to open more instances of the same backend) and instantiated for the embedded and
+//! the Redis backend by [`conformance!`]. The Redis-only cases at the end check that a
+//! missing or dying Redis answers `Unavailable` quickly instead of hanging.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use offer_engine::store::embedded::EmbeddedStore;
+use offer_engine::store::redis::RedisStore;
+use offer_engine::store::{
+    BusMessage, Collection, DayAggregate, Environment, LedgerEntry, MoneyKind, MoneyOp,
+    MoneyOutcome, SharedStore, Store, StoreError,
+};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use uuid::Uuid;
+
+use crate::redis_harness::{redis_url, start_on, start_private, unique_prefix};
+
+/// The per-call timeout the Redis stores of these tests use (the contract's bound).
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Copy)]
+enum Backend {
+    Embedded,
+    Redis,
+}
+
+/// The store under test and how to open more of its kind.
+struct Ctx {
+    backend: Backend,
+    prefix: String,
+    store: SharedStore,
+}
+
+impl Ctx {
+    async fn new(backend: Backend) -> Self {
+        let prefix = unique_prefix();
+        let store = open(backend, &prefix).await;
+        Self {
+            backend,
+            prefix,
+            store,
+        }
+    }
+
+    /// Another node on the same data (for the embedded backend, the one process there is).
+    async fn peer(&self) -> SharedStore {
+        match self.backend {
+            Backend::Embedded => Arc::clone(&self.store),
+            Backend::Redis => open(self.backend, &self.prefix).await,
+        }
+    }
+
+    /// A store with a different key space.
+    async fn other_space(&self) -> SharedStore {
+        open(self.backend, &unique_prefix()).await
+    }
+}
+
+async fn open(backend: Backend, prefix: &str) -> SharedStore {
+    match backend {
+        Backend::Embedded => Arc::new(EmbeddedStore::new()),
+        Backend::Redis => Arc::new(
+            RedisStore::connect(&redis_url(), prefix, TIMEOUT)
+                .await
+                .expect("connect to the test Redis"),
+        ),
+    }
+}
+
+/// Instantiates one case for both backends.
+macro_rules! conformance {
+    ($embedded:ident, $redis:ident, $case:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $embedded() {
+            $case(Ctx::new(Backend::Embedded).await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $redis() {
+            $case(Ctx::new(Backend::Redis).await).await;
+        }
+    };
+}
+
+conformance!(embedded_get_put, redis_get_put, case_get_put);
+conformance!(embedded_put_all, redis_put_all, case_put_all);
+conformance!(embedded_insert_new, redis_insert_new, case_insert_new);
+conformance!(embedded_cas, redis_cas, case_compare_and_swap);
+conformance!(embedded_isolation, redis_isolation, case_isolation);
+conformance!(embedded_earn_spend, redis_earn_spend, case_earn_then_spend);
+conformance!(
+    embedded_overspend,
+    redis_overspend,
+    case_overspend_writes_nothing
+);
+conformance!(embedded_replay, redis_replay, case_replay_counts_once);
+conformance!(embedded_kill, redis_kill, case_kill_switch_writes_nothing);
+conformance!(
+    embedded_revenue,
+    redis_revenue,
+    case_purchase_revenue_by_group
+);
+conformance!(embedded_envs, redis_envs, case_environments_apart);
+conformance!(
+    embedded_import,
+    redis_import,
+    case_import_skips_balance_check
+);
+conformance!(
+    embedded_concurrent,
+    redis_concurrent,
+    case_concurrent_spends
+);
+conformance!(embedded_random, redis_random, case_randomised_ledger_sums);
+conformance!(embedded_bus, redis_bus, case_publish_reaches_subscriber);
+
+fn bytes(s: &str) -> Vec<u8> {
+    s.as_bytes().to_vec()
+}
+
+fn day(d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2025, 1, d).expect("valid day")
+}
+
+fn at(d: u32, hour: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 1, d, hour, 0, 0)
+        .single()
+        .expect("valid time")
+}
+
+/// A production money op on day 1 with defaults the cases override.
+fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
+    MoneyOp {
+        game_id,
+        env: Environment::Production,
+        player_id: "p1".into(),
+        tx_id: tx_id.into(),
+        kind,
+        currency_id: if kind == MoneyKind::Purchase {
+            String::new()
+        } else {
+            "gold".into()
+        },
+        amount,
+        ts: at(1, 12),
+        holdout: false,
+        import: false,
+    }
+}
+
+async fn apply(store: &SharedStore, op: &MoneyOp) -> MoneyOutcome {
+    store.apply_money(op).await.expect("apply_money")
+}
+
+/// Balance, ledger and day-1 aggregate of one game's production data.
+async fn snapshot(store: &SharedStore, game: Uuid) -> (i64, Vec<LedgerEntry>, Vec<DayAggregate>) {
+    let env = Environment::Production;
+    (
+        store
+            .balance(game, env, "p1", "gold")
+            .await
+            .expect("balance"),
+        store.ledger(game, env).await.expect("ledger"),
+        store
+            .day_aggregates(game, env, &[day(1)])
+            .await
+            .expect("aggregates"),
+    )
+}
+
+async fn case_get_put(ctx: Ctx) {
+    let s = ctx.store;
+    let items = Collection::game(Uuid::new_v4(), "items");
+    assert_eq!(s.get(items, "a").await.expect("get"), None);
+    assert!(s.list(items).await.expect("list").is_empty());
+    s.put_all(items, vec![("a".into(), bytes("{\"v\":1}"))])
+        .await
+        .expect("put");
+    assert_eq!(
+        s.get(items, "a").await.expect("get"),
+        Some(bytes("{\"v\":1}"))
+    );
+    assert_eq!(
+        s.list(items).await.expect("list"),
+        vec![("a".to_string(), bytes("{\"v\":1}"))]
+    );
+    assert!(s.delete(items, "a").await.expect("delete"));
+    assert!(!s.delete(items, "a").await.expect("delete again"));
+    assert_eq!(s.get(items, "a").await.expect("get"), None);
+    s.ping().await.expect("ping");
+}
+
+async fn case_put_all(ctx: Ctx) {
+    let s = ctx.store;
+    let items = Collection::game(Uuid::new_v4(), "items");
+    s.put_all(items, Vec::new()).await.expect("empty put");
+    let first: Vec<_> = (0..50)
+        .map(|i| (format!("id{i}"), bytes(&format!("old{i}"))))
+        .collect();
+    s.put_all(items, first).await.expect("put");
+    let second: Vec<_> = (25..75)
+        .map(|i| (format!("id{i}"), bytes(&format!("new{i}"))))
+        .collect();
+    s.put_all(items, second).await.expect("overwrite");
+    let mut all = s.list(items).await.expect("list");
+    all.sort();
+    assert_eq!(all.len(), 75);
+    let map: HashMap<_, _> = all.into_iter().collect();
+    assert_eq!(map["id0"], bytes("old0"));
+    assert_eq!(map["id24"], bytes("old24"));
+    assert_eq!(map["id25"], bytes("new25"));
+    assert_eq!(map["id74"], bytes("new74"));
+}
+
+async fn case_insert_new(ctx: Ctx) {
+    let s = ctx.store;
+    let coll = Collection::global("keys");
+    assert!(
+        s.insert_new(coll, "k", bytes("first"))
+            .await
+            .expect("insert")
+    );
+    assert!(
+        !s.insert_new(coll, "k", bytes("second"))
+            .await
+            .expect("insert")
+    );
+    assert_eq!(s.get(coll, "k").await.expect("get"), Some(bytes("first")));
+}
+
+async fn case_compare_and_swap(ctx: Ctx) {
+    let s = ctx.store;
+    let coll = Collection::game(Uuid::new_v4(), "approvals");
+    // Absent: only `None` matches.
+    assert!(
+        !s.compare_and_swap(coll, "a", Some(b"x"), bytes("v1"))
+            .await
+            .expect("cas")
+    );
+    assert_eq!(s.get(coll, "a").await.expect("get"), None);
+    assert!(
+        s.compare_and_swap(coll, "a", None, bytes("v1"))
+            .await
+            .expect("cas")
+    );
+    assert!(
+        !s.compare_and_swap(coll, "a", None, bytes("v1b"))
+            .await
+            .expect("cas")
+    );
+    // Present: succeeds once; the stale expectation then fails.
+    assert!(
+        s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v2"))
+            .await
+            .expect("cas")
+    );
+    assert!(
+        !s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v3"))
+            .await
+            .expect("cas")
+    );
+    assert_eq!(s.get(coll, "a").await.expect("get"), Some(bytes("v2")));
+}
+
+async fn case_isolation(ctx: Ctx) {
+    let (g1, g2) = (Uuid::new_v4(), Uuid::new_v4());
+    let s = &ctx.store;
+    let other = ctx.other_space().await;
+    s.put_all(
+        Collection::game(g1, "items"),
+        vec![("x".into(), bytes("g1"))],
+    )
+    .await
+    .expect("put");
+    s.put_all(
+        Collection::global("games"),
+        vec![("x".into(), bytes("global"))],
+    )
+    .await
+    .expect("put");
+    assert_eq!(
+        s.get(Collection::game(g2, "items"), "x")
+            .await
+            .expect("get"),
+        None
+    );
+    assert_eq!(
+        s.get(Collection::game(g1, "bundles"), "x")
+            .await
+            .expect("get"),
+        None
+    );
+    for coll in [Collection::game(g1, "items"), Collection::global("games")] {
+        assert_eq!(other.get(coll, "x").await.expect("get"), None);
+        assert!(other.list(coll).await.expect("list").is_empty());
+    }
+    apply(s, &op(g1, "t1", MoneyKind::Earned, 10)).await;
+    assert_eq!(
+        other
+            .balance(g1, Environment::Production, "p1", "gold")
+            .await
+            .expect("balance"),
+        0
+    );
+    assert_eq!(
+        s.balance(g2, Environment::Production, "p1", "gold")
+            .await
+            .expect("balance"),
+        0
+    );
+}
+
+async fn case_earn_then_spend(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    assert_eq!(
+        apply(s, &op(g, "e1", MoneyKind::Earned, 100)).await,
+        MoneyOutcome::Applied { balance: 100 }
+    );
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 30)).await,
+        MoneyOutcome::Applied { balance: 70 }
+    );
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 70);
+    assert_eq!(ledger.len(), 2);
+    assert_eq!(ledger[0].tx_id, "e1");
+    assert_eq!(ledger[0].kind, MoneyKind::Earned);
+    assert_eq!(ledger[0].balance_after, 100);
+    assert_eq!(ledger[1].kind, MoneyKind::Spent);
+    assert_eq!(ledger[1].amount, 30);
+    assert_eq!(ledger[1].balance_after, 70);
+    assert_eq!(ledger[1].ts, at(1, 12));
+    assert_eq!(days[0].earned, BTreeMap::from([("gold".to_string(), 100)]));
+    assert_eq!(days[0].spent, BTreeMap::from([("gold".to_string(), 30)]));
+    // A day without events is empty.
+    let other_day = s
+        .day_aggregates(g, Environment::Production, &[day(2)])
+        .await
+        .expect("aggregates");
+    assert_eq!(other_day, vec![DayAggregate::default()]);
+}
+
+async fn case_overspend_writes_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "e1", MoneyKind::Earned, 50)).await;
+    let before = snapshot(s, g).await;
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
+        MoneyOutcome::InsufficientFunds { balance: 50 }
+    );
+    assert_eq!(snapshot(s, g).await, before);
+    // The refused tx id was not recorded: it may be retried once funds arrive.
+    apply(s, &op(g, "e2", MoneyKind::Earned, 1)).await;
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
+        MoneyOutcome::Applied { balance: 0 }
+    );
+}
+
+async fn case_replay_counts_once(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 40);
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    for _ in 0..100 {
+        assert_eq!(
+            apply(s, &earn).await,
+            MoneyOutcome::Duplicate { balance: 40 }
+        );
+    }
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 40);
+    assert_eq!(ledger.len(), 1);
+    assert_eq!(days[0].earned["gold"], 40);
+    // A replay answers the first result even after the balance moved on.
+    apply(s, &op(g, "s1", MoneyKind::Spent, 10)).await;
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+}
+
+async fn case_kill_switch_writes_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "e1", MoneyKind::Earned, 10)).await;
+    s.set_kill_level(g, 2).await.expect("kill 2");
+    assert_eq!(
+        apply(s, &op(g, "e2", MoneyKind::Earned, 5)).await,
+        MoneyOutcome::Applied { balance: 15 }
+    );
+    s.set_kill_level(g, 3).await.expect("kill 3");
+    let before = snapshot(s, g).await;
+    for (i, kind) in [MoneyKind::Earned, MoneyKind::Spent, MoneyKind::Purchase]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(
+            apply(s, &op(g, &format!("k{i}"), kind, 1)).await,
+            MoneyOutcome::KillSwitch
+        );
+    }
+    assert_eq!(snapshot(s, g).await, before);
+    s.set_kill_level(g, 0).await.expect("kill 0");
+    assert_eq!(
+        apply(s, &op(g, "k0", MoneyKind::Earned, 1)).await,
+        MoneyOutcome::Applied { balance: 16 }
+    );
+}
+
+async fn case_purchase_revenue_by_group(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "e1", MoneyKind::Earned, 7)).await;
+    let treated = op(g, "buy1", MoneyKind::Purchase, 499);
+    assert_eq!(
+        apply(s, &treated).await,
+        MoneyOutcome::Applied { balance: 0 }
+    );
+    let control = MoneyOp {
+        holdout: true,
+        ..op(g, "buy2", MoneyKind::Purchase, 199)
+    };
+    apply(s, &control).await;
+    apply(
+        s,
+        &MoneyOp {
+            ts: at(2, 1),
+            ..op(g, "buy3", MoneyKind::Purchase, 1000)
+        },
+    )
+    .await;
+    let (balance, ledger, _) = snapshot(s, g).await;
+    assert_eq!(balance, 7, "a purchase moves no wallet");
+    assert_eq!(ledger.len(), 4);
+    assert_eq!(ledger[1].kind, MoneyKind::Purchase);
+    assert_eq!(ledger[1].balance_after, 0);
+    let days = s
+        .day_aggregates(g, Environment::Production, &[day(1), day(2), day(3)])
+        .await
+        .expect("aggregates");
+    assert_eq!(days[0].revenue_treatment_cents, 499);
+    assert_eq!(days[0].revenue_control_cents, 199);
+    assert_eq!(days[1].revenue_treatment_cents, 1000);
+    assert_eq!(days[1].revenue_control_cents, 0);
+    assert_eq!(days[2], DayAggregate::default());
+}
+
+async fn case_environments_apart(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "t1", MoneyKind::Earned, 100)).await;
+    let sandbox = MoneyOp {
+        env: Environment::Sandbox,
+        ..op(g, "t1", MoneyKind::Earned, 5)
+    };
+    // Same tx id in another environment is another event.
+    assert_eq!(
+        apply(s, &sandbox).await,
+        MoneyOutcome::Applied { balance: 5 }
+    );
+    let prod = s
+        .balance(g, Environment::Production, "p1", "gold")
+        .await
+        .expect("balance");
+    let sand = s
+        .balance(g, Environment::Sandbox, "p1", "gold")
+        .await
+        .expect("balance");
+    assert_eq!((prod, sand), (100, 5));
+    let sandbox_ledger = s.ledger(g, Environment::Sandbox).await.expect("ledger");
+    assert_eq!(sandbox_ledger.len(), 1);
+    assert_eq!(sandbox_ledger[0].amount, 5);
+    let days = s
+        .day_aggregates(g, Environment::Sandbox, &[day(1)])
+        .await
+        .expect("aggregates");
+    assert_eq!(days[0].earned["gold"], 5);
+}
+
+async fn case_import_skips_balance_check(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let spend = MoneyOp {
+        import: true,
+        ..op(g, "old-spend", MoneyKind::Spent, 30)
+    };
+    assert_eq!(
+        apply(s, &spend).await,
+        MoneyOutcome::Applied { balance: -30 }
+    );
+    let earn = MoneyOp {
+        import: true,
+        ..op(g, "old-earn", MoneyKind::Earned, 50)
+    };
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 20 });
+    assert_eq!(
+        apply(s, &spend).await,
+        MoneyOutcome::Duplicate { balance: -30 }
+    );
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 20);
+    assert_eq!(ledger.len(), 2);
+    assert_eq!(days[0].spent["gold"], 30);
+}
+
+async fn case_concurrent_spends(ctx: Ctx) {
+    const BALANCE: i64 = 10_000;
+    const PRICE: i64 = 37;
+    const SPENDS: usize = 1_000;
+    let s = ctx.store;
+    let g = Uuid::new_v4();
+    apply(&s, &op(g, "seed", MoneyKind::Earned, BALANCE)).await;
+    let tasks: Vec<_> = (0..SPENDS)
+        .map(|i| {
+            let s = Arc::clone(&s);
+            tokio::spawn(async move {
+                s.apply_money(&op(g, &format!("spend-{i}"), MoneyKind::Spent, PRICE))
+                    .await
+            })
+        })
+        .collect();
+    let mut applied = 0_i64;
+    for task in tasks {
+        match task.await.expect("task").expect("apply_money") {
+            MoneyOutcome::Applied { balance } => {
+                assert!(balance >= 0);
+                applied += 1;
+            }
+            MoneyOutcome::InsufficientFunds { balance } => assert!(balance < PRICE),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(applied, BALANCE / PRICE);
+    let (balance, ledger, days) = snapshot(&s, g).await;
+    assert_eq!(balance, BALANCE - applied * PRICE);
+    assert!(balance >= 0);
+    let spends = ledger.iter().filter(|e| e.kind == MoneyKind::Spent).count();
+    assert_eq!(i64::try_from(spends).expect("count"), applied);
+    assert_eq!(days[0].spent["gold"], applied * PRICE);
+}
+
+async fn case_randomised_ledger_sums(ctx: Ctx) {
+    const OPS: usize = 10_000;
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let players = ["ann", "bob", "cy"];
+    let currencies = ["gold", "gems"];
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    let mut model: HashMap<(String, String), i64> = HashMap::new();
+    let mut first_result: HashMap<String, i64> = HashMap::new();
+    let mut holdout_of: HashMap<String, bool> = HashMap::new();
+    let mut issued: Vec<MoneyOp> = Vec::new();
+    for i in 0..OPS {
+        let roll = rng.random_range(0..100);
+        let op = if roll < 10 && !issued.is_empty() {
+            // Replay an earlier event.
+            issued[rng.random_range(0..issued.len())].clone()
+        } else {
+            let kind = match roll {
+                0..=44 => MoneyKind::Earned,
+                45..=94 => MoneyKind::Spent,
+                _ => MoneyKind::Purchase,
+            };
+            let player = players[rng.random_range(0..players.len())];
+            let currency = if kind == MoneyKind::Purchase {
+                ""
+            } else {
+                currencies[rng.random_range(0..currencies.len())]
+            };
+            MoneyOp {
+                game_id: g,
+                env,
+                player_id: player.into(),
+                tx_id: format!("tx-{i}"),
+                kind,
+                currency_id: currency.into(),
+                amount: rng.random_range(1..60),
+                ts: at(rng.random_range(1..4), rng.random_range(0..24)),
+                holdout: rng.random_bool(0.1),
+                import: rng.random_bool(0.02),
+            }
+        };
+        let outcome = apply(s, &op).await;
+        let key = (op.player_id.clone(), op.currency_id.clone());
+        let current = model.get(&key).copied().unwrap_or(0);
+        let expected = if let Some(&balance) = first_result.get(&op.tx_id) {
+            MoneyOutcome::Duplicate { balance }
+        } else if op.kind == MoneyKind::Spent && !op.import && current < op.amount {
+            MoneyOutcome::InsufficientFunds { balance: current }
+        } else {
+            let after = match op.kind {
+                MoneyKind::Earned => current + op.amount,
+                MoneyKind::Spent => current - op.amount,
+                MoneyKind::Purchase => 0,
+            };
+            if op.kind != MoneyKind::Purchase {
+                model.insert(key, after);
+            }
+            first_result.insert(op.tx_id.clone(), after);
+            holdout_of.insert(op.tx_id.clone(), op.holdout);
+            issued.push(op.clone());
+            MoneyOutcome::Applied { balance: after }
+        };
+        assert_eq!(outcome, expected, "op {i}: {op:?}");
+    }
+
+    let ledger = s.ledger(g, env).await.expect("ledger");
+    assert_eq!(ledger.len(), first_result.len());
+    let mut sums: HashMap<(String, String), i64> = HashMap::new();
+    let mut expected_days: BTreeMap<NaiveDate, DayAggregate> = BTreeMap::new();
+    for entry in &ledger {
+        let day = expected_days.entry(entry.ts.date_naive()).or_default();
+        let key = (entry.player_id.clone(), entry.currency_id.clone());
+        match entry.kind {
+            MoneyKind::Earned => {
+                *sums.entry(key).or_default() += entry.amount;
+                *day.earned.entry(entry.currency_id.clone()).or_default() += entry.amount;
+            }
+            MoneyKind::Spent => {
+                *sums.entry(key).or_default() -= entry.amount;
+                *day.spent.entry(entry.currency_id.clone()).or_default() += entry.amount;
+            }
+            MoneyKind::Purchase if holdout_of[&entry.tx_id] => {
+                day.revenue_control_cents += entry.amount;
+            }
+            MoneyKind::Purchase => day.revenue_treatment_cents += entry.amount,
+        }
+    }
+    for player in players {
+        for currency in currencies {
+            let key = (player.to_string(), currency.to_string());
+            let balance = s.balance(g, env, player, currency).await.expect("balance");
+            assert_eq!(balance, sums.get(&key).copied().unwrap_or(0), "{key:?}");
+            assert_eq!(balance, model.get(&key).copied().unwrap_or(0), "{key:?}");
+        }
+    }
+    let days: Vec<NaiveDate> = expected_days.keys().copied().collect();
+    let actual = s.day_aggregates(g, env, &days).await.expect("aggregates");
+    assert_eq!(actual, expected_days.into_values().collect::<Vec<_>>());
+}
+
+async fn case_publish_reaches_subscriber(ctx: Ctx) {
+    let receiver_node = ctx.peer().await;
+    let mut rx = receiver_node.subscribe();
+    let mut own_rx = ctx.store.subscribe();
+    let msg = BusMessage::KillSwitch {
+        game_id: Uuid::new_v4(),
+        level: 2,
+        reason: "incident".into(),
+        updated_at: at(1, 0),
+    };
+    ctx.store.publish(&msg).await.expect("publish");
+    let got = tokio::time::timeout(Duration::from_secs(2), rx.recv())
+        .await
+        .expect("message within 2 s")
+        .expect("bus open");
+    assert_eq!(got, msg);
+    let own = tokio::time::timeout(Duration::from_secs(2), own_rx.recv())
+        .await
+        .expect("sender receives its own message")
+        .expect("bus open");
+    assert_eq!(own, msg);
+    // Another key space hears nothing.
+    let stranger = ctx.other_space().await;
+    let mut stranger_rx = stranger.subscribe();
+    ctx.store
+        .publish(&BusMessage::GameChanged {
+            game_id: Uuid::new_v4(),
+        })
+        .await
+        .expect("publish");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), stranger_rx.recv())
+            .await
+            .is_err()
+    );
+}
+
+/// Asserts that `result` is `Unavailable` and came within the contract's 2 seconds.
+fn assert_unavailable<T: std::fmt::Debug>(result: Result<T, StoreError>, started: Instant) {
+    assert!(
+        matches!(result, Err(StoreError::Unavailable(_))),
+        "expected Unavailable, got {result:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_nothing_listening_is_unavailable_fast() {
+    let url = format!("redis://127.0.0.1:{}/", crate::redis_harness::free_port());
+    let started = Instant::now();
+    let result = RedisStore::connect(&url, &unique_prefix(), Duration::from_secs(1)).await;
+    assert_unavailable(result, started);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
+    let (mut server, port) = start_private();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let prefix = unique_prefix();
+    let store = RedisStore::connect(&url, &prefix, Duration::from_secs(1))
+        .await
+        .expect("connect");
+    let mut bus = store.subscribe();
+    let coll = Collection::global("games");
+    store
+        .put_all(coll, vec![("a".into(), bytes("1"))])
+        .await
+        .expect("put while up");
+    server.kill().expect("kill redis-server");
+    server.wait().expect("reap redis-server");
+    let started = Instant::now();
+    assert_unavailable(store.ping().await, started);
+    let started = Instant::now();
+    assert_unavailable(
+        store.put_all(coll, vec![("b".into(), bytes("2"))]).await,
+        started,
+    );
+    let started = Instant::now();
+    assert_unavailable(
+        store
+            .apply_money(&op(Uuid::new_v4(), "t", MoneyKind::Earned, 1))
+            .await,
+        started,
+    );
+
+    // Redis comes back (empty, as it keeps no data): commands and the bus recover by themselves.
+    let mut server = start_on(port);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while store.ping().await.is_err() {
+        assert!(Instant::now() < deadline, "commands did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    store
+        .put_all(coll, vec![("c".into(), bytes("3"))])
+        .await
+        .expect("put after recovery");
+    let msg = BusMessage::GameChanged {
+        game_id: Uuid::new_v4(),
+    };
+    loop {
+        assert!(Instant::now() < deadline, "bus did not recover");
+        store.publish(&msg).await.expect("publish");
+        if let Ok(received) = tokio::time::timeout(Duration::from_millis(200), bus.recv()).await {
+            assert_eq!(received.expect("bus open"), msg);
+            break;
+        }
+    }
+    drop(store);
+    server.kill().expect("kill redis-server");
+    server.wait().expect("reap redis-server");
+}
