@@ -260,7 +260,7 @@ pub async fn apply(
     };
     let op = match event {
         SdkEvent::SessionStart { .. } => {
-            session.change(SessionChange::Touch);
+            session.touch();
             return Ok(Applied::Accepted(None));
         }
         SdkEvent::OfferShown { offer_id, .. } => {

@@ -232,9 +232,12 @@ impl Handler<TakeBandit> for GameActor {
     }
 }
 
-/// The handle the rest of the service uses: reads the published view, sends changes.
+/// The handle the rest of the service uses: reads the published view, sends changes. One
+/// `Arc`, so cloning it on the hot path is a single reference-count increment.
 #[derive(Clone)]
-pub struct GameHandle {
+pub struct GameHandle(Arc<GameShared>);
+
+struct GameShared {
     addr: Addr<GameActor>,
     view: Arc<ArcSwap<GameView>>,
 }
@@ -255,17 +258,18 @@ impl GameHandle {
             view: actor_view,
             learned_unpublished: false,
         });
-        Self { addr, view }
+        Self(Arc::new(GameShared { addr, view }))
     }
 
     /// The latest published view: no lock, no message.
     pub fn view(&self) -> Arc<GameView> {
-        self.view.load_full()
+        self.0.view.load_full()
     }
 
     /// Applies a change; returns once the new view is published (read-your-writes).
     pub async fn change(&self, change: GameChange) -> Result<(), ActorError> {
-        self.addr
+        self.0
+            .addr
             .send(change)
             .await
             .map_err(|e| ActorError::Unavailable(e.to_string()))
@@ -273,7 +277,7 @@ impl GameHandle {
 
     /// Feeds the L1 model without waiting.
     pub fn learn(&self, segment: Segment, arm: Arm, purchased: bool) {
-        self.addr.do_send(Learn {
+        self.0.addr.do_send(Learn {
             segment,
             arm,
             purchased,
@@ -282,7 +286,8 @@ impl GameHandle {
 
     /// The model's statistics, for persistence.
     pub async fn bandit(&self) -> Result<BanditState, ActorError> {
-        self.addr
+        self.0
+            .addr
             .send(TakeBandit)
             .await
             .map_err(|e| ActorError::Unavailable(e.to_string()))

@@ -99,11 +99,35 @@ pub enum PushResult {
     Full,
 }
 
+/// Milliseconds since `epoch`, for lock-free "last seen" stamps.
+fn millis_since(epoch: Instant) -> i64 {
+    i64::try_from(epoch.elapsed().as_millis()).unwrap_or(i64::MAX)
+}
+
+/// When a session was last used, written by readers without a message to the actor.
+#[derive(Debug)]
+struct Activity {
+    epoch: Instant,
+    last_ms: AtomicI64,
+}
+
+impl Activity {
+    fn touch(&self) {
+        self.last_ms
+            .store(millis_since(self.epoch), Ordering::Relaxed);
+    }
+
+    fn idle_for(&self) -> Duration {
+        let idle = millis_since(self.epoch) - self.last_ms.load(Ordering::Relaxed);
+        Duration::from_millis(u64::try_from(idle).unwrap_or(0))
+    }
+}
+
 /// The actor owning one session.
 pub struct SessionActor {
     player: Arc<ArcSwap<PlayerContext>>,
     outbound: Option<tokio::sync::mpsc::Sender<Outbound>>,
-    last_activity: Instant,
+    activity: Arc<Activity>,
     idle_ttl: Duration,
     on_stop: Option<Box<dyn FnOnce() + Send>>,
 }
@@ -115,7 +139,7 @@ impl Actor for SessionActor {
         let check = (self.idle_ttl / 4).max(Duration::from_millis(250));
         ctx.run_interval(check, |actor, ctx| {
             let socket_open = actor.outbound.as_ref().is_some_and(|tx| !tx.is_closed());
-            if !socket_open && actor.last_activity.elapsed() > actor.idle_ttl {
+            if !socket_open && actor.activity.idle_for() > actor.idle_ttl {
                 ctx.stop();
             }
         });
@@ -138,8 +162,6 @@ pub enum SessionChange {
     Spent(i64),
     /// Attributes were (re)sent, e.g. by a WebSocket `hello`.
     Attributes(Box<PlayerContext>),
-    /// Keeps the session alive.
-    Touch,
 }
 
 /// Attaches (or detaches, with `None`) the socket's outbound queue.
@@ -150,7 +172,7 @@ pub struct Attach(pub Option<tokio::sync::mpsc::Sender<Outbound>>);
 impl Handler<SessionChange> for SessionActor {
     type Result = ();
     fn handle(&mut self, msg: SessionChange, _: &mut Context<Self>) {
-        self.last_activity = Instant::now();
+        self.activity.touch();
         let mut next = PlayerContext::clone(&self.player.load());
         match msg {
             SessionChange::EventSeen => next.events_seen = next.events_seen.saturating_add(1),
@@ -162,7 +184,6 @@ impl Handler<SessionChange> for SessionActor {
                 next.platform = fresh.platform;
                 next.attributes = fresh.attributes;
             }
-            SessionChange::Touch => return,
         }
         self.player.store(Arc::new(next));
     }
@@ -171,19 +192,24 @@ impl Handler<SessionChange> for SessionActor {
 impl Handler<Attach> for SessionActor {
     type Result = ();
     fn handle(&mut self, msg: Attach, _: &mut Context<Self>) {
-        self.last_activity = Instant::now();
+        self.activity.touch();
         self.outbound = msg.0;
     }
 }
 
-/// The handle the rest of the service uses.
+/// The handle the rest of the service uses. One `Arc`, so cloning it on the hot path is a
+/// single reference-count increment.
 #[derive(Clone)]
-pub struct SessionHandle {
+pub struct SessionHandle(Arc<SessionShared>);
+
+/// What a [`SessionHandle`] shares with the actor and other handles.
+struct SessionShared {
     addr: Addr<SessionActor>,
     info: Arc<SessionInfo>,
     player: Arc<ArcSwap<PlayerContext>>,
     counters: Arc<OfferCounters>,
     outbound: Arc<ArcSwap<Option<tokio::sync::mpsc::Sender<Outbound>>>>,
+    activity: Arc<Activity>,
 }
 
 impl SessionHandle {
@@ -197,55 +223,66 @@ impl SessionHandle {
     ) -> Self {
         let player = Arc::new(ArcSwap::from_pointee(player));
         let actor_player = player.clone();
+        let activity = Arc::new(Activity {
+            epoch: Instant::now(),
+            last_ms: AtomicI64::new(0),
+        });
+        let actor_activity = activity.clone();
         let addr = SessionActor::start_in_arbiter(arbiter, move |_| SessionActor {
             player: actor_player,
             outbound: None,
-            last_activity: Instant::now(),
+            activity: actor_activity,
             idle_ttl,
             on_stop: Some(on_stop),
         });
-        Self {
+        Self(Arc::new(SessionShared {
             addr,
             info: Arc::new(info),
             player,
             counters: Arc::default(),
             outbound: Arc::new(ArcSwap::from_pointee(None)),
-        }
+            activity,
+        }))
+    }
+
+    /// Marks the session as used now (keeps it from idling out) without a message.
+    pub fn touch(&self) {
+        self.0.activity.touch();
     }
 
     /// Who the session is.
     pub fn info(&self) -> &SessionInfo {
-        &self.info
+        &self.0.info
     }
 
     /// The live features, with this session's offer counters filled in.
     pub fn player(&self) -> PlayerContext {
-        let mut p = PlayerContext::clone(&self.player.load());
-        p.offers_shown = self.counters.shown();
-        p.last_offer_at = self.counters.last();
+        let mut p = PlayerContext::clone(&self.0.player.load());
+        p.offers_shown = self.0.counters.shown();
+        p.last_offer_at = self.0.counters.last();
         p
     }
 
     /// The frequency-cap counters.
     pub fn counters(&self) -> &OfferCounters {
-        &self.counters
+        &self.0.counters
     }
 
     /// Applies a feature change without waiting.
     pub fn change(&self, change: SessionChange) {
-        self.addr.do_send(change);
+        self.0.addr.do_send(change);
     }
 
     /// Attaches a socket's outbound queue (the previous socket, if any, is dropped from
     /// this session: a resume replaces it).
     pub fn attach(&self, tx: Option<tokio::sync::mpsc::Sender<Outbound>>) {
-        self.outbound.store(Arc::new(tx.clone()));
-        self.addr.do_send(Attach(tx));
+        self.0.outbound.store(Arc::new(tx.clone()));
+        self.0.addr.do_send(Attach(tx));
     }
 
     /// Queues a message for the attached socket without blocking.
     pub fn push(&self, msg: Outbound) -> PushResult {
-        match self.outbound.load().as_ref() {
+        match self.0.outbound.load().as_ref() {
             None => PushResult::NoSocket,
             Some(tx) => match tx.try_send(msg) {
                 Ok(()) => PushResult::Queued,

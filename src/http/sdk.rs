@@ -9,7 +9,6 @@ use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use offer_actors::session::SessionChange;
 use offer_actors::{GameHandle, SessionHandle};
 use offer_domain::game::{Game, Mode};
 use offer_domain::offer::{KillSwitch, ServedOffer};
@@ -323,7 +322,7 @@ pub async fn next_offer(
     let game = sdk_game(&state, &caller).await?;
     let session =
         sessions::resolve(&state, caller.key.game_id, env_of(&caller), body.session_id).await?;
-    session.change(SessionChange::Touch);
+    session.touch();
     Ok(match serve(&state, &game, &session, event_type) {
         Served::Offer(offer) => Json(offer).into_response(),
         Served::NoOffer(reason, id) => no_offer(reason.as_str(), id),

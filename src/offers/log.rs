@@ -2,13 +2,14 @@
 //! dashboard can see why an offer was (or was not) served, and shadow decisions can be
 //! counted and inspected.
 //!
-//! Bounded: the oldest records are dropped past the capacity. Kept per node in memory,
-//! so the hot path never writes to the store; a decision is found on the node that made it.
+//! Bounded: the oldest records are overwritten past the capacity. Kept per node in memory,
+//! so the hot path never writes to the store nor takes a lock; a decision is found on the
+//! node that made it.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use arc_swap::ArcSwapOption;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use offer_actors::SessionInfo;
@@ -146,11 +147,12 @@ struct ShadowCounts {
     level_2: AtomicU64,
 }
 
-/// The bounded log.
+/// The bounded log: a ring of slots written without locks. A decision's id carries its
+/// slot number in its last four bytes (the rest is random, as in any v4 UUID), so a lookup
+/// goes straight to the slot and checks that the record there is still that decision.
 pub struct DecisionLog {
-    capacity: usize,
-    records: DashMap<Uuid, Arc<DecisionRecord>>,
-    order: std::sync::Mutex<VecDeque<Uuid>>,
+    slots: Box<[ArcSwapOption<DecisionRecord>]>,
+    next: AtomicU64,
     shadow: DashMap<Uuid, ShadowCounts>,
 }
 
@@ -165,48 +167,56 @@ pub struct ShadowReport {
     pub recent: Vec<DecisionRecord>,
 }
 
+fn slot_of(id: &Uuid) -> usize {
+    let b = id.as_bytes();
+    u32::from_be_bytes([b[12], b[13], b[14], b[15]]) as usize
+}
+
 impl DecisionLog {
-    /// A log keeping at most `capacity` records.
+    /// A log keeping the last `capacity` decisions (at most `u32::MAX`).
     pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.clamp(1, u32::MAX as usize);
         Self {
-            capacity: capacity.max(1),
-            records: DashMap::new(),
-            order: std::sync::Mutex::new(VecDeque::new()),
+            slots: (0..capacity).map(|_| ArcSwapOption::empty()).collect(),
+            next: AtomicU64::new(0),
             shadow: DashMap::new(),
         }
     }
 
-    /// Adds a record, dropping the oldest past the capacity.
+    /// A fresh decision id, bound to the next slot of the ring.
+    pub fn next_id(&self) -> Uuid {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        // The modulo keeps the slot below the capacity, which fits in u32.
+        #[allow(clippy::cast_possible_truncation)]
+        let slot = (n % self.slots.len() as u64) as u32;
+        let mut bytes = *Uuid::new_v4().as_bytes();
+        bytes[12..16].copy_from_slice(&slot.to_be_bytes());
+        Uuid::from_bytes(bytes)
+    }
+
+    /// Stores a record in its id's slot, replacing the oldest decision there.
     pub fn record(&self, record: DecisionRecord) {
         if let Some(shadow) = &record.shadow {
-            let counts = self.shadow.entry(record.game_id).or_default();
-            match shadow.fallback_level {
-                1 => counts.level_1.fetch_add(1, Ordering::Relaxed),
-                _ => counts.level_2.fetch_add(1, Ordering::Relaxed),
+            let bump = |c: &ShadowCounts| match shadow.fallback_level {
+                1 => c.level_1.fetch_add(1, Ordering::Relaxed),
+                _ => c.level_2.fetch_add(1, Ordering::Relaxed),
+            };
+            match self.shadow.get(&record.game_id) {
+                Some(counts) => bump(&counts),
+                None => bump(&self.shadow.entry(record.game_id).or_default()),
             };
         }
-        let id = record.offer_id;
-        self.records.insert(id, Arc::new(record));
-        let evicted = {
-            let mut order = self
-                .order
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            order.push_back(id);
-            if order.len() > self.capacity {
-                order.pop_front()
-            } else {
-                None
-            }
-        };
-        if let Some(old) = evicted {
-            self.records.remove(&old);
+        if let Some(slot) = self.slots.get(slot_of(&record.offer_id)) {
+            slot.store(Some(Arc::new(record)));
         }
     }
 
-    /// A recorded decision.
+    /// A recorded decision, if it is still in the ring.
     pub fn get(&self, id: &Uuid) -> Option<Arc<DecisionRecord>> {
-        self.records.get(id).map(|r| r.clone())
+        self.slots
+            .get(slot_of(id))
+            .and_then(ArcSwapOption::load_full)
+            .filter(|r| r.offer_id == *id)
     }
 
     /// Shadow counts and the latest `limit` shadow decisions of a game.
@@ -217,25 +227,53 @@ impl DecisionLog {
                 c.level_2.load(Ordering::Relaxed),
             )
         });
-        let ids: Vec<Uuid> = self
-            .order
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        let mut recent: Vec<DecisionRecord> = self
+            .slots
             .iter()
-            .rev()
-            .copied()
-            .collect();
-        let recent = ids
-            .iter()
-            .filter_map(|id| self.get(id))
+            .filter_map(ArcSwapOption::load_full)
             .filter(|r| r.game_id == game_id && r.shadow.is_some())
-            .take(limit)
             .map(|r| DecisionRecord::clone(&r))
             .collect();
+        recent.sort_by_key(|r| std::cmp::Reverse(r.decided_at));
+        recent.truncate(limit);
         ShadowReport {
             level_1,
             level_2,
             recent,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_find_their_slot_until_overwritten() {
+        let log = DecisionLog::new(4);
+        let ids: Vec<Uuid> = (0..5).map(|_| log.next_id()).collect();
+        for id in &ids {
+            log.record(DecisionRecord {
+                offer_id: *id,
+                game_id: Uuid::nil(),
+                session_id: Uuid::nil(),
+                trigger: "t".into(),
+                decided_at: Utc::now(),
+                outcome: "suppressed",
+                fallback_level: None,
+                item_ids: Vec::new(),
+                price_cents: None,
+                trace: Vec::new(),
+                shadow: None,
+                approval_candidate: None,
+                learning: None,
+            });
+        }
+        assert!(log.get(&ids[0]).is_none(), "overwritten by the fifth");
+        for id in &ids[1..] {
+            assert_eq!(log.get(id).map(|r| r.offer_id), Some(*id));
+        }
+        assert!(log.get(&Uuid::new_v4()).is_none());
+        assert_eq!(ids[0].get_version_num(), 4);
     }
 }

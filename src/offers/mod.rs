@@ -37,7 +37,7 @@ pub fn serve(
     let player = session.player();
     let now = Utc::now();
     let decision = decide(&view.snapshot, &player, event_type, now, &mut rand::rng());
-    let decision_id = Uuid::new_v4();
+    let decision_id = state.decisions.next_id();
     let served = match &decision.outcome {
         Outcome::Offer(plan) => {
             if session.counters().reserve(&view.game.guardrails, now) {
