@@ -6,7 +6,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use offer_actors::ActorSystem;
 use offer_domain::game::GenreTable;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use uuid::Uuid;
 
 use crate::auth::AuthService;
@@ -35,6 +35,9 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Recent decisions and shadow counts.
     pub decisions: DecisionLog,
+    /// Turns true when the node shuts down: every socket writes what is queued and closes
+    /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
+    pub closing: watch::Sender<bool>,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
@@ -59,6 +62,7 @@ impl AppState {
             genres,
             metrics,
             decisions: DecisionLog::new(settings_capacity),
+            closing: watch::channel(false).0,
             write_locks: DashMap::new(),
         }))
     }

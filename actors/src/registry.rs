@@ -115,6 +115,16 @@ impl ActorSystem {
             .collect()
     }
 
+    /// Calls `f` on every open session of a game on this node without collecting them
+    /// (a broadcast to many sessions allocates nothing per recipient).
+    pub fn for_each_session_of(&self, game_id: Uuid, mut f: impl FnMut(&SessionHandle)) {
+        for s in self.sessions.iter() {
+            if s.info().game_id == game_id {
+                f(s.value());
+            }
+        }
+    }
+
     /// Stops every shard (on shutdown).
     pub fn stop(&self) {
         for a in &self.arbiters {
