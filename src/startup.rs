@@ -194,8 +194,7 @@ async fn apply_bus(state: &AppState, msg: BusMessage) {
                 tracing::warn!(%game_id, error = %e, "reload after bus change failed");
             }
             if let Some(game) = state.actors.game(&game_id) {
-                let config_version = game.view().version;
-                crate::ws::broadcast(state, game_id, &ServerMessage::Config { config_version });
+                crate::ws::announce_config(state, &game.view());
             }
         }
         BusMessage::KillSwitch {

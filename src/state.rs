@@ -38,6 +38,9 @@ pub struct Inner {
     /// Turns true when the node shuts down: every socket writes what is queued and closes
     /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
     pub closing: watch::Sender<bool>,
+    /// Per game, a checksum of the configuration this node's sockets were last told about,
+    /// so `config` is pushed only for changes a client can see.
+    pub announced_config: DashMap<Uuid, u32>,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
@@ -63,6 +66,7 @@ impl AppState {
             metrics,
             decisions: DecisionLog::new(settings_capacity),
             closing: watch::channel(false).0,
+            announced_config: DashMap::new(),
             write_locks: DashMap::new(),
         }))
     }

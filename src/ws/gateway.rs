@@ -340,6 +340,7 @@ impl Conn {
             Ok(opened) => opened,
             Err(e) => return self.reply(api_error(&e)).await,
         };
+        super::note_config(&self.state, &game.view());
         let ready_game = game.clone();
         let attached = session.attach(
             self.state.settings.websocket.outbound_queue,

@@ -18,7 +18,7 @@ use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::response::{IntoResponse, Response};
-use offer_actors::PushResult;
+use offer_actors::{GameView, PushResult};
 use uuid::Uuid;
 
 use crate::auth::SdkCaller;
@@ -77,4 +77,52 @@ pub fn broadcast(state: &AppState, game_id: Uuid, msg: &ServerMessage) -> usize 
         tracing::info!(%game_id, cut, "slow consumers cut off during a broadcast");
     }
     delivered
+}
+
+/// A checksum of what a client sees of a game's configuration (mode, catalogue, templates,
+/// bundles, experiments). `config_version` also moves for changes no client sees (a launch
+/// date, the approval queue, the model's learning), so `config` is pushed only when this
+/// changes.
+fn client_config(view: &GameView) -> u32 {
+    let parts = (
+        view.game.mode,
+        &view.items,
+        &view.templates,
+        &view.bundles,
+        &view.experiments,
+    );
+    serde_json::to_vec(&parts).map_or(0, |bytes| crc32fast::hash(&bytes))
+}
+
+/// Remembers what this node's clients of `view`'s game were told, the first time one
+/// connects.
+pub fn note_config(state: &AppState, view: &GameView) {
+    let game_id = view.game.game_id;
+    if !state.announced_config.contains_key(&game_id) {
+        state
+            .announced_config
+            .entry(game_id)
+            .or_insert_with(|| client_config(view));
+    }
+}
+
+/// After a configuration change: pushes `config` to the game's sessions on this node when
+/// something they see changed.
+pub fn announce_config(state: &AppState, view: &GameView) {
+    let game_id = view.game.game_id;
+    let now = client_config(view);
+    let changed = match state.announced_config.get_mut(&game_id) {
+        Some(mut seen) => std::mem::replace(&mut *seen, now) != now,
+        // No client connected here since start: nobody to tell.
+        None => false,
+    };
+    if changed {
+        broadcast(
+            state,
+            game_id,
+            &ServerMessage::Config {
+                config_version: view.version,
+            },
+        );
+    }
 }

@@ -8,3 +8,4 @@ mod helpers;
 mod ops;
 mod redis_harness;
 mod store_conformance;
+mod ws;
