@@ -228,19 +228,22 @@ impl Conn {
             live.session.detach(&live.queue);
             drop(live);
         }
-        if let Some((code, reason)) = close {
-            let frame = Message::Close(Some(CloseFrame {
-                code,
-                reason: reason.into(),
-            }));
-            let socket = &mut self.socket;
-            let handshake = async {
-                if socket.send(frame).await.is_ok() {
-                    while let Some(Ok(_)) = socket.recv().await {}
+        let socket = &mut self.socket;
+        let handshake = async {
+            if let Some((code, reason)) = close {
+                let frame = Message::Close(Some(CloseFrame {
+                    code,
+                    reason: reason.into(),
+                }));
+                if socket.send(frame).await.is_err() {
+                    return;
                 }
-            };
-            let _ = tokio::time::timeout(CLOSE_GRACE, handshake).await;
-        }
+            }
+            // Reading on flushes the reply to a client's close, or waits for the client's
+            // reply to ours; it ends at once when the connection is already gone.
+            while let Some(Ok(_)) = socket.recv().await {}
+        };
+        let _ = tokio::time::timeout(CLOSE_GRACE, handshake).await;
     }
 
     /// Answers `msg` through the session's queue, or directly (seq 0) before `hello`.

@@ -133,6 +133,20 @@ impl Client {
     }
 }
 
+/// A session id whose player (`p-{session}`) is outside the game's holdout (the contract's
+/// rule), so the offer pipeline is not skipped for it.
+fn fresh(game: &str) -> Uuid {
+    use sha2::{Digest, Sha256};
+    loop {
+        let session = Uuid::new_v4();
+        let h = Sha256::digest(format!("p-{session}:{}", game.to_lowercase()));
+        let first: [u8; 8] = h[..8].try_into().expect("8 bytes");
+        if u64::from_be_bytes(first) % 10_000 >= 1_000 {
+            return session;
+        }
+    }
+}
+
 /// A game with a store shelf (so L4 always has an offer), its SDK key and a client.
 async fn game_with_shelf(app: &TestApp) -> (String, String) {
     let game = app.create_game().await;
@@ -184,9 +198,9 @@ fn shape(v: &Value) -> Value {
 }
 
 /// One scripted conversation; returns every server message.
-async fn conversation(app: &TestApp, key: &str, fmt: Fmt) -> Vec<Value> {
+async fn conversation(app: &TestApp, game: &str, key: &str, fmt: Fmt) -> Vec<Value> {
     let mut c = connect(app, key, fmt).await;
-    let mut seen = vec![c.hello(Uuid::new_v4(), None).await];
+    let mut seen = vec![c.hello(fresh(game), None).await];
     c.send(
         json!({"type": "event", "event": {"type": "currency_earned", "currency_id": "gems",
                                               "amount": 50, "tx_id": Uuid::new_v4()}}),
@@ -210,9 +224,9 @@ async fn conversation(app: &TestApp, key: &str, fmt: Fmt) -> Vec<Value> {
 #[tokio::test]
 async fn json_and_msgpack_sessions_give_the_same_messages() {
     let app = spawn_app().await;
-    let (_game, key) = game_with_shelf(&app).await;
-    let json = conversation(&app, &key, Fmt::Json).await;
-    let msgpack = conversation(&app, &key, Fmt::MsgPack).await;
+    let (game, key) = game_with_shelf(&app).await;
+    let json = conversation(&app, &game, &key, Fmt::Json).await;
+    let msgpack = conversation(&app, &game, &key, Fmt::MsgPack).await;
     let types: Vec<&Value> = json.iter().map(|m| &m["type"]).collect();
     assert_eq!(
         types,
@@ -238,7 +252,7 @@ async fn hello_gets_ready_first_and_triggers_push_offers() {
     let (game, key) = game_with_shelf(&app).await;
     set_kill(&app, &game, 1).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
-    let ready = c.hello(Uuid::new_v4(), None).await;
+    let ready = c.hello(fresh(&game), None).await;
     assert_eq!(ready["type"], "ready");
     assert_eq!(ready["seq"], 1);
     assert_eq!(ready["kill_switch"]["level"], 1);
@@ -269,9 +283,9 @@ async fn hello_gets_ready_first_and_triggers_push_offers() {
 #[tokio::test]
 async fn money_events_push_balances_and_overspend_changes_nothing() {
     let app = spawn_app_redis().await;
-    let (_game, key) = game_with_shelf(&app).await;
+    let (game, key) = game_with_shelf(&app).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(Uuid::new_v4(), None).await;
+    c.hello(fresh(&game), None).await;
     let earn = Uuid::new_v4();
     let earned = json!({"type": "event", "event": {"type": "currency_earned",
         "currency_id": "gems", "amount": 100, "source": "quest", "tx_id": earn}});
@@ -323,7 +337,7 @@ async fn kill_switch_and_catalogue_reach_the_other_node() {
     let key = a.sdk_key(&game, "production").await;
     let mut on_b = connect(&b, &key, Fmt::MsgPack).await;
     assert_eq!(
-        on_b.hello(Uuid::new_v4(), None).await["kill_switch"]["level"],
+        on_b.hello(fresh(&game), None).await["kill_switch"]["level"],
         0
     );
 
@@ -358,7 +372,7 @@ async fn kill_switch_and_catalogue_reach_the_other_node() {
     // A client connecting to B afterwards learns the level in `ready`.
     let mut late = connect(&b, &key, Fmt::Json).await;
     assert_eq!(
-        late.hello(Uuid::new_v4(), None).await["kill_switch"]["level"],
+        late.hello(fresh(&game), None).await["kill_switch"]["level"],
         2
     );
 
@@ -379,7 +393,7 @@ async fn kill_switch_and_catalogue_reach_the_other_node() {
 async fn resume_after_reconnect_gets_the_missed_messages() {
     let app = spawn_app().await;
     let (game, key) = game_with_shelf(&app).await;
-    let session = Uuid::new_v4();
+    let session = fresh(&game);
     let mut first = connect(&app, &key, Fmt::Json).await;
     assert_eq!(first.hello(session, None).await["seq"], 1);
     first
@@ -435,8 +449,8 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
 #[tokio::test]
 async fn a_second_socket_on_a_session_replaces_the_first() {
     let app = spawn_app().await;
-    let (_game, key) = game_with_shelf(&app).await;
-    let session = Uuid::new_v4();
+    let (game, key) = game_with_shelf(&app).await;
+    let session = fresh(&game);
     let mut first = connect(&app, &key, Fmt::Json).await;
     first.hello(session, None).await;
     let mut second = connect(&app, &key, Fmt::Json).await;
@@ -460,7 +474,7 @@ async fn a_client_that_does_not_read_is_cut_off_with_4008() {
     s.websocket.outbound_queue = 4;
     let app = spawn_with(s).await;
     let (game, key) = game_with_shelf(&app).await;
-    let session = Uuid::new_v4();
+    let session = fresh(&game);
     let mut c = connect(&app, &key, Fmt::Json).await;
     c.hello(session, None).await;
     let handle = app
@@ -514,9 +528,9 @@ async fn a_client_that_does_not_read_is_cut_off_with_4008() {
 #[tokio::test]
 async fn a_frame_over_64_kib_closes_with_1009() {
     let app = spawn_app().await;
-    let (_game, key) = game_with_shelf(&app).await;
+    let (game, key) = game_with_shelf(&app).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(Uuid::new_v4(), None).await;
+    c.hello(fresh(&game), None).await;
     let big = json!({"type": "offer_request", "trigger_context": {"event_type": "first_loss",
                      "padding": "x".repeat(70 * 1024)}});
     c.send(big).await;
@@ -526,9 +540,9 @@ async fn a_frame_over_64_kib_closes_with_1009() {
 #[tokio::test]
 async fn malformed_messages_get_errors_and_three_in_a_row_close_with_1007() {
     let app = spawn_app().await;
-    let (_game, key) = game_with_shelf(&app).await;
+    let (game, key) = game_with_shelf(&app).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(Uuid::new_v4(), None).await;
+    c.hello(fresh(&game), None).await;
     c.ws.send(Message::text("{not json")).await.expect("send");
     let e = c.recv().await;
     assert_eq!(
@@ -551,7 +565,7 @@ async fn malformed_messages_get_errors_and_three_in_a_row_close_with_1007() {
 #[tokio::test]
 async fn a_bad_key_is_refused_before_the_upgrade() {
     let app = spawn_app().await;
-    let (_game, key) = game_with_shelf(&app).await;
+    let (game, key) = game_with_shelf(&app).await;
     for bad in [format!("{key}x"), "nonsense".to_owned(), app.admin.clone()] {
         match try_connect(&app, &bad, Some("svc.v1.json")).await {
             Err(WsError::Http(resp)) => {
@@ -577,5 +591,44 @@ async fn a_bad_key_is_refused_before_the_upgrade() {
     assert_eq!(resp.status().as_u16(), 401);
     // The good key without a subprotocol gets JSON.
     let mut c = try_connect(&app, &key, None).await.expect("connects");
-    assert_eq!(c.hello(Uuid::new_v4(), None).await["type"], "ready");
+    assert_eq!(c.hello(fresh(&game), None).await["type"], "ready");
+}
+
+#[tokio::test]
+async fn a_silent_client_gets_pings_then_an_idle_close() {
+    let mut s = settings(Backend::Embedded, None);
+    s.websocket.ping_interval_s = 1;
+    s.websocket.idle_timeout_s = 2;
+    let app = spawn_with(s).await;
+    let (game, key) = game_with_shelf(&app).await;
+    let mut c = connect(&app, &key, Fmt::Json).await;
+    c.hello(fresh(&game), None).await;
+    // The client reads nothing (so it answers no ping) for longer than the idle timeout.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut pinged = false;
+    let code = loop {
+        match tokio::time::timeout(PATIENCE, c.ws.next())
+            .await
+            .expect("in time")
+        {
+            Some(Ok(Message::Ping(_))) => pinged = true,
+            Some(Ok(Message::Close(Some(f)))) => break u16::from(f.code),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(pinged, "the server pinged");
+    assert_eq!(code, 1001);
+}
+
+#[tokio::test]
+async fn shutdown_closes_sockets_with_1001() {
+    let app = spawn_app().await;
+    let (game, key) = game_with_shelf(&app).await;
+    let mut c = connect(&app, &key, Fmt::MsgPack).await;
+    c.hello(fresh(&game), None).await;
+    c.send(json!({"type": "offer_request", "trigger_context": {"event_type": "first_loss"}}))
+        .await;
+    assert_eq!(c.recv().await["type"], "offer");
+    let _ = app.running.shutdown.send(true);
+    assert_eq!(c.close_code().await, 1001);
 }
