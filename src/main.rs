@@ -34,6 +34,7 @@ fn serve(bind: Option<std::net::SocketAddr>, config: Option<std::path::PathBuf>)
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
+        .with_writer(std::io::stderr)
         .init();
     let mut settings = match Settings::load(config.as_deref()) {
         Ok(s) => s,

@@ -189,7 +189,8 @@ async fn follow_bus(state: AppState) {
 async fn apply_bus(state: &AppState, msg: BusMessage) {
     match msg {
         BusMessage::KeyRevoked { key_hash } => state.auth.forget(&key_hash),
-        BusMessage::GameChanged { game_id } => {
+        BusMessage::GameChanged { origin, .. } if origin == state.node_id => {}
+        BusMessage::GameChanged { game_id, .. } => {
             if let Err(e) = crate::repo::games::reload(state, game_id).await {
                 tracing::warn!(%game_id, error = %e, "reload after bus change failed");
             }

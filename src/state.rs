@@ -33,6 +33,8 @@ pub struct Inner {
     pub genres: GenreTable,
     /// Request counters and histograms.
     pub metrics: Metrics,
+    /// This process's id on the bus, so it can tell its own messages.
+    pub node_id: Uuid,
     /// Recent decisions and shadow counts.
     pub decisions: DecisionLog,
     /// Turns true when the node shuts down: every socket writes what is queued and closes
@@ -64,6 +66,7 @@ impl AppState {
             actors,
             genres,
             metrics,
+            node_id: Uuid::new_v4(),
             decisions: DecisionLog::new(settings_capacity),
             closing: watch::channel(false).0,
             announced_config: DashMap::new(),

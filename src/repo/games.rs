@@ -78,6 +78,10 @@ pub async fn reload(state: &AppState, game_id: Uuid) -> ApiResult<()> {
     let Some(handle) = state.actors.game(&game_id) else {
         return Ok(());
     };
+    // Serialised with this node's writes of the game, so a reload never lands between a
+    // local store write and its actor update.
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
     let Some(bytes) = state
         .store
         .get(games_collection(), &game_id.to_string())
@@ -217,7 +221,10 @@ pub async fn save(state: &AppState, handle: &GameHandle, game: Game) -> ApiResul
 pub async fn notify(state: &AppState, game_id: Uuid) -> ApiResult<()> {
     state
         .store
-        .publish(&BusMessage::GameChanged { game_id })
+        .publish(&BusMessage::GameChanged {
+            game_id,
+            origin: state.node_id,
+        })
         .await
         .map_err(ApiError::from)
 }

@@ -207,6 +207,9 @@ pub enum BusMessage {
     GameChanged {
         /// The game.
         game_id: Uuid,
+        /// The node that made the change; it already applied it and ignores its own echo
+        /// (reloading it could race with its next local change).
+        origin: Uuid,
     },
     /// A credential was revoked: drop it from every node's cache.
     KeyRevoked {

@@ -187,7 +187,7 @@ async fn keys_are_hashed_checked_and_revocable() {
 
 #[tokio::test]
 async fn authoring_key_reads_its_catalogue_only_and_expires() {
-    let mut settings = super::helpers::settings(super::helpers::Backend::Embedded, None);
+    let mut settings = super::helpers::settings(super::helpers::default_backend(), None);
     settings.auth.authoring_key_ttl_days = 1;
     let app = super::helpers::spawn_with(settings).await;
     let game = app.create_game().await;

@@ -48,8 +48,17 @@ pub fn settings(backend: Backend, prefix: Option<String>) -> Settings {
     s
 }
 
+/// The backend of `spawn_app()`: the embedded store, or real Redis when
+/// `OFFER_TEST_STORE=redis` (CI runs the HTTP suite both ways).
+pub fn default_backend() -> Backend {
+    match std::env::var("OFFER_TEST_STORE").as_deref() {
+        Ok("redis") => Backend::Redis,
+        _ => Backend::Embedded,
+    }
+}
+
 pub async fn spawn_app() -> TestApp {
-    spawn_with(settings(Backend::Embedded, None)).await
+    spawn_with(settings(default_backend(), None)).await
 }
 
 pub async fn spawn_app_on(backend: Backend) -> TestApp {

@@ -677,6 +677,7 @@ async fn case_publish_reaches_subscriber(ctx: Ctx) {
     ctx.store
         .publish(&BusMessage::GameChanged {
             game_id: Uuid::new_v4(),
+            origin: Uuid::new_v4(),
         })
         .await
         .expect("publish");
@@ -752,6 +753,7 @@ async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
         .expect("put after recovery");
     let msg = BusMessage::GameChanged {
         game_id: Uuid::new_v4(),
+        origin: Uuid::new_v4(),
     };
     loop {
         assert!(Instant::now() < deadline, "bus did not recover");

@@ -1,0 +1,384 @@
+//! The end-to-end comparison in one run: the engine and the baseline each in a child process,
+//! the clients in this process.
+//!
+//! Steps: start both servers on free loopback ports (the engine with the embedded store and a
+//! fresh 48-character JWT secret), wait until they answer, set the engine up over REST as a
+//! studio would ([`crate::setup`]), warm each up, then alternate measured runs engine,
+//! baseline, engine, baseline, ... so that drift of the shared machine hits both alike. The
+//! table printed last gives each target's median rps over the rounds, p50 and p99 over all
+//! its rounds, its share of 200 and 204 answers, and the engine/baseline ratios.
+//!
+//! The children are killed when the comparison ends, fails or is interrupted (Ctrl-C).
+
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use crate::drive::{self, Plan, Stats, Target};
+use crate::setup;
+use crate::{LoadArgs, SetupArgs, parse_duration};
+
+/// Flags of `compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
+    #[arg(long, default_value = "target/release/offer-engine")]
+    pub engine_bin: PathBuf,
+    /// Load settings of every run.
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Unmeasured warm-up of each server before the rounds.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Measured rounds; each round is one engine run then one baseline run.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Engine setup.
+    #[command(flatten)]
+    pub setup: SetupArgs,
+    /// Directory for the servers' output (default: a fresh directory under the temp dir).
+    #[arg(long)]
+    pub logs: Option<PathBuf>,
+    /// Longest wait for a server to answer after its start.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub start_timeout: Duration,
+}
+
+/// A server child process, killed and reaped when dropped.
+struct Server {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts `command` with stdout and stderr going to `<logs>/<name>.log`.
+    fn spawn(name: &'static str, mut command: Command, logs: &Path) -> Result<Self> {
+        let log = logs.join(format!("{name}.log"));
+        let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let err = out
+            .try_clone()
+            .with_context(|| format!("opening {} twice", log.display()))?;
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("starting the {name} ({command:?})"))?;
+        Ok(Self { name, child, log })
+    }
+
+    /// The last lines of the server's output, for error messages.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        format!("last lines of {}:\n{tail}", self.log.display())
+    }
+
+    /// Fails with the log tail when the process has exited.
+    fn check_alive(&mut self) -> Result<()> {
+        if let Some(status) = self
+            .child
+            .try_wait()
+            .with_context(|| format!("polling the {}", self.name))?
+        {
+            bail!("the {} exited ({status}); {}", self.name, self.log_tail());
+        }
+        Ok(())
+    }
+
+    /// Waits until `GET url` answers (with 200 when `need_ok`), the process exits, or
+    /// `timeout` passes.
+    async fn wait_ready(&mut self, url: &str, need_ok: bool, timeout: Duration) -> Result<()> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(1))
+            .build()
+            .context("building the HTTP client")?;
+        let start = Instant::now();
+        loop {
+            self.check_alive()?;
+            if let Ok(response) = client.get(url).send().await
+                && (!need_ok || response.status() == reqwest::StatusCode::OK)
+            {
+                return Ok(());
+            }
+            if start.elapsed() > timeout {
+                bail!(
+                    "the {} did not answer GET {url} within {timeout:?}; {}",
+                    self.name,
+                    self.log_tail()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Errors here mean the process is already gone.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free loopback port (released right away; the child binds it a moment later).
+fn free_port() -> Result<SocketAddr> {
+    let listener =
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("finding a free loopback port")?;
+    listener.local_addr().context("reading the free port")
+}
+
+/// A fresh 48-character secret.
+fn secret() -> String {
+    let mut s = uuid::Uuid::new_v4().simple().to_string();
+    s.push_str(&uuid::Uuid::new_v4().simple().to_string());
+    s.truncate(48);
+    s
+}
+
+/// Runs the comparison; Ctrl-C stops it (and kills the children) cleanly.
+pub async fn run(args: CompareArgs) -> Result<()> {
+    tokio::select! {
+        result = compare(&args) => result,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+    }
+}
+
+async fn compare(args: &CompareArgs) -> Result<()> {
+    if args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    if !args.engine_bin.is_file() {
+        bail!(
+            "no engine binary at {} (build it: cargo build --release -p offer-engine, \
+             or pass --engine-bin)",
+            args.engine_bin.display()
+        );
+    }
+    let logs = match &args.logs {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("offer-load-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+
+    let engine_addr = free_port()?;
+    let secret = secret();
+    let mut engine_cmd = Command::new(&args.engine_bin);
+    engine_cmd
+        .arg("serve")
+        .env("OFFER__SERVER__BIND", engine_addr.to_string())
+        .env("OFFER__AUTH__JWT_SECRET", &secret)
+        .env("OFFER__STORE__REDIS_URL", "");
+    let mut engine = Server::spawn("engine", engine_cmd, &logs)?;
+
+    let baseline_addr = free_port()?;
+    let me = std::env::current_exe().context("locating offer-load itself")?;
+    let mut baseline_cmd = Command::new(me);
+    baseline_cmd
+        .arg("baseline")
+        .arg("--bind")
+        .arg(baseline_addr.to_string());
+    let mut baseline = Server::spawn("baseline", baseline_cmd, &logs)?;
+
+    let engine_target = Target::local(engine_addr);
+    let baseline_target = Target::local(baseline_addr);
+    engine
+        .wait_ready(
+            &format!("{engine_target}/healthz"),
+            true,
+            args.start_timeout,
+        )
+        .await?;
+    baseline
+        .wait_ready(&format!("{baseline_target}/"), false, args.start_timeout)
+        .await?;
+    eprintln!(
+        "engine on {engine_addr}, baseline on {baseline_addr}; logs in {}",
+        logs.display()
+    );
+
+    let started = Instant::now();
+    let prepared = setup::prepare(&engine_target.to_string(), &secret, &args.setup)
+        .await
+        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
+    eprintln!(
+        "engine set up in {:.1} s: game {}, {} items, {} sessions",
+        started.elapsed().as_secs_f64(),
+        prepared.game_id,
+        args.setup.items,
+        prepared.sessions.len()
+    );
+
+    let engine_plan = Arc::new(Plan::new(
+        &engine_target,
+        &prepared.api_key,
+        &prepared.sessions,
+    )?);
+    let baseline_plan = Arc::new(Plan::new(
+        &baseline_target,
+        &prepared.api_key,
+        &prepared.sessions,
+    )?);
+    let connections = args.load.connections;
+
+    if !args.warmup.is_zero() {
+        for (name, plan) in [("engine", &engine_plan), ("baseline", &baseline_plan)] {
+            let stats = drive::run(plan, connections, args.warmup).await?;
+            eprintln!("warm-up {name:<8} {:>9.0} rps", stats.rps());
+        }
+    }
+
+    let mut runs: [Vec<Stats>; 2] = [Vec::new(), Vec::new()];
+    for round in 1..=args.rounds {
+        for (i, (name, plan, server)) in [
+            ("engine", &engine_plan, &mut engine),
+            ("baseline", &baseline_plan, &mut baseline),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let stats = drive::run(plan, connections, args.load.duration).await?;
+            server.check_alive()?;
+            eprintln!(
+                "round {round} {name:<8} {:>9.0} rps  p50 {:.3} ms  p99 {:.3} ms  {}",
+                stats.rps(),
+                stats.quantile_ms(0.5),
+                stats.quantile_ms(0.99),
+                stats.status_line()
+            );
+            runs[i].push(stats);
+        }
+    }
+
+    let [engine_runs, baseline_runs] = runs;
+    let engine_summary = Summary::new("engine", &engine_runs)?;
+    let baseline_summary = Summary::new("baseline", &baseline_runs)?;
+    print!("{}", table(args, &engine_summary, &baseline_summary, &logs));
+    Ok(())
+}
+
+/// One target's rounds, summarised.
+struct Summary {
+    name: &'static str,
+    rps: Vec<f64>,
+    merged: Stats,
+}
+
+impl Summary {
+    fn new(name: &'static str, runs: &[Stats]) -> Result<Self> {
+        let mut merged = Stats::new()?;
+        for run in runs {
+            merged.merge(run)?;
+        }
+        Ok(Self {
+            name,
+            rps: runs.iter().map(Stats::rps).collect(),
+            merged,
+        })
+    }
+
+    fn median_rps(&self) -> f64 {
+        median(&self.rps)
+    }
+
+    fn other(&self) -> u64 {
+        self.merged.other.values().sum::<u64>() + self.merged.errors + self.merged.invalid
+    }
+}
+
+/// The median of a sample (the mean of the middle two for an even count).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { f64::NAN }
+}
+
+/// The final table.
+fn table(args: &CompareArgs, engine: &Summary, baseline: &Summary, logs: &Path) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "\nPOST /v1/sdk/offers/next, {} connections, {} sessions, {} rounds of {:?} \
+         (A B alternating, {:?} warm-up each); servers' logs in {}\n",
+        args.load.connections,
+        args.setup.sessions,
+        args.rounds,
+        args.load.duration,
+        args.warmup,
+        logs.display()
+    ));
+    out.push_str(&format!(
+        "{:<9} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8}  {}\n",
+        "target", "rps(med)", "p50 ms", "p99 ms", "200", "204", "other", "rps per round"
+    ));
+    for s in [engine, baseline] {
+        let rounds: Vec<String> = s.rps.iter().map(|r| format!("{r:.0}")).collect();
+        out.push_str(&format!(
+            "{:<9} {:>10.0} {:>9.3} {:>9.3} {:>6.1}% {:>6.1}% {:>8}  {}\n",
+            s.name,
+            s.median_rps(),
+            s.merged.quantile_ms(0.5),
+            s.merged.quantile_ms(0.99),
+            s.merged.share(s.merged.ok),
+            s.merged.share(s.merged.no_offer),
+            s.other(),
+            rounds.join(" ")
+        ));
+    }
+    out.push_str(&format!(
+        "engine/baseline: rps {:.2}, p50 x{:.2}, p99 x{:.2}\n",
+        ratio(engine.median_rps(), baseline.median_rps()),
+        ratio(
+            engine.merged.quantile_ms(0.5),
+            baseline.merged.quantile_ms(0.5)
+        ),
+        ratio(
+            engine.merged.quantile_ms(0.99),
+            baseline.merged.quantile_ms(0.99)
+        ),
+    ));
+    if !engine.merged.outcomes.is_empty() {
+        let outcomes: Vec<String> = engine
+            .merged
+            .outcomes
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1}%", engine.merged.share(*v)))
+            .collect();
+        out.push_str(&format!("engine 204 outcomes: {}\n", outcomes.join(", ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn secrets_are_48_chars() {
+        let s = secret();
+        assert_eq!(s.len(), 48);
+        assert_ne!(s, secret());
+    }
+}

@@ -1,0 +1,216 @@
+//! `offer-load`: the end-to-end load tool of the offer engine.
+//!
+//! Subcommands:
+//! - `baseline` runs a trivial axum server that does the same HTTP work as the engine's
+//!   `POST /v1/sdk/offers/next` (bearer check, JSON body in, one-item offer out) and nothing
+//!   else: the cheapest honest "same work minus the engine".
+//! - `offers` drives `POST /v1/sdk/offers/next` on a target with many keep-alive connections
+//!   and prints throughput and latency.
+//! - `setup` prepares a running engine over REST as a studio would (game, catalogue, SDK key,
+//!   sessions), so `offers` can be pointed at it by hand.
+//! - `compare` does everything in one run: starts the engine and the baseline as child
+//!   processes, sets the engine up, alternates engine and baseline rounds, and prints a table
+//!   (engine, baseline, ratio) last.
+//!
+//! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
+
+mod baseline;
+mod catalogue;
+mod compare;
+mod drive;
+mod setup;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+/// Command line of `offer-load`.
+#[derive(Debug, Parser)]
+#[command(name = "offer-load", version, about = "Load tool of the offer engine")]
+struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the baseline server (a trivial offer endpoint) until killed.
+    Baseline {
+        /// Listen address.
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        bind: SocketAddr,
+    },
+    /// Drive `POST /v1/sdk/offers/next` on a target and print rps, p50 and p99.
+    Offers {
+        /// Base URL of the target, for example http://127.0.0.1:8080.
+        #[arg(long)]
+        target: String,
+        /// SDK key sent as `Authorization: Bearer <key>`.
+        #[arg(long)]
+        key: String,
+        /// A file with one session id (UUID) per line, or a number N of random session ids
+        /// (fine for the baseline; the engine answers only sessions it knows).
+        #[arg(long, default_value = "2000")]
+        sessions: String,
+        /// Load settings.
+        #[command(flatten)]
+        load: LoadArgs,
+        /// Untimed warm-up before the measured run.
+        #[arg(long, default_value = "0s", value_parser = parse_duration)]
+        warmup: Duration,
+    },
+    /// Set a running engine up over REST (game, catalogue, SDK key, sessions); prints the key.
+    Setup {
+        /// Base URL of the engine.
+        #[arg(long)]
+        target: String,
+        /// The engine's JWT secret (OFFER__AUTH__JWT_SECRET), to mint an admin token.
+        #[arg(long, env = "OFFER__AUTH__JWT_SECRET")]
+        jwt_secret: String,
+        /// Setup settings.
+        #[command(flatten)]
+        setup: SetupArgs,
+        /// Where to write the opened session ids, one per line (for `offers --sessions`).
+        #[arg(long, default_value = "sessions.txt")]
+        sessions_file: PathBuf,
+    },
+    /// Engine against baseline in one run, each server in its own child process.
+    Compare(compare::CompareArgs),
+}
+
+/// How hard and how long to drive a target.
+#[derive(Debug, Clone, Args)]
+pub struct LoadArgs {
+    /// Concurrent keep-alive HTTP/1.1 connections, one task each, one request in flight each.
+    #[arg(long, default_value_t = 64)]
+    pub connections: usize,
+    /// Measured duration of a run, for example 10s, 500ms, 1m.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+}
+
+/// How a studio's game is set up on the engine.
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// Sessions opened with `POST /v1/sdk/sessions`.
+    #[arg(long, default_value_t = 2000)]
+    pub sessions: usize,
+    /// Catalogue size (items across currency packs, consumables, equipment, cosmetics).
+    #[arg(long, default_value_t = 200)]
+    pub items: usize,
+}
+
+/// Parses `10s`, `500ms`, `2m`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("bad duration `{s}` (try 10s, 500ms, 1m)"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(format!("bad duration unit in `{s}` (ms, s or m)")),
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("building the tokio runtime")?;
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Baseline { bind } => baseline::serve(bind).await,
+        Command::Offers {
+            target,
+            key,
+            sessions,
+            load,
+            warmup,
+        } => {
+            let target = drive::Target::parse(&target)?;
+            let sessions = load_sessions(&sessions)?;
+            let plan = std::sync::Arc::new(drive::Plan::new(&target, &key, &sessions)?);
+            if !warmup.is_zero() {
+                drive::run(&plan, load.connections, warmup).await?;
+            }
+            let stats = drive::run(&plan, load.connections, load.duration).await?;
+            stats.print_report(&target.to_string());
+            Ok(())
+        }
+        Command::Setup {
+            target,
+            jwt_secret,
+            setup,
+            sessions_file,
+        } => {
+            let target = target.trim_end_matches('/').to_owned();
+            let prepared = setup::prepare(&target, &jwt_secret, &setup).await?;
+            let lines: String = prepared.sessions.iter().map(|s| format!("{s}\n")).collect();
+            std::fs::write(&sessions_file, lines)
+                .with_context(|| format!("writing {}", sessions_file.display()))?;
+            eprintln!(
+                "game {} ready: {} items, {} sessions in {}",
+                prepared.game_id,
+                setup.items,
+                prepared.sessions.len(),
+                sessions_file.display()
+            );
+            println!("{}", prepared.api_key);
+            Ok(())
+        }
+        Command::Compare(args) => compare::run(args).await,
+    }
+}
+
+/// Reads session ids from a file (one UUID per line) or makes N random ones.
+fn load_sessions(spec: &str) -> Result<Vec<uuid::Uuid>> {
+    if let Ok(n) = spec.parse::<usize>() {
+        if n == 0 {
+            bail!("--sessions must be at least 1");
+        }
+        return Ok((0..n).map(|_| uuid::Uuid::new_v4()).collect());
+    }
+    let text = std::fs::read_to_string(spec).with_context(|| format!("reading {spec}"))?;
+    let ids = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            l.parse()
+                .with_context(|| format!("{spec} line {}: not a UUID", i + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if ids.is_empty() {
+        bail!("{spec} holds no session ids");
+    }
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
+}
