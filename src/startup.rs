@@ -189,9 +189,12 @@ async fn follow_bus(state: AppState) {
 async fn apply_bus(state: &AppState, msg: BusMessage) {
     match msg {
         BusMessage::KeyRevoked { key_hash } => state.auth.forget(&key_hash),
-        BusMessage::GameChanged { origin, .. } if origin == state.node_id => {}
-        BusMessage::GameChanged { game_id, .. } => {
-            if let Err(e) = crate::repo::games::reload(state, game_id).await {
+        BusMessage::GameChanged { game_id, origin } => {
+            // The origin already applied the change (reloading could race with its next
+            // local change); its sockets still hear of it below.
+            if origin != state.node_id
+                && let Err(e) = crate::repo::games::reload(state, game_id).await
+            {
                 tracing::warn!(%game_id, error = %e, "reload after bus change failed");
             }
             if let Some(game) = state.actors.game(&game_id) {

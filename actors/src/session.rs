@@ -458,6 +458,12 @@ impl SessionHandle {
         lock(&self.outlet).link.is_some()
     }
 
+    /// The seq of the session's newest message (0 before the first): where a client that
+    /// has read everything would resume from.
+    pub fn last_seq(&self) -> u64 {
+        lock(&self.outlet).next_seq
+    }
+
     /// Forgets replayable messages up to `seq`, which the client has acknowledged.
     pub fn ack(&self, seq: u64) {
         let mut outlet = lock(&self.outlet);

@@ -106,6 +106,17 @@ impl Client {
         }
     }
 
+    /// The next message that answers this client (broadcasts skipped: a kill switch set
+    /// just before `hello` may still be fanning out).
+    async fn recv_answer(&mut self) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m["type"] != "kill_switch" && m["type"] != "config" {
+                return m;
+            }
+        }
+    }
+
     /// Reads (and drops) everything until the server's close frame; returns its code.
     async fn close_code(&mut self) -> u16 {
         loop {
@@ -264,7 +275,7 @@ async fn hello_gets_ready_first_and_triggers_push_offers() {
             event["currency_id"] = json!("gems");
         }
         c.send(json!({"type": "event", "event": event})).await;
-        let offer = c.recv().await;
+        let offer = c.recv_answer().await;
         assert_eq!(offer["type"], "offer", "{trigger}: {offer}");
         assert!(offer["offer_id"].is_string());
         assert!(offer["items"].as_array().is_some_and(|i| !i.is_empty()));
@@ -277,7 +288,13 @@ async fn hello_gets_ready_first_and_triggers_push_offers() {
         .await;
     c.send(json!({"type": "offer_request", "trigger_context": {"event_type": "boss_raid"}}))
         .await;
-    assert_eq!(c.recv().await["type"], "offer");
+    assert_eq!(c.recv_answer().await["type"], "offer");
+    // A catalogue change on this very node is announced to its sockets.
+    let r = app
+        .bulk(&game, json!([item("axe", "equipment", 2.99)]))
+        .await;
+    assert!(r.status().is_success());
+    assert!(c.recv_type("config").await["config_version"].is_u64());
 }
 
 #[tokio::test]
@@ -378,7 +395,7 @@ async fn kill_switch_and_catalogue_reach_the_other_node() {
 
     // Level 3: events are refused with sdk_disabled.
     set_kill(&a, &game, 3).await;
-    assert_eq!(late.recv_type("kill_switch").await["level"], 3);
+    while late.recv_type("kill_switch").await["level"] != 3 {}
     late.send(json!({"type": "event", "event": {"type": "first_loss"}}))
         .await;
     let e = late.recv().await;
@@ -416,6 +433,8 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
     wait_until(|| !handle.socket_attached()).await;
     set_kill(&app, &game, 1).await;
     set_kill(&app, &game, 0).await;
+    // The fan-out runs after the REST answer: wait until both flips reached the session.
+    wait_until(|| handle.last_seq() == 4).await;
 
     let mut back = connect(&app, &key, Fmt::Json).await;
     let missed = back.hello(session, Some(2)).await;
