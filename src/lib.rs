@@ -13,6 +13,7 @@
 //! - [`metrics`]: Prometheus metrics.
 //! - [`offers`]: serving offers (decision, effects, decision log).
 //! - [`state`]: the shared application state.
+//! - [`ws`]: the WebSocket gateway (`/v1/sdk/ws`): protocol, per-socket task, broadcast.
 //!
 //! The pure decision logic lives in the `offer-domain` crate (`domain/`); the actors in
 //! `offer-actors` (`actors/`).
@@ -29,3 +30,4 @@ pub mod repo;
 pub mod startup;
 pub mod state;
 pub mod store;
+pub mod ws;

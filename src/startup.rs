@@ -10,7 +10,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use offer_actors::ActorSystem;
+use offer_actors::{ActorSystem, GameChange};
+use offer_domain::offer::KillSwitch;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -21,6 +22,7 @@ use crate::state::AppState;
 use crate::store::embedded::EmbeddedStore;
 use crate::store::redis::RedisStore;
 use crate::store::{BusMessage, SharedStore, Store};
+use crate::ws::protocol::ServerMessage;
 
 /// Why the application could not start.
 #[derive(Debug, thiserror::Error)]
@@ -148,11 +150,19 @@ impl Application {
         });
         let serving = tokio::spawn(async move { server.await });
         let _ = shutdown.wait_for(|stop| *stop).await;
-        tracing::info!("shutting down: draining in-flight requests");
-        match tokio::time::timeout(grace, serving).await {
+        tracing::info!("shutting down: draining in-flight requests and sockets");
+        let deadline = tokio::time::Instant::now() + grace;
+        state.closing.send_replace(true);
+        match tokio::time::timeout_at(deadline, serving).await {
             Ok(Ok(result)) => result?,
             Ok(Err(join)) => tracing::error!(error = %join, "server task failed"),
             Err(_) => tracing::warn!("drain deadline passed; closing remaining connections"),
+        }
+        if tokio::time::timeout_at(deadline, state.closing.closed())
+            .await
+            .is_err()
+        {
+            tracing::warn!("sockets still closing at the drain deadline");
         }
         state.actors.stop();
         Ok(())
@@ -179,13 +189,47 @@ async fn follow_bus(state: AppState) {
 async fn apply_bus(state: &AppState, msg: BusMessage) {
     match msg {
         BusMessage::KeyRevoked { key_hash } => state.auth.forget(&key_hash),
-        BusMessage::GameChanged { origin, .. } if origin == state.node_id => {}
-        BusMessage::GameChanged { game_id, .. } => {
-            if let Err(e) = crate::repo::games::reload(state, game_id).await {
+        BusMessage::GameChanged { game_id, origin } => {
+            // The origin already applied the change (reloading could race with its next
+            // local change); its sockets still hear of it below.
+            if origin != state.node_id
+                && let Err(e) = crate::repo::games::reload(state, game_id).await
+            {
                 tracing::warn!(%game_id, error = %e, "reload after bus change failed");
             }
+            if let Some(game) = state.actors.game(&game_id) {
+                crate::ws::announce_config(state, &game.view());
+            }
         }
-        BusMessage::KillSwitch { .. } => {}
+        BusMessage::KillSwitch {
+            game_id,
+            level,
+            reason,
+            updated_at,
+        } => {
+            let ks = KillSwitch {
+                level,
+                reason,
+                updated_at,
+            };
+            // The sending node already applied it; others learn it here. An older message
+            // arriving late never undoes a newer switch.
+            if let Some(game) = state.actors.game(&game_id) {
+                let current = game.view().kill_switch.clone();
+                if current != ks
+                    && current.updated_at <= ks.updated_at
+                    && let Err(e) = game.change(GameChange::KillSwitch(ks.clone())).await
+                {
+                    tracing::warn!(%game_id, error = %e, "applying a kill switch failed");
+                }
+            }
+            let msg = ServerMessage::KillSwitch {
+                level: ks.level,
+                reason: ks.reason,
+                updated_at: ks.updated_at,
+            };
+            crate::ws::broadcast(state, game_id, &msg);
+        }
     }
 }
 

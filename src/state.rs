@@ -6,7 +6,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use offer_actors::ActorSystem;
 use offer_domain::game::GenreTable;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use uuid::Uuid;
 
 use crate::auth::AuthService;
@@ -37,6 +37,12 @@ pub struct Inner {
     pub node_id: Uuid,
     /// Recent decisions and shadow counts.
     pub decisions: DecisionLog,
+    /// Turns true when the node shuts down: every socket writes what is queued and closes
+    /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
+    pub closing: watch::Sender<bool>,
+    /// Per game, a checksum of the configuration this node's sockets were last told about,
+    /// so `config` is pushed only for changes a client can see.
+    pub announced_config: DashMap<Uuid, u32>,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
@@ -62,6 +68,8 @@ impl AppState {
             metrics,
             node_id: Uuid::new_v4(),
             decisions: DecisionLog::new(settings_capacity),
+            closing: watch::channel(false).0,
+            announced_config: DashMap::new(),
             write_locks: DashMap::new(),
         }))
     }

@@ -17,7 +17,10 @@ pub mod session;
 
 pub use game::{GameChange, GameConfig, GameHandle, GameView};
 pub use registry::ActorSystem;
-pub use session::{Outbound, PushResult, SessionHandle, SessionInfo};
+pub use session::{
+    Attached, Delivery, Detached, Outbound, OutboundMessage, PushResult, Sequenced, SessionHandle,
+    SessionInfo, SocketQueue,
+};
 
 /// Why an actor call failed.
 #[derive(Debug, thiserror::Error)]

@@ -106,13 +106,14 @@ impl ActorSystem {
         self.sessions.len()
     }
 
-    /// Every open session of a game on this node (kill-switch fan-out).
-    pub fn sessions_of(&self, game_id: Uuid) -> Vec<SessionHandle> {
-        self.sessions
-            .iter()
-            .filter(|s| s.info().game_id == game_id)
-            .map(|s| s.clone())
-            .collect()
+    /// Calls `f` on every open session of a game on this node (kill-switch and config
+    /// fan-out) without collecting them: a broadcast allocates nothing per recipient.
+    pub fn for_each_session_of(&self, game_id: Uuid, mut f: impl FnMut(&SessionHandle)) {
+        for s in self.sessions.iter() {
+            if s.info().game_id == game_id {
+                f(s.value());
+            }
+        }
     }
 
     /// Stops every shard (on shutdown).

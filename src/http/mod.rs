@@ -34,7 +34,7 @@ use crate::state::AppState;
 /// The document's fixed parts; paths and schemas are collected from the handlers.
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Offer engine", description = "Real-time in-game offer engine: catalogue, offers, approvals, economy."),
+    info(title = "Offer engine", description = "Real-time in-game offer engine: catalogue, offers, approvals, economy. The SDK's WebSocket (`GET /v1/sdk/ws`, SDK key as Bearer, subprotocols `svc.v1.json` and `svc.v1.msgpack`) is not a REST operation and is documented in the service contract, not here."),
     components(schemas(ErrorBody, ErrorDetail)),
     modifiers(&BearerAuth)
 )]
@@ -132,6 +132,7 @@ pub fn router(state: AppState) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
+        .route("/v1/sdk/ws", axum::routing::get(crate::ws::upgrade))
         .fallback(|| async { ApiError::NotFound("route").into_response() })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
         .layer(axum::middleware::from_fn_with_state(

@@ -10,3 +10,4 @@ mod ops;
 mod process;
 mod redis_harness;
 mod store_conformance;
+mod ws;

@@ -1,0 +1,270 @@
+//! The WebSocket wire protocol: the messages both ways and their two encodings.
+//!
+//! Every message is one flat object with `type`. `svc.v1.json` carries it as JSON in text
+//! frames; `svc.v1.msgpack` as a MessagePack map with field names (never positional arrays)
+//! in binary frames. A server message body is encoded once per format however many sockets
+//! receive it ([`OutboundMessage`]); each socket then splices its session's `seq` in front
+//! of the shared bytes ([`Format::frame`]), which costs a copy, not a serialisation.
+
+use axum::extract::ws::Message;
+use chrono::{DateTime, Utc};
+use offer_actors::{Outbound, OutboundMessage};
+use offer_domain::game::Mode;
+use offer_domain::offer::{KillSwitch, ServedOffer};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::events::SdkEvent;
+use crate::http::sdk::TriggerContext;
+
+/// The JSON subprotocol.
+pub const JSON_PROTOCOL: &str = "svc.v1.json";
+/// The MessagePack subprotocol.
+pub const MSGPACK_PROTOCOL: &str = "svc.v1.msgpack";
+
+/// The wire format of one socket, chosen from `Sec-WebSocket-Protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Text frames of JSON (the default when the client offers no subprotocol).
+    Json,
+    /// Binary frames of MessagePack maps.
+    MsgPack,
+}
+
+impl Format {
+    /// The format of a negotiated subprotocol name.
+    pub fn from_protocol(name: Option<&str>) -> Self {
+        match name {
+            Some(MSGPACK_PROTOCOL) => Self::MsgPack,
+            _ => Self::Json,
+        }
+    }
+
+    /// The frame of `msg` with sequence number `seq`, reusing the message's shared
+    /// encoding (made by the first socket of this format that writes it).
+    pub fn frame(self, seq: u64, msg: &OutboundMessage) -> Message {
+        match self {
+            Self::Json => {
+                let body = msg.json(encode_json);
+                let mut text = String::with_capacity(body.len() + 24);
+                text.push_str("{\"seq\":");
+                text.push_str(&seq.to_string());
+                // `body` is a JSON object: `{` then its fields, or `{}`.
+                let rest = body.get(1..).unwrap_or("}");
+                if rest != "}" {
+                    text.push(',');
+                }
+                text.push_str(rest);
+                Message::Text(text.into())
+            }
+            Self::MsgPack => Message::Binary(splice_seq(seq, msg.msgpack(encode_msgpack)).into()),
+        }
+    }
+
+    /// Decodes a client frame of this socket's format; `None` for a frame of the other
+    /// kind (text on a MessagePack socket, binary on a JSON socket).
+    pub fn decode(self, frame: &Message) -> Option<Result<ClientMessage, String>> {
+        match (self, frame) {
+            (Self::Json, Message::Text(text)) => Some(
+                serde_json::from_str::<ClientMessage>(text.as_str()).map_err(|e| e.to_string()),
+            ),
+            (Self::MsgPack, Message::Binary(bytes)) => {
+                Some(rmp_serde::from_slice::<ClientMessage>(bytes).map_err(|e| e.to_string()))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn encode_json(body: &serde_json::Value) -> Box<str> {
+    // A `Value` always serialises (its keys are strings).
+    serde_json::to_string(body)
+        .unwrap_or_else(|_| "{}".to_owned())
+        .into_boxed_str()
+}
+
+fn encode_msgpack(body: &serde_json::Value) -> Box<[u8]> {
+    rmp_serde::to_vec_named(body)
+        .unwrap_or_else(|_| vec![0x80])
+        .into_boxed_slice()
+}
+
+/// Prepends a `seq` entry to an encoded MessagePack map: the map's length grows by one and
+/// the entry goes in front of the shared fields.
+fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
+    let (len, fields) = match body.split_first() {
+        Some((&b, rest)) if b & 0xf0 == 0x80 => (u32::from(b & 0x0f), rest),
+        Some((0xde, rest)) if rest.len() >= 2 => (
+            u32::from(u16::from_be_bytes([rest[0], rest[1]])),
+            &rest[2..],
+        ),
+        Some((0xdf, rest)) if rest.len() >= 4 => (
+            u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]),
+            &rest[4..],
+        ),
+        // Not a map: never produced by the encoder; send the seq alone.
+        _ => (0, &[][..]),
+    };
+    let mut out = Vec::with_capacity(body.len() + 16);
+    let n = len + 1;
+    if n < 16 {
+        // n < 16, so it fits the fixmap's four bits.
+        #[allow(clippy::cast_possible_truncation)]
+        out.push(0x80 | n as u8);
+    } else if let Ok(n16) = u16::try_from(n) {
+        out.push(0xde);
+        out.extend_from_slice(&n16.to_be_bytes());
+    } else {
+        out.push(0xdf);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+    out.extend_from_slice(&[0xa3, b's', b'e', b'q']);
+    out.push(0xcf);
+    out.extend_from_slice(&seq.to_be_bytes());
+    out.extend_from_slice(fields);
+    out
+}
+
+/// A message from the client.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// Opens or resumes the session (the same path as `POST /v1/sdk/sessions`).
+    Hello {
+        /// Client-chosen UUID.
+        session_id: Uuid,
+        /// The studio's player id.
+        player_id: String,
+        /// country, platform, app_version, level, ...
+        #[serde(default)]
+        attributes: serde_json::Map<String, serde_json::Value>,
+        /// The last `seq` the client received, to get what it missed.
+        #[serde(default)]
+        resume_from: Option<u64>,
+    },
+    /// One SDK event, exactly as in `POST /v1/sdk/events`.
+    Event {
+        /// The event.
+        event: SdkEvent,
+    },
+    /// Asks for an offer now.
+    OfferRequest {
+        /// The moment.
+        trigger_context: TriggerContext,
+    },
+    /// The client has every message up to `seq`: the server may forget them.
+    Ack {
+        /// The acknowledged seq.
+        seq: u64,
+    },
+}
+
+/// A message from the server (the body; the socket adds `seq`).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The first message after `hello` (or right after the replay of a resume).
+    Ready {
+        /// The game's kill switch now.
+        kill_switch: KillSwitch,
+        /// Operating mode.
+        mode: Mode,
+        /// Version of the game's live configuration.
+        config_version: u64,
+        /// Whether `resume_from` was honoured (the missed messages came just before).
+        resumed: bool,
+    },
+    /// An offer, with the REST offer's fields.
+    Offer(ServedOffer),
+    /// No offer, with the `Offer-Outcome` reason.
+    NoOffer {
+        /// `kill_switch`, `holdout`, `frequency_capped`, `suppressed`, ...
+        outcome: &'static str,
+    },
+    /// The kill switch changed.
+    KillSwitch {
+        /// Level 0 to 3.
+        level: u8,
+        /// Why.
+        reason: String,
+        /// When.
+        updated_at: DateTime<Utc>,
+    },
+    /// The game's configuration (catalogue, templates, bundles, ...) changed.
+    Config {
+        /// The new version.
+        config_version: u64,
+    },
+    /// A wallet balance after a money event (also after an idempotent replay).
+    Balance {
+        /// The currency.
+        currency_id: String,
+        /// Its balance.
+        balance: i64,
+    },
+    /// A refused or malformed client message.
+    Error {
+        /// Stable code: `bad_message`, `insufficient_funds`, `sdk_disabled`, ...
+        code: String,
+        /// Explanation.
+        message: String,
+    },
+}
+
+impl ServerMessage {
+    /// The shareable, encode-once form.
+    pub fn outbound(&self) -> Outbound {
+        // Serialising these plain structs into a `Value` cannot fail.
+        OutboundMessage::new(serde_json::to_value(self).unwrap_or(serde_json::Value::Null))
+    }
+
+    /// An `error` message.
+    pub fn error(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Error {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn msgpack_seq_is_spliced_into_the_map() {
+        let msg = ServerMessage::Balance {
+            currency_id: "gems".into(),
+            balance: 5,
+        }
+        .outbound();
+        let Message::Binary(bytes) = Format::MsgPack.frame(7, &msg) else {
+            panic!("binary frame expected");
+        };
+        let v: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!(
+            v,
+            serde_json::json!({"seq": 7, "type": "balance", "currency_id": "gems", "balance": 5})
+        );
+        let Message::Text(text) = Format::Json.frame(7, &msg) else {
+            panic!("text frame expected");
+        };
+        let j: serde_json::Value = serde_json::from_str(text.as_str()).expect("json");
+        assert_eq!(j, v);
+    }
+
+    #[test]
+    fn large_maps_grow_their_header() {
+        let mut map = serde_json::Map::new();
+        for i in 0..20 {
+            map.insert(format!("k{i}"), serde_json::json!(i));
+        }
+        let msg = OutboundMessage::new(serde_json::Value::Object(map));
+        let Message::Binary(bytes) = Format::MsgPack.frame(u64::MAX, &msg) else {
+            panic!("binary frame expected");
+        };
+        let v: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!(v["seq"], serde_json::json!(u64::MAX));
+        assert_eq!(v.as_object().map(serde_json::Map::len), Some(21));
+    }
+}
