@@ -47,8 +47,6 @@ pub struct Settings {
 pub struct ServerSettings {
     /// Listen address.
     pub bind: SocketAddr,
-    /// REST request deadline.
-    pub request_timeout_ms: u64,
     /// Drain deadline on SIGTERM.
     pub shutdown_grace_s: u64,
     /// Actor shards; 0 = one per core.

@@ -255,7 +255,7 @@ pub async fn apply(
         currency_id: currency_id.to_owned(),
         amount,
         ts: ts.unwrap_or_else(Utc::now),
-        holdout: session.player().holdout,
+        holdout: session.player(false).holdout,
         import: false,
     };
     let op = match event {

@@ -1,16 +1,12 @@
 //! Prometheus metrics: request counts and latency histograms by route, rendered at
 //! `/metrics`. Each application owns its registry, so parallel test servers never mix.
 
-use std::time::Instant;
+use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::StatusCode;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
-
-use crate::state::AppState;
 
 /// The service's metrics.
 pub struct Metrics {
@@ -66,25 +62,15 @@ impl Metrics {
     }
 }
 
-/// Middleware recording every request by its route template (never the raw path, which
-/// would explode the label space).
-pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = req.method().as_str().to_owned();
-    let start = Instant::now();
-    let response = next.run(req).await;
-    state
-        .metrics
-        .latency
-        .with_label_values(&[method.as_str(), route.as_str()])
-        .observe(start.elapsed().as_secs_f64());
-    state
-        .metrics
-        .requests
-        .with_label_values(&[method.as_str(), route.as_str(), response.status().as_str()])
-        .inc();
-    response
+impl Metrics {
+    /// Records one request by its route template (never the raw path, which would explode
+    /// the label space).
+    pub fn observe(&self, method: &str, route: &str, status: StatusCode, elapsed: Duration) {
+        self.latency
+            .with_label_values(&[method, route])
+            .observe(elapsed.as_secs_f64());
+        self.requests
+            .with_label_values(&[method, route, status.as_str()])
+            .inc();
+    }
 }

@@ -421,11 +421,18 @@ impl SessionHandle {
     }
 
     /// The live features, with this session's offer counters filled in.
-    pub fn player(&self) -> PlayerContext {
-        let mut p = PlayerContext::clone(&self.0.player.load());
+    ///
+    /// The counters only matter to frequency caps, so without caps (`with_counters` false)
+    /// the published context is shared as is, with no copy on the hot path.
+    pub fn player(&self, with_counters: bool) -> Arc<PlayerContext> {
+        let published = self.0.player.load_full();
+        if !with_counters {
+            return published;
+        }
+        let mut p = PlayerContext::clone(&published);
         p.offers_shown = self.0.counters.shown();
         p.last_offer_at = self.0.counters.last();
-        p
+        Arc::new(p)
     }
 
     /// The frequency-cap counters.

@@ -498,7 +498,7 @@ pub enum Outcome {
 }
 
 /// Why a level was passed over (or a note about the served offer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct TraceStep {
     /// The level the note is about (1 to 4).
     pub level: u8,

@@ -46,6 +46,10 @@ pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
 /// Parses JSON: syntax errors are 400, type errors 422 with the failing field's path
 /// (`items[3].category` becomes field `category`, index 3).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // The fast path; only a failing body is parsed again to locate its error.
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();

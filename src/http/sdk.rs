@@ -91,15 +91,11 @@ pub struct EventsAccepted {
     pub rejected: Vec<events::Rejected>,
 }
 
-/// `trigger_context`.
+/// `trigger_context`. Other fields the game sends with it are accepted and ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct TriggerContext {
     /// The trigger, e.g. `session_start`, `currency_low`, `boss_raid`.
     pub event_type: String,
-    /// Anything else the game sends with it.
-    #[serde(flatten)]
-    #[schema(value_type = Object)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `POST /v1/sdk/offers/next` body.

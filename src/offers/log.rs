@@ -6,33 +6,25 @@
 //! so the hot path never writes to the store nor takes a lock; a decision is found on the
 //! node that made it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwapOption;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use offer_actors::SessionInfo;
 use offer_domain::bandit::{Arm, Segment};
-use offer_domain::pipeline::{Candidate, Decision};
+use offer_domain::catalogue::Item;
+use offer_domain::pipeline::{Candidate, Decision, Outcome, TraceStep};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::Served;
 
-/// One step of a decision's trace.
+/// An L1/L2 pick that did not serve (shadow) or waits for approval, as the dashboard sees
+/// it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TraceEntry {
-    /// Level the note is about.
-    pub level: u8,
-    /// Why it passed (snake_case).
-    pub note: &'static str,
-}
-
-/// An L1/L2 pick that did not serve (shadow) or waits for approval.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct CandidateRecord {
+pub struct CandidateView {
     /// Level 1 or 2.
     pub fallback_level: u8,
     /// Definition key.
@@ -43,18 +35,24 @@ pub struct CandidateRecord {
     pub price_cents: i64,
 }
 
-impl From<&Candidate> for CandidateRecord {
-    fn from(c: &Candidate) -> Self {
-        Self {
+fn candidate<S: serde::Serializer>(c: &Option<Candidate>, s: S) -> Result<S::Ok, S::Error> {
+    c.as_ref()
+        .map(|c| CandidateView {
             fallback_level: c.level,
             definition_key: c.definition_key.clone(),
             item_ids: c.items.iter().map(|i| i.item_id.clone()).collect(),
             price_cents: c.price_cents,
-        }
-    }
+        })
+        .serialize(s)
 }
 
-/// A recorded decision.
+fn item_ids<S: serde::Serializer>(items: &[Arc<Item>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(items.iter().map(|i| i.item_id.as_str()))
+}
+
+/// A recorded decision. It keeps the decision's own parts (shared items, the trace, the
+/// candidates) rather than copies, so recording costs no more than one allocation; the
+/// dashboard shape is produced when it is read.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DecisionRecord {
     /// The offer id (or the decision id of a no-offer answer, sent as `Decision-Id`).
@@ -72,45 +70,58 @@ pub struct DecisionRecord {
     /// Level served.
     pub fallback_level: Option<u8>,
     /// Items served.
-    pub item_ids: Vec<String>,
+    #[serde(rename = "item_ids", serialize_with = "item_ids")]
+    #[schema(value_type = Vec<String>)]
+    pub items: Vec<Arc<Item>>,
     /// Price served, in cents.
     pub price_cents: Option<i64>,
     /// Why each higher level passed.
-    pub trace: Vec<TraceEntry>,
+    pub trace: Vec<TraceStep>,
     /// Shadow mode: the L1/L2 pick that stayed silent.
-    pub shadow: Option<CandidateRecord>,
+    #[serde(serialize_with = "candidate")]
+    #[schema(value_type = Option<CandidateView>)]
+    pub shadow: Option<Candidate>,
     /// Assisted mode: the L1/L2 pick waiting for approval.
-    pub approval_candidate: Option<CandidateRecord>,
+    #[serde(serialize_with = "candidate")]
+    #[schema(value_type = Option<CandidateView>)]
+    pub approval_candidate: Option<Candidate>,
     /// The L1 arm served, for learning from later events.
     #[serde(skip)]
     pub learning: Option<(Segment, Arm)>,
 }
 
 impl DecisionRecord {
-    /// Builds the record of a decision and what was served.
+    /// Builds the record of a decision (consumed) and what was served.
     pub fn new(
         id: Uuid,
         session: &SessionInfo,
         trigger: &str,
         at: DateTime<Utc>,
-        decision: &Decision,
+        decision: Decision,
         served: &Served,
     ) -> Self {
-        let (outcome, level, items, price, learning) = match served {
-            Served::Offer(o) => {
-                let learning = match &decision.outcome {
-                    offer_domain::pipeline::Outcome::Offer(plan) => plan.segment.zip(plan.arm),
-                    offer_domain::pipeline::Outcome::NoOffer(_) => None,
-                };
-                (
-                    "offer",
-                    Some(o.fallback_level),
-                    o.items.iter().map(|i| i.item_id.clone()).collect(),
-                    Some(o.price_cents),
-                    learning,
-                )
-            }
-            Served::NoOffer(reason, _) => (reason.as_str(), None, Vec::new(), None, None),
+        let Decision {
+            outcome,
+            trace,
+            shadow,
+            approval_candidate,
+        } = decision;
+        let (outcome, level, items, price, learning) = match (served, outcome) {
+            (Served::Offer(o), Outcome::Offer(plan)) => (
+                "offer",
+                Some(o.fallback_level),
+                plan.items,
+                Some(o.price_cents),
+                plan.segment.zip(plan.arm),
+            ),
+            (Served::Offer(o), Outcome::NoOffer(_)) => (
+                "offer",
+                Some(o.fallback_level),
+                o.items.clone(),
+                Some(o.price_cents),
+                None,
+            ),
+            (Served::NoOffer(reason, _), _) => (reason.as_str(), None, Vec::new(), None, None),
         };
         Self {
             offer_id: id,
@@ -120,21 +131,11 @@ impl DecisionRecord {
             decided_at: at,
             outcome,
             fallback_level: level,
-            item_ids: items,
+            items,
             price_cents: price,
-            trace: decision
-                .trace
-                .iter()
-                .map(|t| TraceEntry {
-                    level: t.level,
-                    note: t.note,
-                })
-                .collect(),
-            shadow: decision.shadow.as_ref().map(CandidateRecord::from),
-            approval_candidate: decision
-                .approval_candidate
-                .as_ref()
-                .map(CandidateRecord::from),
+            trace,
+            shadow,
+            approval_candidate,
             learning,
         }
     }
@@ -147,11 +148,16 @@ struct ShadowCounts {
     level_2: AtomicU64,
 }
 
-/// The bounded log: a ring of slots written without locks. A decision's id carries its
-/// slot number in its last four bytes (the rest is random, as in any v4 UUID), so a lookup
-/// goes straight to the slot and checks that the record there is still that decision.
+/// One slot of the ring. Each has its own lock, held for a pointer swap only, so writers
+/// of different decisions never meet (cheaper than a lock-free swap, whose readers' debt
+/// list every writer must walk).
+type Slot = Mutex<Option<Arc<DecisionRecord>>>;
+
+/// The bounded log: a ring of slots. A decision's id carries its slot number in its last
+/// four bytes (the rest is random, as in any v4 UUID), so a lookup goes straight to the
+/// slot and checks that the record there is still that decision.
 pub struct DecisionLog {
-    slots: Box<[ArcSwapOption<DecisionRecord>]>,
+    slots: Box<[Slot]>,
     next: AtomicU64,
     shadow: DashMap<Uuid, ShadowCounts>,
 }
@@ -167,6 +173,12 @@ pub struct ShadowReport {
     pub recent: Vec<DecisionRecord>,
 }
 
+fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, Option<Arc<DecisionRecord>>> {
+    // A slot only ever holds a complete pointer, so a poisoned lock is still consistent.
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn slot_of(id: &Uuid) -> usize {
     let b = id.as_bytes();
     u32::from_be_bytes([b[12], b[13], b[14], b[15]]) as usize
@@ -177,7 +189,7 @@ impl DecisionLog {
     pub fn new(capacity: usize) -> Self {
         let capacity = capacity.clamp(1, u32::MAX as usize);
         Self {
-            slots: (0..capacity).map(|_| ArcSwapOption::empty()).collect(),
+            slots: (0..capacity).map(|_| Mutex::new(None)).collect(),
             next: AtomicU64::new(0),
             shadow: DashMap::new(),
         }
@@ -197,7 +209,7 @@ impl DecisionLog {
     /// Stores a record in its id's slot, replacing the oldest decision there.
     pub fn record(&self, record: DecisionRecord) {
         if let Some(shadow) = &record.shadow {
-            let bump = |c: &ShadowCounts| match shadow.fallback_level {
+            let bump = |c: &ShadowCounts| match shadow.level {
                 1 => c.level_1.fetch_add(1, Ordering::Relaxed),
                 _ => c.level_2.fetch_add(1, Ordering::Relaxed),
             };
@@ -207,7 +219,9 @@ impl DecisionLog {
             };
         }
         if let Some(slot) = self.slots.get(slot_of(&record.offer_id)) {
-            slot.store(Some(Arc::new(record)));
+            let previous = lock(slot).replace(Arc::new(record));
+            // The evicted record is freed after the lock is released.
+            drop(previous);
         }
     }
 
@@ -215,7 +229,7 @@ impl DecisionLog {
     pub fn get(&self, id: &Uuid) -> Option<Arc<DecisionRecord>> {
         self.slots
             .get(slot_of(id))
-            .and_then(ArcSwapOption::load_full)
+            .and_then(|slot| lock(slot).clone())
             .filter(|r| r.offer_id == *id)
     }
 
@@ -230,7 +244,7 @@ impl DecisionLog {
         let mut recent: Vec<DecisionRecord> = self
             .slots
             .iter()
-            .filter_map(ArcSwapOption::load_full)
+            .filter_map(|slot| lock(slot).clone())
             .filter(|r| r.game_id == game_id && r.shadow.is_some())
             .map(|r| DecisionRecord::clone(&r))
             .collect();
@@ -261,7 +275,7 @@ mod tests {
                 decided_at: Utc::now(),
                 outcome: "suppressed",
                 fallback_level: None,
-                item_ids: Vec::new(),
+                items: Vec::new(),
                 price_cents: None,
                 trace: Vec::new(),
                 shadow: None,

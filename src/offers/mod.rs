@@ -5,16 +5,26 @@
 
 pub mod log;
 
+use std::cell::RefCell;
+
 use chrono::{Duration, Utc};
 use offer_actors::{GameHandle, SessionHandle};
 use offer_domain::catalogue::cents_to_usd;
 use offer_domain::offer::{ExperimentRef, ServedOffer};
 use offer_domain::pipeline::{Candidate, NoOfferReason, Outcome, decide};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
 use uuid::Uuid;
 
 use crate::repo::approvals::{OfferDefinition, queue_offer};
 use crate::state::AppState;
 pub use log::{DecisionLog, DecisionRecord};
+
+thread_local! {
+    /// The L1 model's sampler on this thread: fast rather than cryptographic (it only picks
+    /// which arm to explore), seeded once per thread from the OS.
+    static SAMPLER: RefCell<SmallRng> = RefCell::new(SmallRng::from_rng(&mut rand::rng()));
+}
 
 /// What the engine answered.
 #[derive(Debug, Clone)]
@@ -34,9 +44,13 @@ pub fn serve(
     event_type: &str,
 ) -> Served {
     let view = game.view();
-    let player = session.player();
+    let guardrails = &view.game.guardrails;
+    let caps =
+        guardrails.max_offers_per_session.is_some() || guardrails.min_offer_interval_s.is_some();
+    let player = session.player(caps);
     let now = Utc::now();
-    let decision = decide(&view.snapshot, &player, event_type, now, &mut rand::rng());
+    let decision =
+        SAMPLER.with_borrow_mut(|rng| decide(&view.snapshot, &player, event_type, now, rng));
     let decision_id = state.decisions.next_id();
     let served = match &decision.outcome {
         Outcome::Offer(plan) => {
@@ -75,7 +89,7 @@ pub fn serve(
         session.info(),
         event_type,
         now,
-        &decision,
+        decision,
         &served,
     ));
     served
