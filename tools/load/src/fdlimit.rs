@@ -26,3 +26,10 @@ pub fn ensure(need: u64) -> Result<u64> {
     }
     Ok(got)
 }
+
+/// Raises the soft limit to the hard one (best effort for servers, whose clients decide how
+/// many sockets there will be); returns the new soft limit.
+pub fn raise_to_hard() -> Result<u64> {
+    let (_, hard) = rlimit::getrlimit(Resource::NOFILE).context("reading RLIMIT_NOFILE")?;
+    rlimit::increase_nofile_limit(hard).context("raising RLIMIT_NOFILE")
+}

@@ -29,7 +29,7 @@ const KILL: &str = r#"{"seq":2,"type":"kill_switch","level":2,"reason":"load tes
 
 /// Serves until killed.
 pub async fn serve(bind: SocketAddr) -> Result<()> {
-    crate::fdlimit::ensure(65_536)?;
+    crate::fdlimit::raise_to_hard()?;
     let listener = TcpListener::bind(bind)
         .await
         .with_context(|| format!("binding {bind}"))?;

@@ -146,11 +146,6 @@ impl Fleet {
         self.alive.load(Ordering::Relaxed)
     }
 
-    /// Sockets opened.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
     /// Forgets arrivals reported so far (for example from a previous round's stragglers).
     pub fn drain(&mut self) {
         while self.arrivals.try_recv().is_ok() {}

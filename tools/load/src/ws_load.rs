@@ -5,10 +5,10 @@
 //!   (hello, ready), lets them sit idle, and reports the server's RSS growth per session
 //!   (`VmRSS` of `/proc/<pid>/status` before the sockets and after), then does the same for
 //!   the other. The engine's target is 16 KiB per session.
-//! - `ws-broadcast` opens N sessions to the engine and N to the baseline, then alternates
-//!   rounds: engine (`PUT /v1/games/{id}/kill-switch`, levels 2 and 0 in turn) and baseline
+//! - `ws-broadcast` alternates rounds on the engine and the baseline; each round opens N
+//!   sessions to one of them, broadcasts once to warm up, then once measured: engine (`PUT /v1/games/{id}/kill-switch`, levels 2 and 0 in turn) and baseline
 //!   (a text frame `go` on a control socket), timing each from the request being sent until
-//!   the last of the N clients has the `kill_switch` message. The target is an
+//!   the last of the N clients has the `kill_switch` message; then it closes the sessions. The target is an
 //!   engine/baseline ratio of the medians of at most 1.5.
 //!
 //! The clients live in this process ([`crate::ws_client`]); `RLIMIT_NOFILE` is raised first
@@ -25,7 +25,7 @@ use futures::SinkExt as _;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::compare::{Server, free_port, median, ratio, secret};
-use crate::ws_client::Fleet;
+use crate::ws_client::{self, Fleet};
 use crate::{SetupArgs, parse_duration, setup};
 
 /// The marker of the broadcast message.
@@ -325,69 +325,34 @@ pub async fn idle(args: IdleArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `ws-broadcast`.
-pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
-    let n = args.common.sessions;
-    if n == 0 || args.rounds == 0 {
-        bail!("--sessions and --rounds must be at least 1");
-    }
-    crate::fdlimit::ensure(2 * n as u64 + 1024)?;
-    let mut servers = start(&args.common).await?;
-    let key = servers.prepared.api_key.clone();
-    let game_id = servers.prepared.game_id;
-    let concurrency = args.common.connect_concurrency;
+/// The trigger of one target's broadcast.
+enum Trigger {
+    /// `PUT /v1/games/{id}/kill-switch` with an admin token, the level flipping 2/0.
+    Engine {
+        http: reqwest::Client,
+        url: String,
+        token: String,
+        level: u8,
+    },
+    /// A text frame `go` on a control socket.
+    Baseline(ws_client::Socket),
+}
 
-    let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
-    let started = Instant::now();
-    let mut engine_fleet = Fleet::connect(&engine_url, &key, n, concurrency, KILL_MARKER)
-        .await
-        .with_context(|| {
-            format!(
-                "opening sessions to the engine; {}",
-                servers.engine.log_tail()
-            )
-        })?;
-    eprintln!(
-        "engine: {n} sessions in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let baseline_url = format!("ws://{}/", servers.baseline_addr);
-    let started = Instant::now();
-    let mut baseline_fleet = Fleet::connect(&baseline_url, &key, n, concurrency, KILL_MARKER)
-        .await
-        .context("opening sessions to the baseline")?;
-    eprintln!(
-        "baseline: {n} sessions in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-
-    // The engine's trigger: a kept-alive HTTP client with an admin token.
-    let http = reqwest::Client::builder()
-        .build()
-        .context("building the HTTP client")?;
-    let token = setup::admin_token(&servers.secret, "load-studio")?;
-    let kill_url = format!(
-        "http://{}/v1/games/{game_id}/kill-switch",
-        servers.engine_addr
-    );
-    // The baseline's trigger: a control socket.
-    let (mut control, _) = tokio_tungstenite::connect_async(baseline_url.as_str())
-        .await
-        .context("opening the baseline's control socket")?;
-
-    let mut level = 0u8;
-    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    // Round 0 is an unmeasured warm-up of each.
-    for round in 0..=args.rounds {
-        for (i, name) in ["engine", "baseline"].into_iter().enumerate() {
-            tokio::time::sleep(args.pause).await;
-            let took = if i == 0 {
-                level = if level == 2 { 0 } else { 2 };
-                engine_fleet.drain();
+impl Trigger {
+    /// Sends the trigger and returns the instant just before it was sent.
+    async fn fire(&mut self) -> Result<Instant> {
+        match self {
+            Self::Engine {
+                http,
+                url,
+                token,
+                level,
+            } => {
+                *level = if *level == 2 { 0 } else { 2 };
                 let request = http
-                    .put(&kill_url)
-                    .bearer_auth(&token)
-                    .json(&serde_json::json!({"level": level, "reason": "load test"}));
+                    .put(url.as_str())
+                    .bearer_auth(token.as_str())
+                    .json(&serde_json::json!({"level": *level, "reason": "load test"}));
                 let start = Instant::now();
                 let response = request.send().await.context("PUT kill-switch")?;
                 let status = response.status();
@@ -395,32 +360,103 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
                     let body = response.text().await.unwrap_or_default();
                     bail!("PUT kill-switch answered {status}: {body}");
                 }
-                engine_fleet.until_all(start, ROUND_TIMEOUT).await
-            } else {
-                baseline_fleet.drain();
+                Ok(start)
+            }
+            Self::Baseline(control) => {
                 let start = Instant::now();
                 control
                     .send(Message::text(crate::ws_baseline::GO))
                     .await
                     .context("sending go to the baseline")?;
-                baseline_fleet.until_all(start, ROUND_TIMEOUT).await
+                Ok(start)
             }
-            .with_context(|| format!("round {round}, {name}"))?;
-            let ms = took.as_secs_f64() * 1e3;
-            if round == 0 {
-                eprintln!("warm-up  {name:<8} {ms:>8.1} ms");
-            } else {
-                eprintln!("round {round} {name:<8} {ms:>8.1} ms");
-                times[i].push(ms);
-            }
+        }
+    }
+}
+
+/// One round on one target: opens the sessions, broadcasts once unmeasured and once
+/// measured, closes the sessions. Returns the measured time in ms and the sessions open at
+/// the end.
+async fn broadcast_round(
+    url: &str,
+    key: &str,
+    args: &BroadcastArgs,
+    trigger: &mut Trigger,
+) -> Result<(f64, usize)> {
+    let n = args.common.sessions;
+    let mut fleet =
+        Fleet::connect(url, key, n, args.common.connect_concurrency, KILL_MARKER).await?;
+    tokio::time::sleep(args.pause).await;
+    let start = trigger.fire().await?;
+    fleet.until_all(start, ROUND_TIMEOUT).await?;
+    tokio::time::sleep(args.pause).await;
+    fleet.drain();
+    let start = trigger.fire().await?;
+    let took = fleet.until_all(start, ROUND_TIMEOUT).await?;
+    let open = fleet.alive();
+    fleet.close().await;
+    Ok((took.as_secs_f64() * 1e3, open))
+}
+
+/// Runs `ws-broadcast`.
+///
+/// One process may not hold 2 x 10,000 sockets here (the hard `RLIMIT_NOFILE` is 20,000 in
+/// these containers), so each round opens the N sessions to one target, broadcasts once to
+/// warm up and once measured, and closes them; rounds alternate engine and baseline.
+pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
+    let n = args.common.sessions;
+    if n == 0 || args.rounds == 0 {
+        bail!("--sessions and --rounds must be at least 1");
+    }
+    crate::fdlimit::ensure(n as u64 + 1024)?;
+    let mut servers = start(&args.common).await?;
+    let key = servers.prepared.api_key.clone();
+    let game_id = servers.prepared.game_id;
+    let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
+    let baseline_url = format!("ws://{}/", servers.baseline_addr);
+
+    let mut engine_trigger = Trigger::Engine {
+        http: reqwest::Client::builder()
+            .build()
+            .context("building the HTTP client")?,
+        url: format!(
+            "http://{}/v1/games/{game_id}/kill-switch",
+            servers.engine_addr
+        ),
+        token: setup::admin_token(&servers.secret, "load-studio")?,
+        level: 0,
+    };
+    let (control, _) = tokio_tungstenite::connect_async(baseline_url.as_str())
+        .await
+        .context("opening the baseline's control socket")?;
+    let mut baseline_trigger = Trigger::Baseline(control);
+
+    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut open = [usize::MAX; 2];
+    for round in 1..=args.rounds {
+        for (i, (name, url, trigger)) in [
+            ("engine", &engine_url, &mut engine_trigger),
+            ("baseline", &baseline_url, &mut baseline_trigger),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let started = Instant::now();
+            let (ms, alive) = broadcast_round(url, &key, &args, trigger)
+                .await
+                .with_context(|| format!("round {round}, {name}"))?;
+            eprintln!(
+                "round {round} {name:<8} {ms:>8.1} ms  ({alive}/{n} open; round took {:.1} s)",
+                started.elapsed().as_secs_f64()
+            );
+            times[i].push(ms);
+            open[i] = open[i].min(alive);
         }
         servers.engine.check_alive()?;
         servers.baseline.check_alive()?;
     }
-    let alive = (engine_fleet.alive(), baseline_fleet.alive());
-    let sizes = (engine_fleet.size(), baseline_fleet.size());
-    engine_fleet.close().await;
-    baseline_fleet.close().await;
+    let alive = (open[0], open[1]);
+    let sizes = (n, n);
 
     let [engine, baseline] = times;
     let mut out = format!(
