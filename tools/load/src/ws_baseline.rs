@@ -69,10 +69,12 @@ async fn connection(
         .read_buffer_size(4096)
         .write_buffer_size(4096)
         .max_write_buffer_size(4096 + 2 * 65_536);
-    let echo = |_: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-        response
-            .headers_mut()
-            .insert("sec-websocket-protocol", HeaderValue::from_static(PROTOCOL));
+    let echo = |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+        if request.headers().contains_key("sec-websocket-protocol") {
+            response
+                .headers_mut()
+                .insert("sec-websocket-protocol", HeaderValue::from_static(PROTOCOL));
+        }
         Ok(response)
     };
     let Ok(mut ws) =
