@@ -69,16 +69,8 @@ async fn connection(
         .read_buffer_size(4096)
         .write_buffer_size(4096)
         .max_write_buffer_size(4096 + 2 * 65_536);
-    let echo = |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-        if request.headers().contains_key("sec-websocket-protocol") {
-            response
-                .headers_mut()
-                .insert("sec-websocket-protocol", HeaderValue::from_static(PROTOCOL));
-        }
-        Ok(response)
-    };
     let Ok(mut ws) =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, echo, Some(config)).await
+        tokio_tungstenite::accept_hdr_async_with_config(stream, echo_protocol, Some(config)).await
     else {
         return;
     };
@@ -108,4 +100,16 @@ async fn connection(
             },
         }
     }
+}
+
+/// Echoes the JSON subprotocol when the client asked for one.
+// The signature is the one tungstenite's handshake `Callback` requires.
+#[allow(clippy::result_large_err)]
+fn echo_protocol(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+    if request.headers().contains_key("sec-websocket-protocol") {
+        response
+            .headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static(PROTOCOL));
+    }
+    Ok(response)
 }

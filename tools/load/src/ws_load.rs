@@ -335,7 +335,7 @@ enum Trigger {
         level: u8,
     },
     /// A text frame `go` on a control socket.
-    Baseline(ws_client::Socket),
+    Baseline(Box<ws_client::Socket>),
 }
 
 impl Trigger {
@@ -429,7 +429,7 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
     let (control, _) = tokio_tungstenite::connect_async(baseline_url.as_str())
         .await
         .context("opening the baseline's control socket")?;
-    let mut baseline_trigger = Trigger::Baseline(control);
+    let mut baseline_trigger = Trigger::Baseline(Box::new(control));
 
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut open = [usize::MAX; 2];
