@@ -51,7 +51,7 @@ pub struct CompareArgs {
 }
 
 /// A server child process, killed and reaped when dropped.
-struct Server {
+pub(crate) struct Server {
     name: &'static str,
     child: Child,
     log: PathBuf,
@@ -59,7 +59,7 @@ struct Server {
 
 impl Server {
     /// Starts `command` with stdout and stderr going to `<logs>/<name>.log`.
-    fn spawn(name: &'static str, mut command: Command, logs: &Path) -> Result<Self> {
+    pub(crate) fn spawn(name: &'static str, mut command: Command, logs: &Path) -> Result<Self> {
         let log = logs.join(format!("{name}.log"));
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let err = out
@@ -74,8 +74,13 @@ impl Server {
         Ok(Self { name, child, log })
     }
 
+    /// The child's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The last lines of the server's output, for error messages.
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         let tail = lines[lines.len().saturating_sub(20)..].join("\n");
@@ -83,7 +88,7 @@ impl Server {
     }
 
     /// Fails with the log tail when the process has exited.
-    fn check_alive(&mut self) -> Result<()> {
+    pub(crate) fn check_alive(&mut self) -> Result<()> {
         if let Some(status) = self
             .child
             .try_wait()
@@ -96,7 +101,12 @@ impl Server {
 
     /// Waits until `GET url` answers (with 200 when `need_ok`), the process exits, or
     /// `timeout` passes.
-    async fn wait_ready(&mut self, url: &str, need_ok: bool, timeout: Duration) -> Result<()> {
+    pub(crate) async fn wait_ready(
+        &mut self,
+        url: &str,
+        need_ok: bool,
+        timeout: Duration,
+    ) -> Result<()> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(1))
             .build()
@@ -130,14 +140,14 @@ impl Drop for Server {
 }
 
 /// A free loopback port (released right away; the child binds it a moment later).
-fn free_port() -> Result<SocketAddr> {
+pub(crate) fn free_port() -> Result<SocketAddr> {
     let listener =
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("finding a free loopback port")?;
     listener.local_addr().context("reading the free port")
 }
 
 /// A fresh 48-character secret.
-fn secret() -> String {
+pub(crate) fn secret() -> String {
     let mut s = uuid::Uuid::new_v4().simple().to_string();
     s.push_str(&uuid::Uuid::new_v4().simple().to_string());
     s.truncate(48);
@@ -295,7 +305,7 @@ impl Summary {
 }
 
 /// The median of a sample (the mean of the middle two for an even count).
-fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -305,7 +315,8 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-fn ratio(a: f64, b: f64) -> f64 {
+/// `a / b`, or NaN when `b` is not positive.
+pub(crate) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }
 }
 

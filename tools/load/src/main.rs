@@ -11,6 +11,11 @@
 //! - `compare` does everything in one run: starts the engine and the baseline as child
 //!   processes, sets the engine up, alternates engine and baseline rounds, and prints a table
 //!   (engine, baseline, ratio) last.
+//! - `ws-idle` measures the engine's memory per idle WebSocket session (10,000 by default).
+//! - `ws-broadcast` times a kill-switch broadcast to 10,000 sessions against `ws-baseline`, a
+//!   bare tokio-tungstenite broadcast server.
+//! - `wallet` measures wallet operations per second through the engine (over WebSocket, 64 in
+//!   flight) against the engine's own wallet script called directly through redis-rs.
 //!
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
@@ -18,7 +23,12 @@ mod baseline;
 mod catalogue;
 mod compare;
 mod drive;
+mod fdlimit;
 mod setup;
+mod wallet;
+mod ws_baseline;
+mod ws_client;
+mod ws_load;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -81,6 +91,18 @@ enum Command {
     },
     /// Engine against baseline in one run, each server in its own child process.
     Compare(compare::CompareArgs),
+    /// Engine RSS per idle WebSocket session (N sessions open, hello and ready, then idle).
+    WsIdle(ws_load::IdleArgs),
+    /// Kill-switch broadcast to N WebSocket sessions, engine against `ws-baseline`.
+    WsBroadcast(ws_load::BroadcastArgs),
+    /// The bare tokio-tungstenite broadcast server (the baseline of `ws-broadcast`).
+    WsBaseline {
+        /// Listen address.
+        #[arg(long, default_value = "127.0.0.1:8091")]
+        bind: SocketAddr,
+    },
+    /// Wallet operations per second: engine over WebSocket against its Lua script via redis-rs.
+    Wallet(wallet::WalletArgs),
 }
 
 /// How hard and how long to drive a target.
@@ -172,6 +194,18 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Compare(args) => compare::run(args).await,
+        Command::WsIdle(args) => interruptible(ws_load::idle(args)).await,
+        Command::WsBroadcast(args) => interruptible(ws_load::broadcast(args)).await,
+        Command::WsBaseline { bind } => ws_baseline::serve(bind).await,
+        Command::Wallet(args) => interruptible(wallet::run(args)).await,
+    }
+}
+
+/// Runs `work`; Ctrl-C stops it (dropping its child processes, which kills them).
+async fn interruptible(work: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+    tokio::select! {
+        result = work => result,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
     }
 }
 
