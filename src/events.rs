@@ -264,7 +264,7 @@ pub async fn apply(
             return Ok(Applied::Accepted(None));
         }
         SdkEvent::OfferShown { offer_id, .. } => {
-            session.change(SessionChange::EventSeen);
+            session.event_seen();
             crate::offers::learn(state, game, *offer_id, false);
             return Ok(Applied::Accepted(None));
         }
@@ -272,7 +272,7 @@ pub async fn apply(
         | SdkEvent::FirstLoss { .. }
         | SdkEvent::BossRaid { .. }
         | SdkEvent::OfferDismissed { .. } => {
-            session.change(SessionChange::EventSeen);
+            session.event_seen();
             return Ok(Applied::Accepted(None));
         }
         SdkEvent::CurrencyEarned {
@@ -296,7 +296,7 @@ pub async fn apply(
             ..
         } => money(MoneyKind::Purchase, "", *price_cents, tx_id, ts),
     };
-    session.change(SessionChange::EventSeen);
+    session.event_seen();
     Ok(match state.store.apply_money(&op).await? {
         MoneyOutcome::Applied { balance } => {
             if let SdkEvent::Purchase {

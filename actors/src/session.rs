@@ -332,7 +332,9 @@ impl Actor for SessionActor {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub enum SessionChange {
-    /// A telemetry event was seen (any type but `session_start`).
+    /// The session's first telemetry event (any type but `session_start`): the player now
+    /// has features. Later events are counted on the handle without a message, since a
+    /// message per event would wake the actor's thread on every event.
     EventSeen,
     /// Real money was spent.
     Spent(i64),
@@ -371,6 +373,8 @@ struct SessionShared {
     info: SessionInfo,
     player: Arc<ArcSwap<PlayerContext>>,
     counters: OfferCounters,
+    /// Telemetry events seen this session (the published context only learns of the first).
+    events: AtomicU32,
     outlet: Arc<Mutex<Outlet>>,
     activity: Arc<Activity>,
 }
@@ -405,6 +409,7 @@ impl SessionHandle {
             info,
             player,
             counters: OfferCounters::default(),
+            events: AtomicU32::new(0),
             outlet,
             activity,
         }))
@@ -432,7 +437,16 @@ impl SessionHandle {
         let mut p = PlayerContext::clone(&published);
         p.offers_shown = self.0.counters.shown();
         p.last_offer_at = self.0.counters.last();
+        p.events_seen = self.0.events.load(Ordering::Relaxed);
         Arc::new(p)
+    }
+
+    /// Counts a telemetry event; only the first one of the session messages the actor.
+    pub fn event_seen(&self) {
+        self.touch();
+        if self.0.events.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.0.addr.do_send(SessionChange::EventSeen);
+        }
     }
 
     /// The frequency-cap counters.

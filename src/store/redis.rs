@@ -307,21 +307,26 @@ fn parse_day(fields: std::collections::HashMap<String, i64>) -> DayAggregate {
 /// The ledger entry's JSON without `balance_after` and without its closing brace, for the
 /// script to complete once it knows the balance.
 fn ledger_head(op: &MoneyOp) -> StoreResult<String> {
-    let entry = LedgerEntry {
-        tx_id: op.tx_id.clone(),
-        player_id: op.player_id.clone(),
-        kind: op.kind,
-        currency_id: op.currency_id.clone(),
-        amount: op.amount,
-        balance_after: 0,
-        ts: op.ts,
-    };
-    let mut value = serde_json::to_value(&entry)
-        .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
-    if let Some(object) = value.as_object_mut() {
-        object.remove("balance_after");
+    /// A [`LedgerEntry`] without `balance_after` (the script appends it), borrowing from
+    /// the operation so that nothing is copied.
+    #[derive(serde::Serialize)]
+    struct Head<'a> {
+        tx_id: &'a str,
+        player_id: &'a str,
+        kind: MoneyKind,
+        currency_id: &'a str,
+        amount: i64,
+        ts: chrono::DateTime<chrono::Utc>,
     }
-    let mut json = value.to_string();
+    let mut json = serde_json::to_string(&Head {
+        tx_id: &op.tx_id,
+        player_id: &op.player_id,
+        kind: op.kind,
+        currency_id: &op.currency_id,
+        amount: op.amount,
+        ts: op.ts,
+    })
+    .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
     if json.pop() != Some('}') {
         return Err(StoreError::Corrupt("ledger entry is not an object".into()));
     }
