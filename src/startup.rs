@@ -178,8 +178,9 @@ async fn follow_bus(state: AppState) {
             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(
                     missed = n,
-                    "bus lagged; cached state refreshes on next change"
+                    "bus lagged; reloading every game from the store"
                 );
+                apply_bus(&state, BusMessage::Resync).await;
             }
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
         }
@@ -207,30 +208,54 @@ async fn apply_bus(state: &AppState, msg: BusMessage) {
             reason,
             updated_at,
         } => {
+            // A node has sessions of a game only while it serves the game.
+            let Some(game) = state.actors.game(&game_id) else {
+                return;
+            };
             let ks = KillSwitch {
                 level,
                 reason,
                 updated_at,
             };
             // The sending node already applied it; others learn it here. An older message
-            // arriving late never undoes a newer switch.
-            if let Some(game) = state.actors.game(&game_id) {
-                let current = game.view().kill_switch.clone();
-                if current != ks
-                    && current.updated_at <= ks.updated_at
-                    && let Err(e) = game.change(GameChange::KillSwitch(ks.clone())).await
-                {
-                    tracing::warn!(%game_id, error = %e, "applying a kill switch failed");
-                }
+            // arriving late never undoes a newer switch, nor reaches the sockets.
+            let current = game.view().kill_switch.clone();
+            if ks.updated_at < current.updated_at {
+                return;
             }
-            let msg = ServerMessage::KillSwitch {
-                level: ks.level,
-                reason: ks.reason,
-                updated_at: ks.updated_at,
-            };
-            crate::ws::broadcast(state, game_id, &msg);
+            if current != ks
+                && let Err(e) = game.change(GameChange::KillSwitch(ks.clone())).await
+            {
+                tracing::warn!(%game_id, error = %e, "applying a kill switch failed");
+            }
+            broadcast_kill_switch(state, game_id, ks);
+        }
+        BusMessage::Resync => {
+            for game in state.actors.games() {
+                let view = game.view();
+                let game_id = view.game.game_id;
+                let before = view.kill_switch.clone();
+                if let Err(e) = crate::repo::games::reload(state, game_id).await {
+                    tracing::warn!(%game_id, error = %e, "reload after a bus gap failed");
+                    continue;
+                }
+                let after = game.view();
+                if after.kill_switch != before {
+                    broadcast_kill_switch(state, game_id, after.kill_switch.clone());
+                }
+                crate::ws::announce_config(state, &after);
+            }
         }
     }
+}
+
+fn broadcast_kill_switch(state: &AppState, game_id: uuid::Uuid, ks: KillSwitch) {
+    let msg = ServerMessage::KillSwitch {
+        level: ks.level,
+        reason: ks.reason,
+        updated_at: ks.updated_at,
+    };
+    crate::ws::broadcast(state, game_id, &msg);
 }
 
 /// Runs the service in this thread until SIGTERM or Ctrl-C: the binary's entry point.

@@ -16,7 +16,7 @@ pub mod registry;
 pub mod session;
 
 pub use game::{GameChange, GameConfig, GameHandle, GameView};
-pub use registry::ActorSystem;
+pub use registry::{ActorSystem, SessionKey};
 pub use session::{
     Attached, Delivery, Detached, Outbound, OutboundMessage, PushResult, Sequenced, SessionHandle,
     SessionInfo, SocketQueue,

@@ -17,11 +17,33 @@ use uuid::Uuid;
 use crate::game::{GameConfig, GameHandle};
 use crate::session::{SessionHandle, SessionInfo};
 
+/// What identifies an open session on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionKey {
+    /// The game.
+    pub game_id: Uuid,
+    /// Sandbox (test key) or production.
+    pub sandbox: bool,
+    /// The client-chosen id.
+    pub session_id: Uuid,
+}
+
+impl SessionKey {
+    /// The key of a session.
+    pub fn of(info: &SessionInfo) -> Self {
+        Self {
+            game_id: info.game_id,
+            sandbox: info.sandbox,
+            session_id: info.session_id,
+        }
+    }
+}
+
 /// The shards and the actors living on them.
 pub struct ActorSystem {
     arbiters: Vec<Arbiter>,
     games: DashMap<Uuid, GameHandle>,
-    sessions: Arc<DashMap<Uuid, SessionHandle>>,
+    sessions: Arc<DashMap<SessionKey, SessionHandle>>,
     session_idle_ttl: Duration,
 }
 
@@ -75,16 +97,19 @@ impl ActorSystem {
     }
 
     /// An open session on this node.
-    pub fn session(&self, session_id: &Uuid) -> Option<SessionHandle> {
-        self.sessions.get(session_id).map(|s| s.clone())
+    pub fn session(&self, key: &SessionKey) -> Option<SessionHandle> {
+        self.sessions.get(key).map(|s| s.clone())
     }
 
-    /// Opens (or returns the already open) session actor.
+    /// Opens (or returns the already open) session actor. Sessions are keyed by game,
+    /// environment and id together: a client-chosen id can never reach another game's or
+    /// environment's session.
     pub fn open_session(&self, info: SessionInfo, player: PlayerContext) -> SessionHandle {
+        let key = SessionKey::of(&info);
         let id = info.session_id;
         let sessions = Arc::downgrade(&self.sessions);
         self.sessions
-            .entry(id)
+            .entry(key)
             .or_insert_with(|| {
                 SessionHandle::start(
                     &self.shard_for(&id),
@@ -93,7 +118,7 @@ impl ActorSystem {
                     self.session_idle_ttl,
                     Box::new(move || {
                         if let Some(s) = sessions.upgrade() {
-                            s.remove(&id);
+                            s.remove(&key);
                         }
                     }),
                 )

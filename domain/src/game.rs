@@ -195,6 +195,19 @@ pub struct Game {
     pub updated_at: DateTime<Utc>,
 }
 
+impl Game {
+    /// Rules between mode and guardrails: Autonomous mode needs a price ceiling, so the
+    /// ceiling cannot be removed while the game is autonomous.
+    pub fn check_mode_guardrails(&self, errors: &mut Errors) {
+        if self.mode == Mode::Autonomous && self.guardrails.max_price_cents.is_none() {
+            errors.push(
+                "guardrails.max_price_cents",
+                "Autonomous mode needs a price ceiling; step the mode down first",
+            );
+        }
+    }
+}
+
 /// Validates a currency list: snake_case ids, unique, sane overrides.
 pub fn validate_currencies(currencies: &[Currency], errors: &mut Errors) {
     let mut seen = std::collections::HashSet::new();

@@ -110,30 +110,31 @@ pub async fn patch_game(
 ) -> ApiResult<Json<Game>> {
     let handle = games::for_studio(&state, &caller.studio_id, game_id).await?;
     caller.require(Role::Developer)?;
-    let mut game = handle.view().game.clone();
-    let mut errors = Errors::default();
-    if let Some(name) = body.name {
-        errors.text("name", &name, offer_domain::game::MAX_NAME_LEN);
-        game.name = name;
-    }
-    if let Some(genre) = body.genre {
-        games::check_genre(&state, &genre, &mut errors);
-        game.genre = genre;
-    }
     let currencies_changed = body.currencies.is_some();
-    if let Some(currencies) = body.currencies {
-        validate_currencies(&currencies, &mut errors);
-        game.currencies = currencies;
-    }
-    if let Some(patch) = body.guardrails {
-        game.guardrails.merge(patch);
-        game.guardrails.validate(&mut errors);
-    }
-    errors.finish(()).map_err(ApiError::Validation)?;
-    game.updated_at = chrono::Utc::now();
-    games::save(&state, &handle, game).await?;
+    let game = games::update(&state, &handle, |game| {
+        let mut errors = Errors::default();
+        if let Some(name) = &body.name {
+            errors.text("name", name, offer_domain::game::MAX_NAME_LEN);
+            game.name.clone_from(name);
+        }
+        if let Some(genre) = &body.genre {
+            games::check_genre(&state, genre, &mut errors);
+            game.genre.clone_from(genre);
+        }
+        if let Some(currencies) = &body.currencies {
+            validate_currencies(currencies, &mut errors);
+            game.currencies.clone_from(currencies);
+        }
+        if let Some(patch) = body.guardrails.clone() {
+            game.guardrails.merge(patch);
+            game.guardrails.validate(&mut errors);
+        }
+        game.check_mode_guardrails(&mut errors);
+        errors.finish(true).map_err(ApiError::Validation)
+    })
+    .await?;
     if currencies_changed {
         items::revalue(&state, &handle).await?;
     }
-    Ok(Json(handle.view().game.clone()))
+    Ok(Json(game))
 }

@@ -321,20 +321,15 @@ pub async fn patch_guardrails(
     ApiJson(patch): ApiJson<GuardrailsPatch>,
 ) -> ApiResult<Json<Guardrails>> {
     let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
-    let mut game: Game = handle.view().game.clone();
-    game.guardrails.merge(patch);
-    let mut errors = Errors::default();
-    game.guardrails.validate(&mut errors);
-    if game.mode == Mode::Autonomous && game.guardrails.max_price_cents.is_none() {
-        errors.push(
-            "max_price_cents",
-            "Autonomous mode needs a price ceiling; step the mode down first",
-        );
-    }
-    errors.finish(()).map_err(ApiError::Validation)?;
-    game.updated_at = chrono::Utc::now();
-    games::save(&state, &handle, game).await?;
-    Ok(Json(handle.view().game.guardrails.clone()))
+    let game = games::update(&state, &handle, |game| {
+        game.guardrails.merge(patch.clone());
+        let mut errors = Errors::default();
+        game.guardrails.validate(&mut errors);
+        game.check_mode_guardrails(&mut errors);
+        errors.finish(true).map_err(ApiError::Validation)
+    })
+    .await?;
+    Ok(Json(game.guardrails))
 }
 
 /// Changes the operating mode (admin). Shadow -> Assisted is the dashboard promotion;
@@ -354,30 +349,30 @@ pub async fn set_mode(
     ApiJson(change): ApiJson<ModeChange>,
 ) -> ApiResult<Json<Game>> {
     let handle = game_for(&state, &caller, game_id, Role::Admin).await?;
-    let mut game: Game = handle.view().game.clone();
     let rank = |m: Mode| match m {
         Mode::Shadow => 0,
         Mode::Assisted => 1,
         Mode::Autonomous => 2,
     };
-    let (from, to) = (rank(game.mode), rank(change.mode));
-    if to > from + 1 {
-        return Err(ApiError::Conflict(
-            "promote one step at a time: shadow -> assisted -> autonomous".into(),
-        ));
-    }
-    if change.mode == Mode::Autonomous && from < to && game.guardrails.max_price_cents.is_none() {
-        return Err(ApiError::invalid(
-            "mode",
-            "Autonomous mode needs a max_price_cents guardrail",
-        ));
-    }
-    if from != to {
+    let game = games::update(&state, &handle, |game| {
+        let (from, to) = (rank(game.mode), rank(change.mode));
+        if to > from + 1 {
+            return Err(ApiError::Conflict(
+                "promote one step at a time: shadow -> assisted -> autonomous".into(),
+            ));
+        }
+        if from == to {
+            return Ok(false);
+        }
         game.mode = change.mode;
-        game.updated_at = chrono::Utc::now();
-        games::save(&state, &handle, game).await?;
-    }
-    Ok(Json(handle.view().game.clone()))
+        let mut errors = Errors::default();
+        game.check_mode_guardrails(&mut errors);
+        errors.finish(true).map_err(|_| {
+            ApiError::invalid("mode", "Autonomous mode needs a max_price_cents guardrail")
+        })
+    })
+    .await?;
+    Ok(Json(game))
 }
 
 /// The kill switch.

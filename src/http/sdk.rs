@@ -211,16 +211,22 @@ async fn mark_launched(state: &AppState, game: &GameHandle, env: Environment) ->
     if !unset {
         return Ok(());
     }
-    let lock = state.write_lock(current.game_id);
-    let _guard = lock.lock().await;
-    let mut g = game.view().game.clone();
     let now = Some(Utc::now());
-    match env {
-        Environment::Production if g.launched_at.is_none() => g.launched_at = now,
-        Environment::Sandbox if g.sandbox_launched_at.is_none() => g.sandbox_launched_at = now,
-        _ => return Ok(()),
-    }
-    games::save(state, game, g).await
+    games::update(state, game, |g| {
+        Ok(match env {
+            Environment::Production if g.launched_at.is_none() => {
+                g.launched_at = now;
+                true
+            }
+            Environment::Sandbox if g.sandbox_launched_at.is_none() => {
+                g.sandbox_launched_at = now;
+                true
+            }
+            _ => false,
+        })
+    })
+    .await
+    .map(|_| ())
 }
 
 /// Opens a session (`session_start`).

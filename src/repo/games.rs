@@ -199,22 +199,45 @@ pub async fn create(state: &AppState, studio_id: &str, new: NewGame) -> ApiResul
     Ok(state.actors.start_game(game, config))
 }
 
-/// Stores a changed game record and publishes it (values are recomputed when the
-/// currencies changed, since rates depend on them).
-pub async fn save(state: &AppState, handle: &GameHandle, game: Game) -> ApiResult<()> {
-    let game_id = game.game_id;
-    state
-        .store
-        .put_all(
-            games_collection(),
-            vec![(game_id.to_string(), encode(&game)?)],
-        )
-        .await?;
-    handle
-        .change(GameChange::Game(game))
-        .await
-        .map_err(actor_err)?;
-    notify(state, game_id).await
+/// Changes the game record: under the game's write lock, starting from the store's current
+/// copy, written back with compare-and-swap so that a concurrent writer on another node is
+/// never overwritten (its change is re-read and `change` runs again). `change` validates and
+/// returns whether it changed anything; nothing is written when it did not.
+pub async fn update<F>(state: &AppState, handle: &GameHandle, mut change: F) -> ApiResult<Game>
+where
+    F: FnMut(&mut Game) -> ApiResult<bool>,
+{
+    let game_id = handle.view().game.game_id;
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
+    let id = game_id.to_string();
+    for _ in 0..5 {
+        let stored = state
+            .store
+            .get(games_collection(), &id)
+            .await?
+            .ok_or(ApiError::NotFound("game"))?;
+        let mut game: Game = decode(&stored)?;
+        if !change(&mut game)? {
+            return Ok(game);
+        }
+        game.updated_at = chrono::Utc::now();
+        if state
+            .store
+            .compare_and_swap(games_collection(), &id, Some(&stored), encode(&game)?)
+            .await?
+        {
+            handle
+                .change(GameChange::Game(game.clone()))
+                .await
+                .map_err(actor_err)?;
+            notify(state, game_id).await?;
+            return Ok(game);
+        }
+    }
+    Err(ApiError::Conflict(
+        "the game kept changing concurrently; retry".into(),
+    ))
 }
 
 /// Tells the other nodes that a game changed.

@@ -6,7 +6,7 @@
 //! places the player in an L1 segment.
 
 use chrono::{DateTime, Utc};
-use offer_actors::{SessionHandle, SessionInfo};
+use offer_actors::{SessionHandle, SessionInfo, SessionKey};
 use offer_domain::pipeline::PlayerContext;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -114,13 +114,13 @@ pub async fn resolve(
     env: Environment,
     session_id: Uuid,
 ) -> ApiResult<SessionHandle> {
-    if let Some(s) = state.actors.session(&session_id) {
-        let info = s.info();
-        return if info.game_id == game_id && info.sandbox == (env == Environment::Sandbox) {
-            Ok(s)
-        } else {
-            Err(ApiError::NotFound("session"))
-        };
+    let key = SessionKey {
+        game_id,
+        sandbox: env == Environment::Sandbox,
+        session_id,
+    };
+    if let Some(s) = state.actors.session(&key) {
+        return Ok(s);
     }
     let bytes = state
         .store

@@ -216,6 +216,9 @@ pub enum BusMessage {
         /// SHA-256 of the key, hex.
         key_hash: String,
     },
+    /// Local only, never published: this node's link to the bus was down, so messages may
+    /// have been lost; reload every game this node serves from the store.
+    Resync,
 }
 
 /// The storage interface. Implementations bound every call with a timeout and answer

@@ -219,6 +219,8 @@ async fn run_bus(
             }
         };
         tracing::info!("bus connection to Redis restored");
+        // Messages sent while the link was down are lost: have the node reload.
+        let _ = bus.send(BusMessage::Resync);
     }
 }
 

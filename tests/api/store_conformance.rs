@@ -755,14 +755,23 @@ async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
         game_id: Uuid::new_v4(),
         origin: Uuid::new_v4(),
     };
+    // After reconnecting, the store tells its node to resync (messages sent while the link
+    // was down are lost), then delivers new messages again.
+    let mut resynced = false;
     loop {
         assert!(Instant::now() < deadline, "bus did not recover");
         store.publish(&msg).await.expect("publish");
         if let Ok(received) = tokio::time::timeout(Duration::from_millis(200), bus.recv()).await {
-            assert_eq!(received.expect("bus open"), msg);
-            break;
+            match received.expect("bus open") {
+                BusMessage::Resync => resynced = true,
+                other => {
+                    assert_eq!(other, msg);
+                    break;
+                }
+            }
         }
     }
+    assert!(resynced, "a reconnect announces a resync");
     drop(store);
     server.kill().expect("kill redis-server");
     server.wait().expect("reap redis-server");

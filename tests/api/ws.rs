@@ -428,7 +428,11 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
         .running
         .state
         .actors
-        .session(&session)
+        .session(&offer_actors::SessionKey {
+            game_id: game.parse().expect("uuid"),
+            sandbox: false,
+            session_id: session,
+        })
         .expect("session open");
     wait_until(|| !handle.socket_attached()).await;
     set_kill(&app, &game, 1).await;
@@ -500,7 +504,11 @@ async fn a_client_that_does_not_read_is_cut_off_with_4008() {
         .running
         .state
         .actors
-        .session(&session)
+        .session(&offer_actors::SessionKey {
+            game_id: game.parse().expect("uuid"),
+            sandbox: false,
+            session_id: session,
+        })
         .expect("session open");
     let (mut tx, mut rx) = c.ws.split();
     // Fill the kernel buffers with offers the client never reads, from a writer of its own
