@@ -133,6 +133,21 @@ impl SdkEvent {
         }
     }
 
+    /// The client's timestamp, if sent.
+    pub fn ts(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Self::SessionStart { ts }
+            | Self::CurrencyLow { ts, .. }
+            | Self::FirstLoss { ts }
+            | Self::BossRaid { ts }
+            | Self::CurrencyEarned { ts, .. }
+            | Self::CurrencySpent { ts, .. }
+            | Self::Purchase { ts, .. }
+            | Self::OfferShown { ts, .. }
+            | Self::OfferDismissed { ts, .. } => *ts,
+        }
+    }
+
     /// Whether this event asks the engine for an offer (over the WebSocket).
     pub fn is_trigger(&self) -> bool {
         matches!(
@@ -162,6 +177,11 @@ pub enum Applied {
     Rejected(&'static str, String),
 }
 
+/// How far an SDK event's `ts` may be from the server's clock. Money events land in the
+/// day aggregates by `ts`, so a client must not write into another week; history goes
+/// through the admin import.
+const MAX_CLOCK_SKEW_HOURS: i64 = 24;
+
 /// Checks every event of a batch before any is applied, so a bad batch changes nothing.
 pub fn validate_all(game: &Game, events: &[SdkEvent]) -> ApiResult<()> {
     let mut errors = Vec::new();
@@ -179,6 +199,13 @@ pub fn validate_all(game: &Game, events: &[SdkEvent]) -> ApiResult<()> {
 
 /// Checks one event.
 pub fn validate(game: &Game, e: &SdkEvent) -> Result<(), String> {
+    if let Some(ts) = e.ts()
+        && (ts - Utc::now()).num_hours().abs() >= MAX_CLOCK_SKEW_HOURS
+    {
+        return Err(format!(
+            "ts must be within {MAX_CLOCK_SKEW_HOURS} hours of the server's clock; send history through the admin import"
+        ));
+    }
     let currency = |id: &str| {
         if game.currencies.iter().any(|c| c.currency_id == id) {
             Ok(())

@@ -189,7 +189,7 @@ async fn follow_bus(state: AppState) {
 
 async fn apply_bus(state: &AppState, msg: BusMessage) {
     match msg {
-        BusMessage::KeyRevoked { key_hash } => state.auth.forget(&key_hash),
+        BusMessage::KeyRevoked { key_hash } => state.auth.revoked(&key_hash),
         BusMessage::GameChanged { game_id, origin } => {
             // The origin already applied the change (reloading could race with its next
             // local change); its sockets still hear of it below.

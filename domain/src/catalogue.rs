@@ -209,7 +209,7 @@ where
 }
 
 /// Converts dollars to cents, refusing more than 2 decimal places.
-fn usd_to_cents(usd: f64) -> Option<i64> {
+pub fn usd_to_cents(usd: f64) -> Option<i64> {
     if !usd.is_finite() {
         return None;
     }

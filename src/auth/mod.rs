@@ -69,6 +69,9 @@ pub struct AuthService {
     key_prefix: String,
     store: SharedStore,
     cache: DashMap<String, (Arc<KeyRecord>, Instant)>,
+    /// Hashes of keys revoked while this node runs, so open sockets authenticated with
+    /// them are closed on their next message or heartbeat.
+    revoked: DashMap<String, ()>,
 }
 
 impl AuthService {
@@ -79,6 +82,7 @@ impl AuthService {
             key_prefix,
             store,
             cache: DashMap::new(),
+            revoked: DashMap::new(),
         }
     }
 
@@ -92,9 +96,21 @@ impl AuthService {
         &self.key_prefix
     }
 
-    /// Drops a key from this node's cache (bus message `key_revoked`).
+    /// Drops a key from this node's cache, so its record is read again on next use.
     pub fn forget(&self, key_hash: &str) {
         self.cache.remove(key_hash);
+    }
+
+    /// A key was revoked (here or on another node, bus message `key_revoked`): forget it and
+    /// remember it, so sockets opened with it close.
+    pub fn revoked(&self, key_hash: &str) {
+        self.forget(key_hash);
+        self.revoked.insert(key_hash.to_owned(), ());
+    }
+
+    /// Whether a key was revoked while this node runs.
+    pub fn is_revoked(&self, key_hash: &str) -> bool {
+        self.revoked.contains_key(key_hash)
     }
 
     /// Resolves a key token to its live record: checksum, lookup, revocation, expiry.
@@ -220,7 +236,7 @@ impl AuthService {
                 .put_all(coll, vec![(id, encode(&record)?)])
                 .await?;
         }
-        self.forget(&record.key_hash);
+        self.revoked(&record.key_hash);
         self.store
             .publish(&BusMessage::KeyRevoked {
                 key_hash: record.key_hash,

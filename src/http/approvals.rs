@@ -64,7 +64,10 @@ async fn owned(
     let (approval, bytes) = approvals::get(state, approval_id).await?;
     let handle = games::for_studio(state, &caller.studio_id, approval.game_id)
         .await
-        .map_err(|_| crate::error::ApiError::NotFound("approval"))?;
+        .map_err(|e| match e {
+            crate::error::ApiError::NotFound(_) => crate::error::ApiError::NotFound("approval"),
+            other => other,
+        })?;
     Ok((approval, bytes, handle))
 }
 

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use offer_domain::catalogue::{Item, ItemInput, ItemPatch, MAX_BULK_ITEMS};
+use offer_domain::catalogue::{Item, ItemInput, ItemPatch};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -140,12 +140,6 @@ pub async fn bulk_items(
 ) -> ApiResult<Json<BulkResult>> {
     let handle = games::for_studio(&state, &caller.studio_id, game_id).await?;
     caller.require(Role::Developer)?;
-    if body.items.len() > MAX_BULK_ITEMS {
-        return Err(ApiError::PayloadTooLarge(format!(
-            "at most {MAX_BULK_ITEMS} items per call, got {}",
-            body.items.len()
-        )));
-    }
     let out = repo::upsert(&state, &handle, body.items, OnConflict::Update).await?;
     Ok(Json(BulkResult {
         created: out.created,

@@ -107,10 +107,6 @@ pub struct OfferRequest {
     pub trigger_context: TriggerContext,
 }
 
-fn env_of(caller: &SdkCaller) -> Environment {
-    caller.env
-}
-
 /// The SDK's game: the key's own; any other id is a 404.
 async fn sdk_game(state: &AppState, caller: &SdkCaller) -> ApiResult<GameHandle> {
     games::load(state, caller.key.game_id).await
@@ -187,7 +183,7 @@ pub async fn open_session(
     let (session, created) = sessions::open(
         state,
         caller.key.game_id,
-        env_of(caller),
+        caller.env,
         sessions::SessionRecord {
             session_id: body.session_id,
             player_id: body.player_id,
@@ -196,7 +192,7 @@ pub async fn open_session(
         },
     )
     .await?;
-    mark_launched(state, &game, env_of(caller)).await?;
+    mark_launched(state, &game, caller.env).await?;
     Ok((session, created, game))
 }
 
@@ -282,7 +278,7 @@ pub async fn post_events(
         return Err(ApiError::SdkDisabled);
     }
     let session =
-        sessions::resolve(&state, caller.key.game_id, env_of(&caller), body.session_id).await?;
+        sessions::resolve(&state, caller.key.game_id, caller.env, body.session_id).await?;
     let mut accepted = 0;
     let mut rejected = Vec::new();
     for (index, event) in body.events.iter().enumerate() {
@@ -323,7 +319,7 @@ pub async fn next_offer(
     }
     let game = sdk_game(&state, &caller).await?;
     let session =
-        sessions::resolve(&state, caller.key.game_id, env_of(&caller), body.session_id).await?;
+        sessions::resolve(&state, caller.key.game_id, caller.env, body.session_id).await?;
     session.touch();
     Ok(match serve(&state, &game, &session, event_type) {
         Served::Offer(offer) => Json(offer).into_response(),

@@ -139,7 +139,7 @@ pub async fn definitions(state: &AppState, game_id: Uuid) -> ApiResult<Definitio
 }
 
 /// Queues an offer definition once; a definition already queued (on any node) is left
-/// alone. Returns the approval id when this call created it.
+/// alone. Returns the approval id when this call wrote the record.
 pub async fn queue_offer(
     state: &AppState,
     handle: &GameHandle,
@@ -156,7 +156,27 @@ pub async fn queue_offer(
             approval_id.to_string().into_bytes(),
         )
         .await?;
-    if fresh {
+    // The marker names the approval. When an earlier attempt wrote the marker but failed
+    // before the record, the record is written now under the marker's id, so a candidate is
+    // never left queued without an approval the studio can see.
+    let approval_id = if fresh {
+        approval_id
+    } else {
+        state
+            .store
+            .get(by_definition(game_id), &key)
+            .await?
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|s| s.parse::<Uuid>().ok())
+            .ok_or_else(|| ApiError::Internal("corrupt approval marker".into()))?
+    };
+    let missing = fresh
+        || state
+            .store
+            .get(approvals(game_id), &approval_id.to_string())
+            .await?
+            .is_none();
+    if missing {
         let approval = Approval {
             approval_id,
             game_id,
@@ -170,13 +190,7 @@ pub async fn queue_offer(
             reason: None,
             simulation: None,
         };
-        state
-            .store
-            .put_all(
-                approvals(game_id),
-                vec![(approval_id.to_string(), encode(&approval)?)],
-            )
-            .await?;
+        // The index first: a record is only ever visible with its index.
         state
             .store
             .put_all(
@@ -184,12 +198,20 @@ pub async fn queue_offer(
                 vec![(approval_id.to_string(), game_id.to_string().into_bytes())],
             )
             .await?;
+        state
+            .store
+            .insert_new(
+                approvals(game_id),
+                &approval_id.to_string(),
+                encode(&approval)?,
+            )
+            .await?;
     }
     handle
         .change(GameChange::Queued(key))
         .await
         .map_err(actor_err)?;
-    Ok(fresh.then_some(approval_id))
+    Ok(missing.then_some(approval_id))
 }
 
 /// A game's approvals, newest first, optionally of one status.

@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
-use offer_domain::catalogue::Category;
+use offer_domain::catalogue::{Category, MAX_PRICE_CENTS, usd_to_cents};
 use offer_domain::game::Game;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::validation::{Errors, FieldError};
@@ -137,12 +137,7 @@ pub fn validate_bundle(handle: &GameHandle, bundle: &Bundle) -> ApiResult<()> {
             e.0.push(FieldError::new("item_ids", format!("no live item `{id}`")).at(i));
         }
     }
-    let cents = (bundle.price_usd * 100.0).round();
-    if !bundle.price_usd.is_finite()
-        || bundle.price_usd < 0.0
-        || (bundle.price_usd * 100.0 - cents).abs() > 1e-6
-        || cents > 10_000_000.0
-    {
+    if !usd_to_cents(bundle.price_usd).is_some_and(|c| (0..=MAX_PRICE_CENTS).contains(&c)) {
         e.push(
             "price_usd",
             "a non-negative price with at most 2 decimal places, up to 100000",
@@ -322,16 +317,21 @@ pub async fn set_kill_switch(
         return Err(ApiError::invalid("reason", "at most 500 characters"));
     }
     let game_id = handle.view().game.game_id;
+    // One writer per game on this node; the record first, then the level the wallet step
+    // reads, so a failure in between (answered 503, safe to retry) never leaves the wallet
+    // enforcing a level the record does not show.
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
     let ks = KillSwitch {
         level,
         reason,
         updated_at: Utc::now(),
     };
-    state.store.set_kill_level(game_id, level).await?;
     state
         .store
         .put_all(config(game_id), vec![("kill_switch".into(), encode(&ks)?)])
         .await?;
+    state.store.set_kill_level(game_id, level).await?;
     handle
         .change(GameChange::KillSwitch(ks.clone()))
         .await

@@ -37,6 +37,8 @@ mod code {
     pub const SLOW_CONSUMER: u16 = 4008;
     /// Another socket resumed this session.
     pub const REPLACED: u16 = 4009;
+    /// The socket's SDK key was revoked.
+    pub const KEY_REVOKED: u16 = 4001;
 }
 
 /// Malformed messages in a row that close the socket.
@@ -111,6 +113,11 @@ pub async fn run(state: AppState, caller: SdkCaller, format: Format, socket: Web
             Step::Deliver(Delivery::Cut(why)) => break Some(cut_close(why)),
             Step::Incoming(None) => break None,
             Step::Incoming(Some(Err(e))) => break Some(read_error_close(&e)),
+            Step::Incoming(Some(Ok(_))) | Step::Tick
+                if conn.state.auth.is_revoked(&conn.caller.key.key_hash) =>
+            {
+                break Some((code::KEY_REVOKED, "key_revoked"));
+            }
             Step::Incoming(Some(Ok(msg))) => {
                 last_heard = Instant::now();
                 match msg {

@@ -752,6 +752,10 @@ async fn money_events_over_rest_are_exact_and_idempotent() {
         )
         .await;
     expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    // A client clock far from the server's is refused: history goes through the import.
+    let r = app.post("/v1/sdk/events", &sdk.key, json!({"session_id": sid, "events": [
+        {"type": "currency_earned", "currency_id": "gems", "amount": 5, "tx_id": "t6", "ts": "2020-01-01T00:00:00Z"}]})).await;
+    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
     let game_id: Uuid = sdk.game.parse().expect("uuid");
     let player = player(&sdk.game, false);
     let balance = app

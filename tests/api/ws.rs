@@ -659,3 +659,32 @@ async fn shutdown_closes_sockets_with_1001() {
     let _ = app.running.shutdown.send(true);
     assert_eq!(c.close_code().await, 1001);
 }
+
+#[tokio::test]
+async fn a_revoked_key_closes_its_open_sockets() {
+    let app = spawn_app().await;
+    let (game, _) = game_with_shelf(&app).await;
+    let r = app
+        .post(
+            &format!("/v1/games/{game}/sdk-keys"),
+            &app.admin,
+            json!({"environment": "production"}),
+        )
+        .await;
+    let issued: Value = r.json().await.expect("json");
+    let key = issued["api_key"].as_str().expect("key").to_owned();
+    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let mut c = connect(&app, &key, Fmt::Json).await;
+    assert_eq!(c.hello(fresh(&game), None).await["type"], "ready");
+    let r = app
+        .client
+        .delete(app.url(&format!("/v1/games/{game}/sdk-keys/{key_id}")))
+        .bearer_auth(&app.admin)
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(r.status().as_u16(), 204);
+    c.send(json!({"type": "offer_request", "trigger_context": {"event_type": "first_loss"}}))
+        .await;
+    assert_eq!(c.close_code().await, 4001);
+}
