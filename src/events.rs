@@ -14,7 +14,6 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ApiResult};
-use crate::repo::sessions;
 use crate::state::AppState;
 use crate::store::{Environment, MoneyKind, MoneyOp, MoneyOutcome};
 
@@ -332,8 +331,6 @@ pub async fn apply(
                 ..
             } = event
             {
-                sessions::add_spend(state, info.game_id, env, &info.player_id, *price_cents)
-                    .await?;
                 session.change(SessionChange::Spent(*price_cents));
                 if let Some(offer_id) = offer_id {
                     crate::offers::learn(state, game, *offer_id, true);
@@ -352,6 +349,13 @@ pub async fn apply(
             format!(
                 "balance of {} is {balance}, below {}",
                 op.currency_id, op.amount
+            ),
+        ),
+        MoneyOutcome::TxConflict => Applied::Rejected(
+            "tx_id_reused",
+            format!(
+                "tx_id `{}` was already used for a different change",
+                op.tx_id
             ),
         ),
         MoneyOutcome::KillSwitch => Applied::Rejected(

@@ -3,7 +3,7 @@
 //! A session record is written when a session opens so that any node can resume it (the
 //! first request on another node reads it once, then that node's session actor serves from
 //! memory). A player profile keeps what outlives a session: lifetime real-money spend, which
-//! places the player in an L1 segment.
+//! places the player in an L1 segment; the money step keeps it atomically with the purchase.
 
 use chrono::{DateTime, Utc};
 use offer_actors::{SessionHandle, SessionInfo, SessionKey};
@@ -30,9 +30,9 @@ pub struct SessionRecord {
 }
 
 /// What outlives a session.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlayerProfile {
-    /// Lifetime real-money spend in cents.
+    /// Lifetime real-money spend in cents (kept by the atomic money step).
     pub spend_cents: i64,
 }
 
@@ -42,16 +42,6 @@ fn sessions(game_id: Uuid, env: Environment) -> Collection {
         match env {
             Environment::Production => "sessions_production",
             Environment::Sandbox => "sessions_sandbox",
-        },
-    )
-}
-
-fn players(game_id: Uuid, env: Environment) -> Collection {
-    Collection::game(
-        game_id,
-        match env {
-            Environment::Production => "players_production",
-            Environment::Sandbox => "players_sandbox",
         },
     )
 }
@@ -149,43 +139,14 @@ async fn activate(
         .open_session(info, player_context(game_id, record, &profile)))
 }
 
-/// A player's profile (empty when new).
+/// What outlives a session, read from the store's money aggregates.
 pub async fn profile(
     state: &AppState,
     game_id: Uuid,
     env: Environment,
     player_id: &str,
 ) -> ApiResult<PlayerProfile> {
-    match state.store.get(players(game_id, env), player_id).await? {
-        Some(bytes) => decode(&bytes),
-        None => Ok(PlayerProfile::default()),
-    }
-}
-
-/// Adds real-money spend to a player's profile.
-pub async fn add_spend(
-    state: &AppState,
-    game_id: Uuid,
-    env: Environment,
-    player_id: &str,
-    cents: i64,
-) -> ApiResult<()> {
-    let coll = players(game_id, env);
-    // Optimistic retry: concurrent purchases of one player are rare and short.
-    for _ in 0..8 {
-        let current = state.store.get(coll, player_id).await?;
-        let mut p: PlayerProfile = match &current {
-            Some(b) => decode(b)?,
-            None => PlayerProfile::default(),
-        };
-        p.spend_cents = p.spend_cents.saturating_add(cents);
-        if state
-            .store
-            .compare_and_swap(coll, player_id, current.as_deref(), encode(&p)?)
-            .await?
-        {
-            return Ok(());
-        }
-    }
-    Err(ApiError::Conflict("player profile is busy; retry".into()))
+    Ok(PlayerProfile {
+        spend_cents: state.store.spend_cents(game_id, env, player_id).await?,
+    })
 }

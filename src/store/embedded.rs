@@ -64,7 +64,10 @@ struct EnvMoney {
     /// (player id, currency id) -> balance.
     wallets: HashMap<(String, String), i64>,
     /// tx id -> balance recorded when first applied.
-    tx: HashMap<String, i64>,
+    /// tx id -> (balance after, fingerprint).
+    tx: HashMap<String, (i64, String)>,
+    /// player id -> lifetime purchase cents.
+    spend: HashMap<String, i64>,
     ledger: Vec<LedgerEntry>,
     days: HashMap<NaiveDate, DayAggregate>,
 }
@@ -177,8 +180,13 @@ impl Store for EmbeddedStore {
         let game = self.game(op.game_id);
         let mut game = lock(&game);
         // Checks first, in the same order as the Redis script.
-        if let Some(&balance) = game.env(op.env).tx.get(&op.tx_id) {
-            return Ok(MoneyOutcome::Duplicate { balance });
+        let fingerprint = op.fingerprint();
+        if let Some((balance, first)) = game.env(op.env).tx.get(&op.tx_id) {
+            return Ok(if *first == fingerprint {
+                MoneyOutcome::Duplicate { balance: *balance }
+            } else {
+                MoneyOutcome::TxConflict
+            });
         }
         if game.kill_level >= 3 {
             return Ok(MoneyOutcome::KillSwitch);
@@ -198,7 +206,13 @@ impl Store for EmbeddedStore {
         if op.kind != MoneyKind::Purchase {
             money.wallets.insert(wallet_key, balance_after);
         }
-        money.tx.insert(op.tx_id.clone(), balance_after);
+        if op.kind == MoneyKind::Purchase {
+            let spend = money.spend.entry(op.player_id.clone()).or_default();
+            *spend = spend.saturating_add(op.amount);
+        }
+        money
+            .tx
+            .insert(op.tx_id.clone(), (balance_after, fingerprint));
         money.ledger.push(LedgerEntry {
             tx_id: op.tx_id.clone(),
             player_id: op.player_id.clone(),
@@ -219,6 +233,19 @@ impl Store for EmbeddedStore {
         Ok(MoneyOutcome::Applied {
             balance: balance_after,
         })
+    }
+
+    async fn spend_cents(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+    ) -> StoreResult<i64> {
+        let Some(game) = self.existing_game(game_id) else {
+            return Ok(0);
+        };
+        let mut game = lock(&game);
+        Ok(game.env(env).spend.get(player_id).copied().unwrap_or(0))
     }
 
     async fn balance(

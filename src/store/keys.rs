@@ -65,6 +65,11 @@ impl Keys {
         format!("{}:{{{game_id}}}:{}:tx", self.prefix, env.tag())
     }
 
+    /// Lifetime real-money spend per player: player id -> cents.
+    pub fn spend(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:spend", self.prefix, env.tag())
+    }
+
     /// The append-only ledger list.
     pub fn ledger(&self, game_id: Uuid, env: Environment) -> String {
         format!("{}:{{{game_id}}}:{}:ledger", self.prefix, env.tag())

@@ -132,6 +132,17 @@ pub struct MoneyOp {
     pub import: bool,
 }
 
+impl MoneyOp {
+    /// What a replay of this `tx_id` must match: the same player, kind, currency and
+    /// amount. A different change under a used `tx_id` is a conflict, not a duplicate.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}|{:?}|{}|{}",
+            self.player_id, self.kind, self.currency_id, self.amount
+        )
+    }
+}
+
 /// The answer to a [`MoneyOp`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
@@ -153,6 +164,9 @@ pub enum MoneyOutcome {
     },
     /// The game's kill switch is at level 3 (SDK off); nothing changed.
     KillSwitch,
+    /// This `tx_id` was already used for a different change (another player, kind,
+    /// currency or amount); nothing changed, and the first change is not revealed.
+    TxConflict,
 }
 
 /// One ledger line (append-only; the basis of FSR).
@@ -257,8 +271,18 @@ pub trait Store: Send + Sync + 'static {
     async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()>;
 
     /// Applies one money event atomically: idempotency, balance and kill-switch checks
-    /// before the first write, then balance, ledger entry and day aggregate together.
+    /// before the first write, then balance (or lifetime spend, for a purchase), ledger
+    /// entry and day aggregate together.
     async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome>;
+
+    /// A player's lifetime real-money spend in cents (the sum of its applied purchases,
+    /// kept by the same atomic step).
+    async fn spend_cents(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+    ) -> StoreResult<i64>;
 
     /// A player's balance of one currency (0 when never touched).
     async fn balance(

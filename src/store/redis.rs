@@ -63,12 +63,19 @@ const RECONNECT_MAX: Duration = Duration::from_secs(5);
 /// How often the pub/sub connection is pinged, so a silently dead link is noticed.
 const PUBSUB_PING_EVERY: Duration = Duration::from_secs(5);
 
-/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash.
+/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
-/// without its closing brace.
+/// without its closing brace, fingerprint, player id. The tx record is
+/// `<balance>|<fingerprint>`.
 const MONEY_LUA: &str = r#"
 local prev = redis.call('HGET', KEYS[1], ARGV[1])
-if prev then return {'duplicate', prev} end
+if prev then
+  local sep = string.find(prev, '|', 1, true)
+  if sep and string.sub(prev, sep + 1) == ARGV[9] then
+    return {'duplicate', string.sub(prev, 1, sep - 1)}
+  end
+  return {'conflict', '0'}
+end
 local level = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if level >= 3 then return {'kill', '0'} end
 local kind = ARGV[2]
@@ -85,8 +92,11 @@ if kind == 'earned' then
 elseif kind == 'spent' then
   bal = redis.call('HINCRBY', KEYS[3], cur, ARGV[5])
 end
+if kind == 'purchase' then
+  redis.call('HINCRBY', KEYS[6], ARGV[10], ARGV[4])
+end
 local b = string.format('%d', bal)
-redis.call('HSET', KEYS[1], ARGV[1], b)
+redis.call('HSET', KEYS[1], ARGV[1], b .. '|' .. ARGV[9])
 redis.call('RPUSH', KEYS[4], ARGV[8] .. ',"balance_after":' .. b .. '}')
 if kind == 'earned' then
   redis.call('HINCRBY', KEYS[5], 'earned:' .. cur, ARGV[4])
@@ -347,6 +357,7 @@ fn parse_outcome(reply: &[String]) -> StoreResult<MoneyOutcome> {
         "duplicate" => Ok(MoneyOutcome::Duplicate { balance }),
         "insufficient" => Ok(MoneyOutcome::InsufficientFunds { balance }),
         "kill" => Ok(MoneyOutcome::KillSwitch),
+        "conflict" => Ok(MoneyOutcome::TxConflict),
         _ => Err(corrupt()),
     }
 }
@@ -438,6 +449,7 @@ impl Store for RedisStore {
             .key(self.keys.wallet(op.game_id, op.env, &op.player_id))
             .key(self.keys.ledger(op.game_id, op.env))
             .key(self.keys.day(op.game_id, op.env, op.ts.date_naive()))
+            .key(self.keys.spend(op.game_id, op.env))
             .arg(&op.tx_id)
             .arg(kind)
             .arg(&op.currency_id)
@@ -445,7 +457,9 @@ impl Store for RedisStore {
             .arg(op.amount.saturating_neg())
             .arg(flag(op.import))
             .arg(flag(op.holdout))
-            .arg(head);
+            .arg(head)
+            .arg(op.fingerprint())
+            .arg(&op.player_id);
         let mut conn = self.conn.clone();
         let reply: Vec<String> = bounded(
             self.timeout,
@@ -454,6 +468,18 @@ impl Store for RedisStore {
         )
         .await?;
         parse_outcome(&reply)
+    }
+
+    async fn spend_cents(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+    ) -> StoreResult<i64> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(self.keys.spend(game_id, env)).arg(player_id);
+        let spend: Option<i64> = self.query("spend_cents", &cmd).await?;
+        Ok(spend.unwrap_or(0))
     }
 
     async fn balance(

@@ -103,6 +103,16 @@ conformance!(
 conformance!(embedded_replay, redis_replay, case_replay_counts_once);
 conformance!(embedded_kill, redis_kill, case_kill_switch_writes_nothing);
 conformance!(
+    embedded_tx_conflict,
+    redis_tx_conflict,
+    case_reused_tx_id_is_a_conflict
+);
+conformance!(
+    embedded_spend,
+    redis_spend,
+    case_purchases_keep_lifetime_spend
+);
+conformance!(
     embedded_revenue,
     redis_revenue,
     case_purchase_revenue_by_group
@@ -363,6 +373,52 @@ async fn case_overspend_writes_nothing(ctx: Ctx) {
     assert_eq!(
         apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
         MoneyOutcome::Applied { balance: 0 }
+    );
+}
+
+async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 40);
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    // The same tx_id with another amount, or by another player, changes nothing and does
+    // not reveal the first change.
+    let other_amount = op(g, "e1", MoneyKind::Earned, 41);
+    assert_eq!(apply(s, &other_amount).await, MoneyOutcome::TxConflict);
+    let other_player = MoneyOp {
+        player_id: "p2".into(),
+        ..earn.clone()
+    };
+    assert_eq!(apply(s, &other_player).await, MoneyOutcome::TxConflict);
+    let (balance, ledger, _) = snapshot(s, g).await;
+    assert_eq!((balance, ledger.len()), (40, 1));
+    assert_eq!(
+        s.balance(g, Environment::Production, "p2", "gold")
+            .await
+            .expect("balance"),
+        0
+    );
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+}
+
+async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let buy = op(g, "b1", MoneyKind::Purchase, 499);
+    assert_eq!(apply(s, &buy).await, MoneyOutcome::Applied { balance: 0 });
+    assert_eq!(apply(s, &buy).await, MoneyOutcome::Duplicate { balance: 0 });
+    apply(s, &op(g, "b2", MoneyKind::Purchase, 1000)).await;
+    let env = Environment::Production;
+    assert_eq!(s.spend_cents(g, env, "p1").await.expect("spend"), 1499);
+    assert_eq!(s.spend_cents(g, env, "p2").await.expect("spend"), 0);
+    assert_eq!(
+        s.spend_cents(g, Environment::Sandbox, "p1")
+            .await
+            .expect("spend"),
+        0
     );
 }
 
