@@ -13,6 +13,7 @@ use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
 use offer_domain::game::{Currency, CurrencyKind};
+use offer_engine::http::items::ItemPage;
 use serde_json::json;
 
 fn currencies() -> Vec<Currency> {
