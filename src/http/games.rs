@@ -123,6 +123,21 @@ pub async fn patch_game(
         }
         if let Some(currencies) = &body.currencies {
             validate_currencies(currencies, &mut errors);
+            // A live item may not be left pointing at a removed currency: it could then
+            // never be saved again.
+            let known = |id: &str| currencies.iter().any(|c| c.currency_id == id);
+            for item in handle.view().items.iter().filter(|i| i.is_live()) {
+                let used = item
+                    .currency_id
+                    .iter()
+                    .chain(item.earned_price.iter().map(|p| &p.currency_id));
+                for id in used.filter(|id| !known(id)) {
+                    errors.push(
+                        "currencies",
+                        format!("item `{}` still uses currency `{id}`", item.item_id),
+                    );
+                }
+            }
             game.currencies.clone_from(currencies);
         }
         if let Some(patch) = body.guardrails.clone() {
