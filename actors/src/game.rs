@@ -8,7 +8,7 @@
 //! [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more than
 //! the freshness is worth.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +20,7 @@ use offer_domain::economy::Quadrant;
 use offer_domain::game::Game;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::pipeline::{GameSnapshot, SnapshotInput};
+use serde_json::value::RawValue;
 
 use crate::ActorError;
 
@@ -52,6 +53,24 @@ pub struct GameConfig {
     pub bandit: BanditState,
 }
 
+/// Each live item's JSON, rendered once per catalogue change: offers embed full item
+/// records, and writing pre-rendered JSON saves serialising them on every request.
+pub type ItemJson = HashMap<String, Box<RawValue>>;
+
+fn render_items(items: &[Item]) -> Arc<ItemJson> {
+    Arc::new(
+        items
+            .iter()
+            .filter(|i| i.is_live())
+            .filter_map(|i| {
+                serde_json::value::to_raw_value(i)
+                    .ok()
+                    .map(|json| (i.item_id.clone(), json))
+            })
+            .collect(),
+    )
+}
+
 /// Everything a reader needs about one game, frozen at one version.
 #[derive(Debug)]
 pub struct GameView {
@@ -69,6 +88,8 @@ pub struct GameView {
     pub kill_switch: KillSwitch,
     /// Definition keys with an approval record.
     pub queued: HashSet<String>,
+    /// Each live item's JSON, as the catalogue returns it.
+    pub item_json: Arc<ItemJson>,
     /// The precomputed decision input.
     pub snapshot: GameSnapshot,
     /// Increases with every published change; clients see it as `config_version`.
@@ -76,7 +97,7 @@ pub struct GameView {
 }
 
 impl GameView {
-    fn build(game: Game, config: &GameConfig, version: u64) -> Self {
+    fn build(game: Game, config: &GameConfig, item_json: Arc<ItemJson>, version: u64) -> Self {
         let snapshot = GameSnapshot::build(SnapshotInput {
             game: &game,
             items: &config.items,
@@ -96,6 +117,7 @@ impl GameView {
             experiments: config.experiments.clone(),
             kill_switch: config.kill_switch.clone(),
             queued: config.queued.clone(),
+            item_json,
             snapshot,
             version,
         }
@@ -150,6 +172,8 @@ pub struct GameActor {
     config: GameConfig,
     view: Arc<ArcSwap<GameView>>,
     learned_unpublished: bool,
+    /// The catalogue changed since the last publish: its JSON must be rendered again.
+    items_changed: bool,
 }
 
 impl GameActor {
@@ -160,7 +184,13 @@ impl GameActor {
             .game
             .clone()
             .unwrap_or_else(|| current.game.clone());
-        let next = GameView::build(game, &self.config, current.version + 1);
+        let item_json = if self.items_changed {
+            render_items(&self.config.items)
+        } else {
+            current.item_json.clone()
+        };
+        self.items_changed = false;
+        let next = GameView::build(game, &self.config, item_json, current.version + 1);
         self.view.store(Arc::new(next));
         self.learned_unpublished = false;
     }
@@ -187,6 +217,7 @@ impl Handler<GameChange> for GameActor {
             GameChange::Items(mut items) => {
                 items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
                 c.items = items;
+                self.items_changed = true;
             }
             GameChange::Templates(t) => c.templates = t,
             GameChange::Bundles(b) => c.bundles = b,
@@ -207,6 +238,7 @@ impl Handler<GameChange> for GameActor {
                 fresh.bandit = std::mem::take(&mut c.bandit);
                 fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
                 *c = *fresh;
+                self.items_changed = true;
             }
         }
         self.publish();
@@ -251,12 +283,16 @@ impl GameHandle {
     ) -> Self {
         config.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
         config.game = Some(game.clone());
-        let view = Arc::new(ArcSwap::from_pointee(GameView::build(game, &config, 1)));
+        let item_json = render_items(&config.items);
+        let view = Arc::new(ArcSwap::from_pointee(GameView::build(
+            game, &config, item_json, 1,
+        )));
         let actor_view = view.clone();
         let addr = GameActor::start_in_arbiter(arbiter, move |_| GameActor {
             config,
             view: actor_view,
             learned_unpublished: false,
+            items_changed: false,
         });
         Self(Arc::new(GameShared { addr, view }))
     }

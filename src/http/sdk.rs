@@ -9,10 +9,12 @@ use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
+use offer_actors::game::ItemJson;
 use offer_actors::{GameHandle, SessionHandle};
 use offer_domain::game::{Game, Mode};
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -322,9 +324,48 @@ pub async fn next_offer(
         sessions::resolve(&state, caller.key.game_id, caller.env, body.session_id).await?;
     session.touch();
     Ok(match serve(&state, &game, &session, event_type) {
-        Served::Offer(offer) => Json(offer).into_response(),
+        Served::Offer(offer) => offer_response(&game.view().item_json, &offer),
         Served::NoOffer(reason, id) => no_offer(reason.as_str(), id),
     })
+}
+
+/// The offer as JSON, its items written from the game's pre-rendered item records (the
+/// same JSON the catalogue returns), so no item is serialised per request.
+fn offer_response(rendered: &ItemJson, offer: &ServedOffer) -> Response {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        offer_id: Uuid,
+        fallback_level: u8,
+        items: Vec<ItemRecord<'a>>,
+        price_usd: f64,
+        price_cents: i64,
+        expires_at: DateTime<Utc>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        experiment: Option<&'a offer_domain::offer::ExperimentRef>,
+    }
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum ItemRecord<'a> {
+        Rendered(&'a RawValue),
+        Live(&'a offer_domain::catalogue::Item),
+    }
+    let body = Body {
+        offer_id: offer.offer_id,
+        fallback_level: offer.fallback_level,
+        items: offer
+            .items
+            .iter()
+            .map(|item| match rendered.get(&item.item_id) {
+                Some(json) => ItemRecord::Rendered(json),
+                None => ItemRecord::Live(item),
+            })
+            .collect(),
+        price_usd: offer.price_usd,
+        price_cents: offer.price_cents,
+        expires_at: offer.expires_at,
+        experiment: offer.experiment.as_ref(),
+    };
+    Json(body).into_response()
 }
 
 fn no_offer(outcome: &'static str, decision_id: Uuid) -> Response {
