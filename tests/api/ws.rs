@@ -424,16 +424,7 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
     first.ws.close(None).await.expect("close");
     drop(first);
     // Wait until the server let go of the socket, then change things while it is away.
-    let handle = app
-        .running
-        .state
-        .actors
-        .session(&offer_actors::SessionKey {
-            game_id: game.parse().expect("uuid"),
-            sandbox: false,
-            session_id: session,
-        })
-        .expect("session open");
+    let handle = open_session(&app, &game, session);
     wait_until(|| !handle.socket_attached()).await;
     set_kill(&app, &game, 1).await;
     set_kill(&app, &game, 0).await;
@@ -481,6 +472,19 @@ async fn a_second_socket_on_a_session_replaces_the_first() {
     assert_eq!(first.close_code().await, 4009);
 }
 
+/// The node's handle of an open production session.
+fn open_session(app: &TestApp, game: &str, session: Uuid) -> offer_actors::SessionHandle {
+    app.running
+        .state
+        .actors
+        .session(&offer_actors::SessionKey {
+            game_id: game.parse().expect("uuid"),
+            sandbox: false,
+            session_id: session,
+        })
+        .expect("session open")
+}
+
 async fn wait_until(mut done: impl FnMut() -> bool) {
     tokio::time::timeout(PATIENCE, async {
         while !done() {
@@ -500,16 +504,7 @@ async fn a_client_that_does_not_read_is_cut_off_with_4008() {
     let session = fresh(&game);
     let mut c = connect(&app, &key, Fmt::Json).await;
     c.hello(session, None).await;
-    let handle = app
-        .running
-        .state
-        .actors
-        .session(&offer_actors::SessionKey {
-            game_id: game.parse().expect("uuid"),
-            sandbox: false,
-            session_id: session,
-        })
-        .expect("session open");
+    let handle = open_session(&app, &game, session);
     let (mut tx, mut rx) = c.ws.split();
     // Fill the kernel buffers with offers the client never reads, from a writer of its own
     // (its sends block once the server stops reading too).
