@@ -116,7 +116,11 @@ pub async fn upsert(
     }
     let mut changed: std::collections::HashSet<String> =
         order.iter().map(|(_, id)| id.clone()).collect();
-    let items = write_recomputed(state, handle, all, &mut changed).await?;
+    let must_be_new = match (on_conflict, order.as_slice()) {
+        (OnConflict::Refuse, [(_, id)]) => Some(id.as_str()),
+        _ => None,
+    };
+    let items = write_recomputed(state, handle, all, &mut changed, must_be_new).await?;
     let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.item_id.as_str(), i)).collect();
     let written = order
         .iter()
@@ -157,7 +161,7 @@ pub async fn patch(
     }
     all.insert(item.item_id.clone(), item);
     let mut changed = std::iter::once(item_id.to_owned()).collect();
-    let items = write_recomputed(state, handle, all, &mut changed).await?;
+    let items = write_recomputed(state, handle, all, &mut changed, None).await?;
     items
         .into_iter()
         .find(|i| i.item_id == item_id)
@@ -178,7 +182,7 @@ pub async fn soft_delete(state: &AppState, handle: &GameHandle, item_id: &str) -
     item.deleted_at = Some(now);
     item.updated_at = now;
     let mut changed = std::iter::once(item_id.to_owned()).collect();
-    write_recomputed(state, handle, all, &mut changed).await?;
+    write_recomputed(state, handle, all, &mut changed, None).await?;
     Ok(())
 }
 
@@ -188,7 +192,14 @@ pub async fn revalue(state: &AppState, handle: &GameHandle) -> ApiResult<()> {
     let lock = state.write_lock(game_id);
     let _guard = lock.lock().await;
     let all = by_id(load_all(state, game_id).await?);
-    write_recomputed(state, handle, all, &mut std::collections::HashSet::new()).await?;
+    write_recomputed(
+        state,
+        handle,
+        all,
+        &mut std::collections::HashSet::new(),
+        None,
+    )
+    .await?;
     Ok(())
 }
 
@@ -198,11 +209,15 @@ fn by_id(items: Vec<Item>) -> HashMap<String, Item> {
 
 /// Recomputes every value, writes the changed items (the given ones plus those whose value
 /// moved) in one atomic step, then publishes the catalogue to the actor and the bus.
+///
+/// `created` names an item that must not exist yet (single add): it is written first with
+/// `insert_new`, so two nodes creating the same id at once give one 201 and one 409.
 async fn write_recomputed(
     state: &AppState,
     handle: &GameHandle,
     all: HashMap<String, Item>,
     changed: &mut std::collections::HashSet<String>,
+    created: Option<&str>,
 ) -> ApiResult<Vec<Item>> {
     let game = handle.view().game.clone();
     let mut items: Vec<Item> = all.into_values().collect();
@@ -212,6 +227,19 @@ async fn write_recomputed(
             .image
             .as_ref()
             .map(|a| super::assets::url(game.game_id, a));
+    }
+    if let Some(new) = created.and_then(|id| items.iter().find(|i| i.item_id == id)) {
+        if !state
+            .store
+            .insert_new(collection(game.game_id), &new.item_id, encode(new)?)
+            .await?
+        {
+            return Err(ApiError::Conflict(format!(
+                "item `{}` already exists; PATCH it or use the bulk upsert",
+                new.item_id
+            )));
+        }
+        changed.remove(&new.item_id);
     }
     let entries = items
         .iter()

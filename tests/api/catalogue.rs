@@ -370,3 +370,33 @@ async fn game_create_get_patch_merges_guardrails() {
         .await;
     expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
 }
+
+#[tokio::test]
+async fn two_nodes_creating_one_item_give_one_201_and_one_409() {
+    let a = spawn_app_on(Backend::Redis).await;
+    let prefix = a.running.state.settings.store.key_prefix.clone();
+    let b =
+        super::helpers::spawn_with(super::helpers::settings(Backend::Redis, Some(prefix))).await;
+    let game = a.create_game().await;
+    let path = format!("/v1/games/{game}/items");
+    for i in 0..10 {
+        let body = item(&format!("race_{i}"), "consumable", 0.99);
+        let (ra, rb) = tokio::join!(
+            a.post(&path, &a.admin, body.clone()),
+            b.post(&path, &b.admin, body)
+        );
+        let mut statuses = [ra.status().as_u16(), rb.status().as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [201, 409], "item race_{i}");
+    }
+    // Node B's creations reach node A over the bus.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while a.items(&game).await.len() < 10 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "node A never saw node B's items"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(a.items(&game).await.len(), 10);
+}
