@@ -107,6 +107,15 @@ impl TestApp {
             .expect("request")
     }
 
+    /// A GET as the admin whose answer is JSON.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.get(path, &self.admin)
+            .await
+            .json()
+            .await
+            .expect("json")
+    }
+
     pub async fn send(
         &self,
         method: reqwest::Method,

@@ -219,18 +219,12 @@ async fn each_level_falls_through_to_the_next() {
     assert_eq!(body["fallback_level"], 2);
     assert_eq!(ids(&body), ["hat"]);
     let decision: Value = app
-        .get(
-            &format!(
-                "/v1/games/{}/offers/{}",
-                sdk.game,
-                body["offer_id"].as_str().expect("id")
-            ),
-            &app.admin,
-        )
-        .await
-        .json()
-        .await
-        .expect("json");
+        .get_json(&format!(
+            "/v1/games/{}/offers/{}",
+            sdk.game,
+            body["offer_id"].as_str().expect("id")
+        ))
+        .await;
     assert_eq!(
         decision["trace"][0]["level"], 1,
         "the trace says why L1 passed: {decision}"
@@ -423,12 +417,7 @@ async fn loot_boxes_never_reach_belgium_or_the_netherlands() {
 async fn shadow_mode_computes_ai_picks_silently() {
     let app = spawn_app().await;
     let sdk = game_with(&app, catalogue()).await;
-    let game: Value = app
-        .get(&format!("/v1/games/{}", sdk.game), &app.admin)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let game: Value = app.get_json(&format!("/v1/games/{}", sdk.game)).await;
     assert_eq!(game["mode"], "shadow");
     let sid = featured(&app, &sdk).await;
     for _ in 0..5 {
@@ -437,14 +426,8 @@ async fn shadow_mode_computes_ai_picks_silently() {
         assert!(body["fallback_level"].as_u64().expect("level") >= 3);
     }
     let report: Value = app
-        .get(
-            &format!("/v1/games/{}/shadow-decisions", sdk.game),
-            &app.admin,
-        )
-        .await
-        .json()
-        .await
-        .expect("json");
+        .get_json(&format!("/v1/games/{}/shadow-decisions", sdk.game))
+        .await;
     assert_eq!(
         report["level_1"].as_u64().expect("n") + report["level_2"].as_u64().expect("n"),
         5
@@ -477,14 +460,8 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     for _ in 0..50 {
         offer(&app, &sdk, &sid, "boss_raid").await;
         let list: Value = app
-            .get(
-                &format!("/v1/games/{}/approvals?status=pending", sdk.game),
-                &app.admin,
-            )
-            .await
-            .json()
-            .await
-            .expect("json");
+            .get_json(&format!("/v1/games/{}/approvals?status=pending", sdk.game))
+            .await;
         pending = list["approvals"].as_array().expect("list").clone();
         if !pending.is_empty() {
             break;
@@ -494,11 +471,8 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     assert_eq!(pending.len(), 1);
     offer(&app, &sdk, &sid, "boss_raid").await;
     let list: Value = app
-        .get(&format!("/v1/games/{}/approvals", sdk.game), &app.admin)
-        .await
-        .json()
-        .await
-        .expect("json");
+        .get_json(&format!("/v1/games/{}/approvals", sdk.game))
+        .await;
     assert_eq!(list["approvals"].as_array().expect("list").len(), 1);
     let approval_id = pending[0]["approval_id"].as_str().expect("id").to_owned();
     assert_eq!(pending[0]["offer"]["fallback_level"], 2);
