@@ -3,7 +3,6 @@
 //!   in memory before its one store write);
 //! - the catalogue read path: a published snapshot loaded and a 1000-item page serialised,
 //!   as `GET .../items` does.
-#![allow(missing_docs)] // criterion's macros generate undocumented public functions.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -12,26 +11,10 @@ use arc_swap::ArcSwap;
 use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
-use offer_domain::game::{Currency, CurrencyKind};
+use offer_domain::currency::Currency;
+use offer_domain::testing::currencies;
 use offer_engine::http::items::ItemPage;
 use serde_json::json;
-
-fn currencies() -> Vec<Currency> {
-    vec![
-        Currency {
-            currency_id: "gems".into(),
-            kind: CurrencyKind::Hard,
-            name: None,
-            usd_per_unit: None,
-        },
-        Currency {
-            currency_id: "gold".into(),
-            kind: CurrencyKind::Earned,
-            name: None,
-            usd_per_unit: None,
-        },
-    ]
-}
 
 /// A realistic bulk payload: packs of both currencies, items priced in money and in gold.
 fn payload(n: usize) -> Vec<u8> {

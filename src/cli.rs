@@ -5,35 +5,46 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::auth::{JwtCodec, Role};
+use crate::auth::{JwtCodec, Role, dev_secret};
 use crate::config::{ConfigError, Settings};
+use offer_wire::jwt::MAX_TOKEN_TTL_DAYS;
 
 /// Command line of the `offer-engine` binary.
 #[derive(Debug, Parser)]
 #[command(
     name = "offer-engine",
     version,
-    about = "Real-time in-game offer engine"
+    about = "Real-time in-game offer engine",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
-    /// What to do (default: serve).
+    /// What to do; without a command the engine serves, and `serve`'s options are accepted
+    /// here too (`offer-engine --bind 0.0.0.0:8080`).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The options of `serve`, when no command is given.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Options of the service.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Listen address (overrides server.bind).
+    #[arg(long)]
+    pub bind: Option<SocketAddr>,
+    /// Extra configuration file (TOML).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the service.
-    Serve {
-        /// Listen address (overrides server.bind).
-        #[arg(long)]
-        bind: Option<SocketAddr>,
-        /// Extra configuration file (TOML).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
-    /// Print a dashboard JWT signed with the configured secret (OFFER__AUTH__JWT_SECRET).
+    /// Run the service (the default).
+    Serve(ServeArgs),
+    /// Print a dashboard JWT signed with the server's secret: OFFER__AUTH__JWT_SECRET, or in
+    /// development mode the secret a development server keeps in this folder.
     Token {
         /// Studio the token acts for.
         #[arg(long)]
@@ -41,7 +52,7 @@ pub enum Command {
         /// viewer, developer or admin.
         #[arg(long)]
         role: Role,
-        /// Lifetime, for example 30m, 1h, 7d.
+        /// Lifetime with its unit: 90s, 30m, 1h or 7d (a number alone is refused).
         #[arg(long, default_value = "1h", value_parser = parse_ttl)]
         ttl: chrono::Duration,
         /// Subject (user id).
@@ -53,19 +64,26 @@ pub enum Command {
     },
 }
 
-/// Parses `90s`, `30m`, `1h`, `7d`.
+/// Parses `90s`, `30m`, `1h`, `7d`; a number without a unit is refused rather than guessed.
 pub fn parse_ttl(s: &str) -> Result<chrono::Duration, String> {
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: i64 = num.parse().map_err(|_| format!("bad duration `{s}`"))?;
+    let n: i64 = num
+        .parse()
+        .ok()
+        .filter(|n| *n <= 1_000_000_000)
+        .ok_or_else(|| format!("bad duration `{s}`"))?;
     let d = match unit {
         "s" => chrono::Duration::seconds(n),
         "m" => chrono::Duration::minutes(n),
-        "h" | "" => chrono::Duration::hours(n),
+        "h" => chrono::Duration::hours(n),
         "d" => chrono::Duration::days(n),
+        "" => return Err(format!("`{s}` needs a unit: s, m, h or d (for example 1h)")),
         _ => return Err(format!("bad duration unit in `{s}` (s, m, h, d)")),
     };
-    if n <= 0 || n > 100_000 {
-        return Err(format!("duration `{s}` out of range"));
+    if n <= 0 || d > chrono::Duration::days(MAX_TOKEN_TTL_DAYS) {
+        return Err(format!(
+            "duration `{s}` out of range: above 0 and at most {MAX_TOKEN_TTL_DAYS}d"
+        ));
     }
     Ok(d)
 }
@@ -79,13 +97,13 @@ pub fn mint_token(
     sub: &str,
 ) -> Result<String, ConfigError> {
     let settings = Settings::load(config)?;
-    if settings.auth.jwt_secret.is_empty() {
-        return Err(ConfigError(
-            "auth.jwt_secret is empty: set OFFER__AUTH__JWT_SECRET to the server's secret".into(),
-        ));
-    }
+    let secret = if settings.auth.jwt_secret.is_empty() {
+        dev_secret::load(&settings.auth.dev_secret_file).map_err(|e| ConfigError(e.to_string()))?
+    } else {
+        settings.auth.jwt_secret.into_bytes()
+    };
     let codec = JwtCodec::new(
-        settings.auth.jwt_secret.as_bytes(),
+        &secret,
         &settings.auth.jwt_issuer,
         &settings.auth.jwt_audience,
     );

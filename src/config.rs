@@ -6,13 +6,19 @@
 //! start instead of being ignored.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use offer_domain::game::GenreTable;
 use serde::Deserialize;
 
+use crate::store::redis::target::RedisTarget;
+use crate::store::sqlite::SyncMode;
+
 /// The defaults, from the documented file.
 const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+/// The shortest idempotency retention: a client retrying a money event within a month must
+/// never count it twice.
+pub const MIN_IDEMPOTENCY_RETENTION_DAYS: u32 = 30;
 /// The genre calibration shipped with the engine.
 const GENRES_TOML: &str = include_str!("../config/genres.toml");
 
@@ -39,6 +45,16 @@ pub struct Settings {
     pub offers: OfferSettings,
     /// WebSocket sessions.
     pub websocket: WebSocketSettings,
+    /// The Prometheus endpoint.
+    pub metrics: MetricsSettings,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Bearer token `/metrics` requires; empty: open on loopback only, closed otherwise.
+    pub token: String,
 }
 
 /// `[server]`.
@@ -53,13 +69,32 @@ pub struct ServerSettings {
     pub shards: usize,
     /// Largest REST body.
     pub max_body_bytes: usize,
+    /// Most client connections open at once (capped by the open-file limit at start).
+    pub max_connections: usize,
+    /// Time to receive a whole request head.
+    pub header_timeout_ms: u64,
+    /// Time to receive a whole request body after its head.
+    pub body_timeout_ms: u64,
+    /// Time a kept-alive connection may wait for its next request, or stall an answer.
+    pub idle_timeout_ms: u64,
+    /// Largest request head (request line and headers).
+    pub max_header_bytes: usize,
 }
 
 /// `[store]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreSettings {
-    /// Empty for the embedded store.
+    /// The embedded store's SQLite file (its folder is created on first start), or
+    /// `:memory:` for a store that keeps nothing on exit.
+    pub path: PathBuf,
+    /// When the embedded store's acknowledged writes are on disk.
+    pub sync: SyncMode,
+    /// How long the embedded store remembers a money event's `tx_id`, counted from when the
+    /// engine received it; a retry after that counts again.
+    pub idempotency_retention_days: u32,
+    /// Empty for the embedded store; otherwise one Redis or a Redis Cluster, in one of the
+    /// forms of [`RedisTarget`].
     pub redis_url: String,
     /// Redis key prefix.
     pub key_prefix: String,
@@ -67,11 +102,21 @@ pub struct StoreSettings {
     pub timeout_ms: u64,
 }
 
+impl StoreSettings {
+    /// The value of `path` that keeps the embedded store in memory.
+    pub const IN_MEMORY: &str = ":memory:";
+
+    /// Whether the embedded store keeps nothing on disk.
+    pub fn in_memory(&self) -> bool {
+        self.path.as_os_str() == Self::IN_MEMORY
+    }
+}
+
 /// `[auth]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthSettings {
-    /// HS256 secret; empty = random per run.
+    /// HS256 secret; empty = the development secret of `dev_secret_file`.
     pub jwt_secret: String,
     /// Required `iss`.
     pub jwt_issuer: String,
@@ -83,6 +128,8 @@ pub struct AuthSettings {
     pub authoring_key_ttl_days: i64,
     /// Studio of the printed development token.
     pub dev_studio: String,
+    /// Where a development run keeps its generated secret (when `jwt_secret` is empty).
+    pub dev_secret_file: std::path::PathBuf,
 }
 
 /// `[catalogue]`.
@@ -91,6 +138,8 @@ pub struct AuthSettings {
 pub struct CatalogueSettings {
     /// Largest asset upload.
     pub max_asset_bytes: usize,
+    /// Largest width and height of uploaded art, in pixels.
+    pub max_image_side_px: u32,
 }
 
 /// `[calibration]`.
@@ -129,6 +178,8 @@ pub struct WebSocketSettings {
     pub ping_interval_s: u64,
     /// Silence before close.
     pub idle_timeout_s: u64,
+    /// Time a new socket has to send `hello` before it is closed.
+    pub hello_timeout_s: u64,
 }
 
 impl Settings {
@@ -185,16 +236,48 @@ impl Settings {
         }
         if self.store.timeout_ms == 0 || self.store.timeout_ms > 2000 {
             return Err(ConfigError(
-                "store.timeout_ms must be between 1 and 2000 (the contract answers within 2 s)"
+                "store.timeout_ms must be between 1 and 2000 (every answer comes within 2 s)"
                     .into(),
             ));
         }
-        let url = &self.store.redis_url;
-        if !url.is_empty() && !url.starts_with("redis://") && !url.starts_with("rediss://") {
+        if self.store.idempotency_retention_days < MIN_IDEMPOTENCY_RETENTION_DAYS {
             return Err(ConfigError(format!(
-                "store.redis_url `{}` must start with redis:// or rediss://",
-                self.store.redis_url
+                "store.idempotency_retention_days must be at least \
+                 {MIN_IDEMPOTENCY_RETENTION_DAYS} (a client retrying a money event later would \
+                 count it twice)"
             )));
+        }
+        if self.store.path.as_os_str().is_empty() {
+            return Err(ConfigError(
+                "store.path must name a file (or be `:memory:` to keep nothing on exit)".into(),
+            ));
+        }
+        if !self.store.redis_url.is_empty() {
+            RedisTarget::parse(&self.store.redis_url)
+                .map_err(|err| ConfigError(format!("store.redis_url: {err}")))?;
+        }
+        if self.store.key_prefix.contains(['{', '}']) {
+            return Err(ConfigError(
+                "store.key_prefix must not contain `{` or `}`: the braces of a Redis key pick \
+                 its cluster hash slot, and a game's keys must follow its own id"
+                    .into(),
+            ));
+        }
+        let server = &self.server;
+        if server.max_connections == 0
+            || server.header_timeout_ms == 0
+            || server.body_timeout_ms == 0
+            || server.idle_timeout_ms == 0
+        {
+            return Err(ConfigError(
+                "server.max_connections, header_timeout_ms, body_timeout_ms and idle_timeout_ms must be positive"
+                    .into(),
+            ));
+        }
+        if server.max_header_bytes < 8192 {
+            return Err(ConfigError(
+                "server.max_header_bytes must be at least 8192".into(),
+            ));
         }
         if self.websocket.outbound_queue == 0 || self.websocket.max_frame_bytes < 1024 {
             return Err(ConfigError(

@@ -1,4 +1,4 @@
-//! The HTTP error type: every non-2xx answer of the service is built here, in the contract's
+//! The HTTP error type: every non-2xx answer of the service is built here, in the documented
 //! shape `{"error": {"code", "message", "details"}}`.
 //!
 //! Each variant says its status and stable code in one place ([`ApiError::status_code`]).
@@ -8,61 +8,38 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use offer_domain::validation::FieldError;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::store::StoreError;
+use crate::service::ServiceError;
 
-/// Seconds a client should wait before retrying a 503 or 429.
+/// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_S: &str = "1";
 
-/// Everything a REST or WebSocket request can fail with.
+/// Everything a REST or WebSocket request can fail with: what only the transport can find
+/// wrong (a malformed request or body, a wrong method, a node at its connection limit), or
+/// what a use case refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    /// Malformed body or query (400).
+    /// Malformed body, query or upgrade request (400).
     #[error("{0}")]
     BadRequest(String),
-    /// Missing or bad credential (401).
-    #[error("{0}")]
-    Unauthorized(&'static str),
-    /// The authoring key's 90 days are over (401, code named by the spec).
-    #[error("the authoring key has expired: sign in again or re-export")]
-    AuthoringKeyExpired,
-    /// Right kind of credential, not allowed (403).
-    #[error("{0}")]
-    Forbidden(&'static str),
-    /// A credential of the wrong kind for this path (403).
-    #[error("{0}")]
-    WrongCredential(&'static str),
-    /// Absent, or another studio's (404: never reveal that it exists).
-    #[error("{0} not found")]
-    NotFound(&'static str),
     /// The path exists but not with this method (405).
     #[error("method not allowed")]
     MethodNotAllowed,
-    /// State conflict (409).
-    #[error("{0}")]
-    Conflict(String),
-    /// Too large (413).
-    #[error("{0}")]
-    PayloadTooLarge(String),
-    /// Wrong content type (415).
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-    /// Well-formed but invalid (422) with every field error.
-    #[error("validation failed")]
-    Validation(Vec<FieldError>),
-    /// The SDK is switched off by kill-switch level 3.
-    #[error("the SDK is disabled for this game (kill switch level 3)")]
-    SdkDisabled,
-    /// A dependency (the store) is down or slow (503).
-    #[error("service unavailable, retry shortly")]
-    Unavailable,
-    /// A bug; details are logged, not returned (500).
-    #[error("internal error")]
-    Internal(String),
+    /// The request line is longer than `server.max_header_bytes` (414).
+    #[error("the request line is too long")]
+    UriTooLong,
+    /// The request head is longer than `server.max_header_bytes`, or has too many headers (431).
+    #[error("the request head is too large")]
+    HeadersTooLarge,
+    /// The node already holds `server.max_connections` connections (503, safe to retry).
+    #[error("too many connections, retry shortly")]
+    TooManyConnections,
+    /// A use case's refusal, or a credential check's.
+    #[error(transparent)]
+    Service(#[from] ServiceError),
 }
 
 /// The error body, as documented in the OpenAPI document.
@@ -85,58 +62,70 @@ pub struct ErrorDetail {
 }
 
 impl ApiError {
-    /// Status and stable code of each variant.
+    /// Status and stable code of each error: the one place they are decided.
     pub fn status_code(&self) -> (StatusCode, &'static str) {
-        match self {
-            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            Self::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            Self::AuthoringKeyExpired => (StatusCode::UNAUTHORIZED, "authoring_key_expired"),
-            Self::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            Self::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
-            Self::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            Self::UnsupportedMediaType(_) => {
+        let e = match self {
+            Self::BadRequest(_) => return (StatusCode::BAD_REQUEST, "bad_request"),
+            Self::MethodNotAllowed => {
+                return (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+            }
+            Self::UriTooLong => return (StatusCode::URI_TOO_LONG, "uri_too_long"),
+            Self::HeadersTooLarge => {
+                return (
+                    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                    "headers_too_large",
+                );
+            }
+            Self::TooManyConnections => {
+                return (StatusCode::SERVICE_UNAVAILABLE, "unavailable");
+            }
+            Self::Service(e) => e,
+        };
+        match e {
+            ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ServiceError::AuthoringKeyExpired => {
+                (StatusCode::UNAUTHORIZED, "authoring_key_expired")
+            }
+            ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            ServiceError::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
+            ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ServiceError::Conflict(_) | ServiceError::Conflicts(_) => {
+                (StatusCode::CONFLICT, "conflict")
+            }
+            ServiceError::PayloadTooLarge(_) => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+            }
+            ServiceError::UnsupportedMediaType(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
             }
-            Self::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
-            Self::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
-            Self::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
+            ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
+            ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 
     /// A 422 with one field error.
     pub fn invalid(field: &str, reason: impl Into<String>) -> Self {
-        Self::Validation(vec![FieldError::new(field, reason)])
+        Self::Service(ServiceError::invalid(field, reason))
     }
 
-    /// The body of this error.
+    /// The body of this error. An internal error's detail is logged, never answered (its
+    /// message is the generic one).
     pub fn body(&self) -> ErrorBody {
         let (_, code) = self.status_code();
-        let details = match self {
-            Self::Validation(errors) => json!({ "errors": errors }),
-            _ => json!({}),
+        let (message, details) = match self {
+            Self::Service(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
+                (self.to_string(), json!({ "errors": errors }))
+            }
+            _ => (self.to_string(), json!({})),
         };
         ErrorBody {
             error: ErrorDetail {
                 code: code.to_owned(),
-                message: self.to_string(),
+                message,
                 details,
             },
-        }
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Unavailable(_) => {
-                tracing::warn!(error = %e, "store unavailable");
-                Self::Unavailable
-            }
-            StoreError::Corrupt(msg) => Self::Internal(msg),
         }
     }
 }
@@ -144,14 +133,11 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, _) = self.status_code();
-        if let Self::Internal(detail) = &self {
+        if let Self::Service(ServiceError::Internal(detail)) = &self {
             tracing::error!(%detail, "internal error");
         }
         let mut response = (status, Json(self.body())).into_response();
-        if matches!(
-            status,
-            StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
-        ) {
+        if status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));

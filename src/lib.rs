@@ -1,32 +1,31 @@
 //! The offer engine service: an actor-based real-time engine that picks, prices and serves
 //! in-game offers through a five-level fallback pipeline.
 //!
-//! Layout:
-//! - [`config`]: typed, layered configuration (`config/default.toml`).
-//! - [`startup`]: the actix-in-tokio bootstrap, the server, graceful shutdown.
-//! - [`http`]: the REST surface (router, extractors, handlers, OpenAPI).
-//! - [`auth`]: dashboard JWTs, SDK and authoring keys, caller extractors.
-//! - [`repo`]: typed persistence of games, items and assets.
-//! - [`store`]: the storage interface and its embedded and Redis backends.
-//! - [`error`]: the one HTTP error type.
-//! - [`events`]: SDK events and what each changes (features, wallets, the L1 model).
-//! - [`metrics`]: Prometheus metrics.
-//! - [`offers`]: serving offers (decision, effects, decision log).
-//! - [`state`]: the shared application state.
-//! - [`ws`]: the WebSocket gateway (`/v1/sdk/ws`): protocol, per-socket task, broadcast.
+//! Layers, each depending only on those below it (`docs/architecture.md` draws them):
 //!
-//! The pure decision logic lives in the `offer-domain` crate (`domain/`); the actors in
-//! `offer-actors` (`actors/`).
+//! - transport: [`http`] (REST routes, extractors, the OpenAPI document), [`ws`] (the
+//!   WebSocket gateway and its hub), [`bus`] (what other nodes publish), [`state`] (what
+//!   handlers receive), [`error`] (the one HTTP error type), [`server`] (the HTTP edge:
+//!   connections, their limits and deadlines) and [`startup`] (bootstrap, serving, graceful
+//!   shutdown);
+//! - [`service`]: the use cases, one module per resource, with their own error type;
+//!   [`auth`] checks credentials at the same level;
+//! - [`store`]: the storage interface and its embedded (SQLite) and Redis backends; the
+//!   actors live in the `offer-actors` crate (`actors/`);
+//! - the pure rules in the `offer-domain` crate (`domain/`).
+//!
+//! Beside them: [`config`] (typed, layered configuration), [`metrics`] (Prometheus) and
+//! [`cli`] (the command line).
 
 pub mod auth;
+pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod error;
-pub mod events;
 pub mod http;
 pub mod metrics;
-pub mod offers;
-pub mod repo;
+pub mod server;
+pub mod service;
 pub mod startup;
 pub mod state;
 pub mod store;

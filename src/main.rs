@@ -1,10 +1,11 @@
 //! `offer-engine`: the service binary. Thin on purpose: parsing, logging, then
 //! [`offer_engine::startup::run`].
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use offer_engine::cli::{Cli, Command, mint_token};
+use offer_engine::cli::{Cli, Command, ServeArgs, mint_token};
 use offer_engine::config::Settings;
 
 /// mimalloc: the offer path makes small, short-lived allocations on every request, and a
@@ -28,24 +29,26 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Some(Command::Serve { bind, config }) => serve(bind, config),
-        None => serve(None, None),
+        Some(Command::Serve(args)) => serve(args),
+        None => serve(cli.serve),
     }
 }
 
-fn serve(bind: Option<std::net::SocketAddr>, config: Option<std::path::PathBuf>) -> ExitCode {
+fn serve(args: ServeArgs) -> ExitCode {
+    // Colour only for a person at a terminal, never into a log file.
     tracing_subscriber::fmt()
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .init();
-    let mut settings = match Settings::load(config.as_deref()) {
+    let mut settings = match Settings::load(args.config.as_deref()) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    if let Some(bind) = bind {
+    if let Some(bind) = args.bind {
         settings.server.bind = bind;
     }
     match offer_engine::startup::run(settings) {

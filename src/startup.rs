@@ -2,7 +2,8 @@
 //!
 //! actix actors and axum share one process in one shape only: a multi-thread tokio runtime
 //! handed to `actix_rt::System::with_tokio_rt`; inside `block_on` the actor shards (one
-//! `Arbiter` per core) are started, then axum is served on the tokio workers. [`run`] does
+//! `Arbiter` per core) are started, then the router is served on the tokio workers by the
+//! HTTP edge ([`crate::server`]). [`run`] does
 //! that for the binary; [`spawn`] does the same on a background thread for tests and load
 //! tools, and returns the bound address.
 
@@ -10,19 +11,20 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use offer_actors::{ActorSystem, GameChange};
-use offer_domain::offer::KillSwitch;
+use offer_actors::ActorSystem;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::auth::{AuthService, JwtCodec, Role};
+use crate::auth::{AuthService, JwtCodec, Role, dev_secret};
 use crate::config::Settings;
+use crate::config::StoreSettings;
 use crate::metrics::Metrics;
+use crate::server::{Limits, Server};
+use crate::service::Services;
 use crate::state::AppState;
-use crate::store::embedded::EmbeddedStore;
 use crate::store::redis::RedisStore;
-use crate::store::{BusMessage, SharedStore, Store};
-use crate::ws::protocol::ServerMessage;
+use crate::store::sqlite::{Location, SqliteOptions, SqliteStore, SyncMode};
+use crate::store::{SharedStore, Store};
 
 /// Why the application could not start.
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +32,8 @@ pub enum StartError {
     /// Bad configuration.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// Redis unreachable at start.
+    /// The store cannot be opened (Redis unreachable, the SQLite file unusable or owned by
+    /// another process).
     #[error("store: {0}")]
     Store(#[from] crate::store::StoreError),
     /// The listener could not bind.
@@ -49,6 +52,7 @@ pub enum StartError {
 /// A built application, bound to its port, not yet serving.
 pub struct Application {
     listener: TcpListener,
+    limits: Limits,
     state: AppState,
     dev_token: Option<String>,
 }
@@ -59,7 +63,11 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, StartError> {
         let genres = settings.genres()?;
         let store: SharedStore = if settings.store.redis_url.is_empty() {
-            Arc::new(EmbeddedStore::new())
+            let options = sqlite_options(&settings.store);
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(&options))
+                .await
+                .map_err(|e| StartError::Other(format!("opening the store: {e}")))??;
+            Arc::new(store)
         } else {
             let store = RedisStore::connect(
                 &settings.store.redis_url,
@@ -70,12 +78,12 @@ impl Application {
             store.ping().await?;
             Arc::new(store)
         };
-        let (secret, dev) = if settings.auth.jwt_secret.is_empty() {
-            let mut bytes = [0u8; 48];
-            rand::fill(&mut bytes);
-            (bytes.to_vec(), true)
+        let dev = settings.auth.jwt_secret.is_empty();
+        let secret = if dev {
+            dev_secret::load_or_create(&settings.auth.dev_secret_file)
+                .map_err(|e| StartError::Other(e.to_string()))?
         } else {
-            (settings.auth.jwt_secret.as_bytes().to_vec(), false)
+            settings.auth.jwt_secret.as_bytes().to_vec()
         };
         let jwt = JwtCodec::new(
             &secret,
@@ -104,12 +112,14 @@ impl Application {
             ActorSystem::start(shards, Duration::from_secs(settings.offers.session_idle_s));
         let metrics = Metrics::new().map_err(|e| StartError::Other(e.to_string()))?;
         let addr = settings.server.bind;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| StartError::Bind { addr, source })?;
-        let state = AppState::new(settings, store, auth, actors, genres, metrics);
+        let listener =
+            crate::server::bind(addr).map_err(|source| StartError::Bind { addr, source })?;
+        let limits = Limits::from_settings(&settings.server);
+        let services = Services::new(settings, store, actors, genres);
+        let state = AppState::new(services, auth, metrics);
         Ok(Self {
             listener,
+            limits,
             state,
             dev_token,
         })
@@ -125,6 +135,11 @@ impl Application {
         self.dev_token.as_deref()
     }
 
+    /// The connection limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The application state (for in-process tools).
     pub fn state(&self) -> &AppState {
         &self.state
@@ -137,143 +152,120 @@ impl Application {
         mut shutdown: watch::Receiver<bool>,
     ) -> std::io::Result<()> {
         let state = self.state.clone();
-        tokio::spawn(follow_bus(state.clone()));
-        let grace = Duration::from_secs(state.settings.server.shutdown_grace_s);
-        let app = crate::http::router(state.clone());
-        let mut drain = shutdown.clone();
-        let server = axum::serve(
-            self.listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = drain.wait_for(|stop| *stop).await;
-        });
-        let serving = tokio::spawn(async move { server.await });
+        tokio::spawn(crate::bus::follow(state.clone()));
+        let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
+        let app = crate::http::router(state.clone(), crate::ws::routes());
+        let server = Server::new(self.listener, app, self.limits).await;
+        let serving = tokio::spawn(server.run(shutdown.clone()));
         let _ = shutdown.wait_for(|stop| *stop).await;
         tracing::info!("shutting down: draining in-flight requests and sockets");
         let deadline = tokio::time::Instant::now() + grace;
-        state.closing.send_replace(true);
+        state.hub.closing.send_replace(true);
         match tokio::time::timeout_at(deadline, serving).await {
-            Ok(Ok(result)) => result?,
+            Ok(Ok(())) => {}
             Ok(Err(join)) => tracing::error!(error = %join, "server task failed"),
             Err(_) => tracing::warn!("drain deadline passed; closing remaining connections"),
         }
-        if tokio::time::timeout_at(deadline, state.closing.closed())
+        if tokio::time::timeout_at(deadline, state.hub.closing.closed())
             .await
             .is_err()
         {
             tracing::warn!("sockets still closing at the drain deadline");
         }
-        state.actors.stop();
+        state.services.actors.stop();
         Ok(())
     }
 }
 
-/// Applies bus messages from every node (this one included) to this node's state.
-async fn follow_bus(state: AppState) {
-    let mut rx = state.store.subscribe();
-    loop {
-        match rx.recv().await {
-            Ok(msg) => apply_bus(&state, msg).await,
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(
-                    missed = n,
-                    "bus lagged; reloading every game from the store"
-                );
-                apply_bus(&state, BusMessage::Resync).await;
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
+/// The embedded store's options from `[store]`.
+fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
+    SqliteOptions {
+        location: if settings.in_memory() {
+            Location::Memory
+        } else {
+            Location::File(settings.path.clone())
+        },
+        sync: settings.sync,
+        timeout: Duration::from_millis(settings.timeout_ms),
+        idempotency_retention: Duration::from_secs(
+            u64::from(settings.idempotency_retention_days) * 86_400,
+        ),
     }
 }
 
-async fn apply_bus(state: &AppState, msg: BusMessage) {
-    match msg {
-        BusMessage::KeyRevoked { key_hash } => state.auth.revoked(&key_hash),
-        BusMessage::GameChanged { game_id, origin } => {
-            // The origin already applied the change (reloading could race with its next
-            // local change); its sockets still hear of it below.
-            if origin != state.node_id
-                && let Err(e) = crate::repo::games::reload(state, game_id).await
-            {
-                tracing::warn!(%game_id, error = %e, "reload after bus change failed");
-            }
-            if let Some(game) = state.actors.game(&game_id) {
-                crate::ws::announce_config(state, &game.view());
-            }
+/// Which store the engine uses and where its data lives, for the start-up line.
+fn store_description(settings: &Settings) -> String {
+    let store = &settings.store;
+    if store.redis_url.is_empty() {
+        if store.in_memory() {
+            return "embedded SQLite in memory (store.path = \":memory:\"): nothing is kept \
+                    when the process exits"
+                .into();
         }
-        BusMessage::KillSwitch {
-            game_id,
-            level,
-            reason,
-            updated_at,
-        } => {
-            // A node has sessions of a game only while it serves the game.
-            let Some(game) = state.actors.game(&game_id) else {
-                return;
-            };
-            let ks = KillSwitch {
-                level,
-                reason,
-                updated_at,
-            };
-            // The sending node already applied it; others learn it here. An older message
-            // arriving late never undoes a newer switch, nor reaches the sockets.
-            let current = game.view().kill_switch.clone();
-            if ks.updated_at < current.updated_at {
-                return;
+        let path = std::path::absolute(&store.path).unwrap_or_else(|_| store.path.clone());
+        let safe = match store.sync {
+            SyncMode::Full => "sync = full: acknowledged writes survive a power loss",
+            SyncMode::Normal => {
+                "sync = normal: acknowledged writes survive a crash of the engine, not a power loss"
             }
-            if current != ks
-                && let Err(e) = game.change(GameChange::KillSwitch(ks.clone())).await
-            {
-                tracing::warn!(%game_id, error = %e, "applying a kill switch failed");
-            }
-            broadcast_kill_switch(state, game_id, ks);
-        }
-        BusMessage::Resync => {
-            for game in state.actors.games() {
-                let view = game.view();
-                let game_id = view.game.game_id;
-                let before = view.kill_switch.clone();
-                if let Err(e) = crate::repo::games::reload(state, game_id).await {
-                    tracing::warn!(%game_id, error = %e, "reload after a bus gap failed");
-                    continue;
-                }
-                let after = game.view();
-                if after.kill_switch != before {
-                    broadcast_kill_switch(state, game_id, after.kill_switch.clone());
-                }
-                crate::ws::announce_config(state, &after);
-            }
-        }
+        };
+        format!(
+            "embedded SQLite, data kept in {} ({safe}; one engine per file)",
+            path.display()
+        )
+    } else {
+        // The target's display form never shows a password.
+        let target = crate::store::redis::target::RedisTarget::parse(&settings.store.redis_url)
+            .map_or_else(|_| "an unparsable address".to_owned(), |t| t.to_string());
+        format!(
+            "Redis at {target} with key prefix `{}`",
+            settings.store.key_prefix
+        )
     }
 }
 
-fn broadcast_kill_switch(state: &AppState, game_id: uuid::Uuid, ks: KillSwitch) {
-    let msg = ServerMessage::KillSwitch {
-        level: ks.level,
-        reason: ks.reason,
-        updated_at: ks.updated_at,
-    };
-    crate::ws::broadcast(state, game_id, &msg);
+/// Runs `body` inside an actix `System` on a multi-thread tokio runtime, the one shape in
+/// which actix actors and axum share a process. `workers` bounds the runtime's threads
+/// (`None`: one per core).
+fn in_actix_system<T>(
+    workers: Option<usize>,
+    body: impl AsyncFnOnce() -> Result<T, StartError>,
+) -> Result<T, StartError> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        builder.worker_threads(n);
+    }
+    let runtime = builder
+        .enable_all()
+        .build()
+        .map_err(|e| StartError::Other(e.to_string()))?;
+    actix_rt::System::with_tokio_rt(move || runtime).block_on(body())
 }
 
 /// Runs the service in this thread until SIGTERM or Ctrl-C: the binary's entry point.
 pub fn run(settings: Settings) -> Result<(), StartError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| StartError::Other(e.to_string()))?;
-    let system = actix_rt::System::with_tokio_rt(move || runtime);
-    system.block_on(async move {
+    in_actix_system(None, async || {
         let app = Application::build(settings).await?;
-        let addr = app.local_addr().map_err(|e| StartError::Other(e.to_string()))?;
-        tracing::info!(%addr, "offer engine listening");
-        println!("offer-engine listening on http://{addr}");
+        let addr = app
+            .local_addr()
+            .map_err(|e| StartError::Other(e.to_string()))?;
+        let settings = &app.state().services.settings;
+        println!(
+            "offer-engine listening on http://{addr} (store: {})",
+            store_description(settings)
+        );
+        tracing::info!(
+            max_connections = app.limits().max_connections,
+            "accepting at most this many connections at once"
+        );
         if let Some(token) = app.dev_token() {
             println!(
-                "No auth.jwt_secret configured: development admin token for studio `{}` (valid 24 h, this run only):\n{token}",
-                app.state().settings.auth.dev_studio
+                "Development mode (no auth.jwt_secret): tokens are signed with the secret kept in {}; `offer-engine token` run in this folder uses it too.",
+                settings.auth.dev_secret_file.display()
+            );
+            println!(
+                "Development admin token for studio `{}` (valid 24 h):\n{token}",
+                settings.auth.dev_studio
             );
         }
         let (tx, rx) = watch::channel(false);
@@ -325,44 +317,27 @@ pub fn spawn(settings: Settings) -> Result<Running, StartError> {
     std::thread::Builder::new()
         .name("offer-engine".into())
         .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Err(StartError::Other(e.to_string())));
-                    return;
-                }
-            };
-            let system = actix_rt::System::with_tokio_rt(move || runtime);
-            system.block_on(async move {
-                let app = match Application::build(settings).await {
-                    Ok(app) => app,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                };
+            let started = tx.clone();
+            let outcome = in_actix_system(Some(2), async move || {
+                let app = Application::build(settings).await?;
+                let addr = app
+                    .local_addr()
+                    .map_err(|e| StartError::Other(e.to_string()))?;
                 let (stop_tx, stop_rx) = watch::channel(false);
-                let started = app.local_addr().map(|addr| Running {
+                let _ = started.send(Ok(Running {
                     addr,
                     state: app.state().clone(),
                     shutdown: stop_tx,
-                });
-                match started {
-                    Ok(running) => {
-                        let _ = tx.send(Ok(running));
-                        if let Err(e) = app.run_until_stopped(stop_rx).await {
-                            tracing::error!(error = %e, "server failed");
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(StartError::Other(e.to_string())));
-                    }
-                }
+                }));
+                app.run_until_stopped(stop_rx)
+                    .await
+                    .map_err(|e| StartError::Other(e.to_string()))
             });
+            if let Err(e) = outcome {
+                tracing::error!(error = %e, "server failed");
+                // Only heard when the failure came before the server listened.
+                let _ = tx.send(Err(e));
+            }
         })
         .map_err(|e| StartError::Other(e.to_string()))?;
     rx.recv()

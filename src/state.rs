@@ -1,19 +1,17 @@
-//! The shared application state every handler receives.
+//! The state every HTTP handler and WebSocket task receives: the services, the credential
+//! checks, the metrics and the WebSocket hub. Nothing below the transport takes it: services
+//! receive [`Services`] only.
 
 use std::ops::Deref;
 use std::sync::Arc;
 
-use dashmap::DashMap;
-use offer_actors::ActorSystem;
-use offer_domain::game::GenreTable;
-use tokio::sync::{Mutex, watch};
-use uuid::Uuid;
+use axum::extract::FromRef;
 
 use crate::auth::AuthService;
-use crate::config::Settings;
 use crate::metrics::Metrics;
-use crate::offers::DecisionLog;
-use crate::store::SharedStore;
+use crate::service::Services;
+use crate::ws::WsContext;
+use crate::ws::hub::Hub;
 
 /// Cheap to clone: one `Arc` around everything.
 #[derive(Clone)]
@@ -21,62 +19,25 @@ pub struct AppState(Arc<Inner>);
 
 /// What [`AppState`] holds.
 pub struct Inner {
-    /// The validated configuration.
-    pub settings: Settings,
-    /// The storage backend.
-    pub store: SharedStore,
-    /// Credential checks and key cache.
-    pub auth: AuthService,
-    /// Game and session actors.
-    pub actors: ActorSystem,
-    /// Genre calibration.
-    pub genres: GenreTable,
+    /// The use cases.
+    pub services: Services,
+    /// Credential checks and this node's key cache.
+    pub auth: Arc<AuthService>,
     /// Request counters and histograms.
     pub metrics: Metrics,
-    /// This process's id on the bus, so it can tell its own messages.
-    pub node_id: Uuid,
-    /// Recent decisions and shadow counts.
-    pub decisions: DecisionLog,
-    /// Turns true when the node shuts down: every socket writes what is queued and closes
-    /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
-    pub closing: watch::Sender<bool>,
-    /// Per game, a checksum of the configuration this node's sockets were last told about,
-    /// so `config` is pushed only for changes a client can see.
-    pub announced_config: DashMap<Uuid, u32>,
-    /// One writer at a time per game on this node, so a catalogue read-modify-write (values
-    /// depend on every item) never loses a concurrent change. Readers never take it.
-    write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
+    /// What only sockets need: the shutdown signal and the configuration last announced.
+    pub hub: Arc<Hub>,
 }
 
 impl AppState {
     /// Wraps the parts.
-    pub fn new(
-        settings: Settings,
-        store: SharedStore,
-        auth: AuthService,
-        actors: ActorSystem,
-        genres: GenreTable,
-        metrics: Metrics,
-    ) -> Self {
-        let settings_capacity = settings.offers.decision_log_capacity;
+    pub fn new(services: Services, auth: AuthService, metrics: Metrics) -> Self {
         Self(Arc::new(Inner {
-            settings,
-            store,
-            auth,
-            actors,
-            genres,
+            services,
+            auth: Arc::new(auth),
             metrics,
-            node_id: Uuid::new_v4(),
-            decisions: DecisionLog::new(settings_capacity),
-            closing: watch::channel(false).0,
-            announced_config: DashMap::new(),
-            write_locks: DashMap::new(),
+            hub: Arc::new(Hub::default()),
         }))
-    }
-
-    /// The write lock of one game.
-    pub fn write_lock(&self, game_id: Uuid) -> Arc<Mutex<()>> {
-        self.write_locks.entry(game_id).or_default().clone()
     }
 }
 
@@ -84,5 +45,23 @@ impl Deref for AppState {
     type Target = Inner;
     fn deref(&self) -> &Inner {
         &self.0
+    }
+}
+
+/// Lets the credential extractors find the [`AuthService`] in this state.
+impl FromRef<AppState> for Arc<AuthService> {
+    fn from_ref(state: &AppState) -> Self {
+        state.auth.clone()
+    }
+}
+
+/// The part of the state the WebSocket gateway works with.
+impl FromRef<AppState> for WsContext {
+    fn from_ref(state: &AppState) -> Self {
+        Self {
+            services: state.services.clone(),
+            auth: state.auth.clone(),
+            hub: state.hub.clone(),
+        }
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message};
 use arc_swap::ArcSwap;
-use offer_domain::bandit::{Arm, BanditState, Segment};
+use offer_domain::bandit::{ArmPick, BanditState, Feedback};
 use offer_domain::catalogue::Item;
 use offer_domain::economy::Quadrant;
 use offer_domain::game::Game;
@@ -154,18 +154,11 @@ pub enum GameChange {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Learn {
-    /// The player's segment when the offer was made.
-    pub segment: Segment,
-    /// The arm offered.
-    pub arm: Arm,
-    /// `false`: shown; `true`: bought.
-    pub purchased: bool,
+    /// The arm offered and the segment it was offered to.
+    pub pick: ArmPick,
+    /// Whether the offer was shown or bought.
+    pub feedback: Feedback,
 }
-
-/// Asks for the model statistics (for persistence).
-#[derive(Debug, Message)]
-#[rtype(result = "BanditState")]
-pub struct TakeBandit;
 
 /// The actor owning one game's live state.
 pub struct GameActor {
@@ -248,19 +241,8 @@ impl Handler<GameChange> for GameActor {
 impl Handler<Learn> for GameActor {
     type Result = ();
     fn handle(&mut self, msg: Learn, _: &mut Context<Self>) {
-        if msg.purchased {
-            self.config.bandit.record_purchase(msg.segment, msg.arm);
-        } else {
-            self.config.bandit.record_shown(msg.segment, msg.arm);
-        }
+        self.config.bandit.record(msg.pick, msg.feedback);
         self.learned_unpublished = true;
-    }
-}
-
-impl Handler<TakeBandit> for GameActor {
-    type Result = actix::MessageResult<TakeBandit>;
-    fn handle(&mut self, _: TakeBandit, _: &mut Context<Self>) -> Self::Result {
-        actix::MessageResult(self.config.bandit.clone())
     }
 }
 
@@ -312,20 +294,7 @@ impl GameHandle {
     }
 
     /// Feeds the L1 model without waiting.
-    pub fn learn(&self, segment: Segment, arm: Arm, purchased: bool) {
-        self.0.addr.do_send(Learn {
-            segment,
-            arm,
-            purchased,
-        });
-    }
-
-    /// The model's statistics, for persistence.
-    pub async fn bandit(&self) -> Result<BanditState, ActorError> {
-        self.0
-            .addr
-            .send(TakeBandit)
-            .await
-            .map_err(|e| ActorError::Unavailable(e.to_string()))
+    pub fn learn(&self, pick: ArmPick, feedback: Feedback) {
+        self.0.addr.do_send(Learn { pick, feedback });
     }
 }

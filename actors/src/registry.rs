@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use actix_rt::{Arbiter, ArbiterHandle};
 use dashmap::DashMap;
+use offer_domain::environment::Environment;
 use offer_domain::game::Game;
 use offer_domain::pipeline::PlayerContext;
 use uuid::Uuid;
@@ -22,8 +23,8 @@ use crate::session::{SessionHandle, SessionInfo};
 pub struct SessionKey {
     /// The game.
     pub game_id: Uuid,
-    /// Sandbox (test key) or production.
-    pub sandbox: bool,
+    /// Production or sandbox: a test key never reaches a production session.
+    pub env: Environment,
     /// The client-chosen id.
     pub session_id: Uuid,
 }
@@ -33,7 +34,7 @@ impl SessionKey {
     pub fn of(info: &SessionInfo) -> Self {
         Self {
             game_id: info.game_id,
-            sandbox: info.sandbox,
+            env: info.env,
             session_id: info.session_id,
         }
     }
@@ -61,17 +62,11 @@ impl ActorSystem {
         }
     }
 
-    /// Number of shards.
-    pub fn shards(&self) -> usize {
-        self.arbiters.len()
-    }
-
     fn shard_for(&self, id: &Uuid) -> ArbiterHandle {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         id.hash(&mut h);
         let n = self.arbiters.len() as u64;
         // The modulo result is below the shard count, which fits in usize.
-        #[allow(clippy::cast_possible_truncation)]
         let i = (h.finish() % n) as usize;
         self.arbiters[i].handle()
     }
@@ -124,11 +119,6 @@ impl ActorSystem {
                 )
             })
             .clone()
-    }
-
-    /// Number of open sessions on this node.
-    pub fn session_count(&self) -> usize {
-        self.sessions.len()
     }
 
     /// Calls `f` on every open session of a game on this node (kill-switch and config

@@ -23,11 +23,12 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::catalogue::Category;
+use crate::category::Category;
 
 /// The price points the AI may choose, in cents.
 pub const PRICE_LADDER_CENTS: [i64; 6] = [99, 299, 499, 999, 1999, 4999];
-/// The categories the AI may choose (spec 2.1: bundles are L3 only, cosmetics last resort).
+/// The categories the AI may choose: bundles are served by L3 only, and cosmetics only as a
+/// last resort.
 pub const AI_CATEGORIES: [Category; 3] = [
     Category::Currency,
     Category::Consumable,
@@ -157,6 +158,25 @@ impl Segment {
     }
 }
 
+/// An arm the model picked and the segment it picked it for: what a later show or
+/// purchase of the offer is recorded against, even if the player's spend changed meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArmPick {
+    /// The player's segment when the offer was made.
+    pub segment: Segment,
+    /// The arm offered.
+    pub arm: Arm,
+}
+
+/// What a served L1 offer taught the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feedback {
+    /// The offer was shown to the player.
+    Shown,
+    /// The player bought it.
+    Purchased,
+}
+
 /// Counts of one arm in one segment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Counts {
@@ -246,6 +266,14 @@ impl BanditState {
         }
     }
 
+    /// Records what a served offer of `pick` taught the model.
+    pub fn record(&mut self, pick: ArmPick, feedback: Feedback) {
+        match feedback {
+            Feedback::Shown => self.record_shown(pick.segment, pick.arm),
+            Feedback::Purchased => self.record_purchase(pick.segment, pick.arm),
+        }
+    }
+
     /// `(shown, purchases)` of an arm in a segment, for dashboards and tests.
     pub fn counts(&self, segment: Segment, arm: Arm) -> Option<(u64, u64)> {
         let c = self
@@ -268,12 +296,10 @@ impl BanditState {
             };
             let failures = c.shown.saturating_sub(c.purchases);
             // Counts far beyond f64's exact integers do not occur; precision loss is harmless.
-            #[allow(clippy::cast_precision_loss)]
             let (alpha, beta) = (
                 1.0 + c.purchases as f64,
                 prior_beta(arm.price_cents) + failures as f64,
             );
-            #[allow(clippy::cast_precision_loss)]
             let score = beta_draw(alpha, beta, &mut normals, rng) * arm.price_cents as f64;
             if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, *arm));
@@ -286,7 +312,6 @@ impl BanditState {
 /// The prior failure count that gives an arm at `price_cents` the same prior expected
 /// revenue as the cheapest ladder arm under `Beta(1, 1)`; at least 1.
 fn prior_beta(price_cents: i64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
     let ratio = price_cents as f64 / PRICE_LADDER_CENTS[0] as f64;
     (2.0 * ratio - 1.0).max(1.0)
 }

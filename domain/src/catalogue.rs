@@ -1,4 +1,4 @@
-//! Catalogue items: their wire shape, validation and the three value (USD) rules of spec 2.1.
+//! Catalogue items: their wire shape, validation and the three value (USD) rules.
 //!
 //! Value rules, applied on every save to every item of the game:
 //! 1. a currency pack is worth `quantity x face rate`, the face rate being the per-unit price
@@ -14,40 +14,27 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::game::{Currency, MAX_ID_LEN, MAX_NAME_LEN};
-use crate::validation::{Errors, FieldError, is_snake_case};
+use crate::category::Category;
+use crate::currency::Currency;
+use crate::schema::SnakeCaseId;
+use crate::validation::{Errors, FieldError, MAX_ID_LEN, MAX_NAME_LEN, is_snake_case};
 
-/// Most items one bulk call may carry (spec 8).
+/// Most items one bulk call may carry, so one request stays a bounded amount of work.
 pub const MAX_BULK_ITEMS: usize = 500;
 /// Longest accepted description.
 pub const MAX_DESCRIPTION_LEN: usize = 2000;
 /// Highest accepted price: $100,000, far above any real in-game purchase.
 pub const MAX_PRICE_CENTS: i64 = 10_000_000;
 
-/// Catalogue category (spec 2.1). `currency_pack` is accepted as `currency`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    /// Hard-currency refills; answers `currency_low`.
-    #[serde(alias = "currency_pack")]
-    Currency,
-    /// One-time-use items; answers `first_loss`.
-    Consumable,
-    /// Persistent gear; answers RPG events such as `boss_raid`.
-    Equipment,
-    /// Studio-curated packs, served through L3 bundles only.
-    Bundle,
-    /// Skins and emotes: offered only when the other categories are exhausted.
-    Cosmetic,
-}
-
 /// A price in an earned currency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EarnedPrice {
-    /// The currency paid.
+    /// The currency paid: one of the game's currencies.
+    #[schema(value_type = SnakeCaseId)]
     pub currency_id: String,
     /// Units of it.
+    #[schema(minimum = 1, maximum = 1000000000)]
     pub amount: i64,
 }
 
@@ -55,6 +42,7 @@ pub struct EarnedPrice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Item {
     /// Stable snake_case id, unique per game, immutable.
+    #[schema(value_type = SnakeCaseId)]
     pub item_id: String,
     /// Display name.
     pub item_name: String,
@@ -81,6 +69,7 @@ pub struct Item {
     /// Expert override of the value; wins over the computed one.
     pub value_override_usd: Option<f64>,
     /// For currency items: the currency granted.
+    #[schema(value_type = Option<SnakeCaseId>)]
     pub currency_id: Option<String>,
     /// For items priced in an earned currency.
     pub earned_price: Option<EarnedPrice>,
@@ -107,23 +96,39 @@ impl Item {
 }
 
 /// A new or replaced item as sent by a client (single add and bulk).
+///
+/// Besides each field's own bounds, an item must follow rules between fields and with the
+/// game, refused with 422 naming the field: `price_usd` or `price_cents` is required, and
+/// they must agree when both are sent; a `currency` item needs a `quantity`, and a
+/// `currency_id` when the game has several currencies; only `currency` items grant a
+/// currency; `currency_id` and `earned_price.currency_id` name currencies of the game; `image`
+/// names an asset of the game's library.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemInput {
     /// snake_case id.
+    #[schema(value_type = SnakeCaseId)]
     pub item_id: String,
-    /// Display name.
+    /// Display name, not blank, at most 200 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub item_name: String,
     /// Category (`currency_pack` accepted for `currency`).
     pub category: Category,
-    /// Price in dollars, at most 2 decimal places.
+    /// Price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
     pub price_usd: Option<f64>,
-    /// Price in cents; must agree with `price_usd` when both are sent.
+    /// Price in cents, 0 to 10000000; must agree with `price_usd` when both are sent.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 10000000)]
     pub price_cents: Option<i64>,
-    /// Amount granted; required for currency items.
+    /// Amount granted, 1 to 1000000000; required for currency items.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000000000)]
     pub quantity: Option<i64>,
     /// Whether the item is used up.
     #[serde(default)]
@@ -131,17 +136,21 @@ pub struct ItemInput {
     /// Whether L4 may pick it.
     #[serde(default)]
     pub fallback_eligible: bool,
-    /// Asset id of its art.
+    /// Asset id of its art, from this game's asset library.
     #[serde(default)]
+    #[schema(pattern = "^[0-9a-f]{24}$")]
     pub image: Option<String>,
-    /// Free text.
+    /// Free text, at most 2000 characters.
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
-    /// Expert value override in dollars.
+    /// Expert value override in dollars, 0 to 1000000.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 1000000)]
     pub value_override_usd: Option<f64>,
-    /// Currency granted (currency items).
+    /// Currency granted (currency items): one of the game's currencies.
     #[serde(default)]
+    #[schema(value_type = Option<SnakeCaseId>)]
     pub currency_id: Option<String>,
     /// Price in an earned currency.
     #[serde(default)]
@@ -149,30 +158,48 @@ pub struct ItemInput {
     /// Randomised contents.
     #[serde(default)]
     pub is_loot_box: bool,
+    /// In a bulk upsert, brings back a soft-deleted item of this id. Without it a deleted
+    /// item is never revived by accident: the call is refused.
+    #[serde(default)]
+    pub restore: bool,
 }
 
 /// A partial update. `item_id` may be sent only unchanged; every other field present replaces
-/// the stored one.
+/// the stored one (`null` leaves it as it is, except for `value_override_usd`, which it
+/// clears).
+///
+/// The patched item as a whole must follow the rules of a new item (see `ItemInput`), refused
+/// with 422 naming the field: for example `price_usd` and `price_cents` must agree when both
+/// are sent.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemPatch {
     /// Must equal the path's item id: ids are immutable.
     #[serde(default)]
+    #[schema(value_type = Option<SnakeCaseId>)]
     pub item_id: Option<String>,
-    /// New name.
+    /// New name, not blank, at most 200 characters.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub item_name: Option<String>,
     /// New category.
     #[serde(default)]
     pub category: Option<Category>,
-    /// New price in dollars.
+    /// New price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
     pub price_usd: Option<f64>,
-    /// New price in cents.
+    /// New price in cents, 0 to 10000000.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 10000000)]
     pub price_cents: Option<i64>,
-    /// New quantity.
+    /// New quantity, 1 to 1000000000.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000000000)]
     pub quantity: Option<i64>,
     /// New consumable flag.
     #[serde(default)]
@@ -180,18 +207,21 @@ pub struct ItemPatch {
     /// New shelf eligibility.
     #[serde(default)]
     pub fallback_eligible: Option<bool>,
-    /// New art.
+    /// New art: an asset id of this game's library.
     #[serde(default)]
+    #[schema(pattern = "^[0-9a-f]{24}$")]
     pub image: Option<String>,
-    /// New description.
+    /// New description, at most 2000 characters.
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
-    /// New value override; `null` clears it.
+    /// New value override, 0 to 1000000; `null` clears it.
     #[serde(default, deserialize_with = "some_nullable")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0, maximum = 1000000)]
     pub value_override_usd: Option<Option<f64>>,
-    /// New granted currency.
+    /// New granted currency: one of the game's currencies.
     #[serde(default)]
+    #[schema(value_type = Option<SnakeCaseId>)]
     pub currency_id: Option<String>,
     /// New earned price.
     #[serde(default)]
@@ -209,25 +239,27 @@ where
 }
 
 /// Converts dollars to cents, refusing more than 2 decimal places.
+///
+/// "Decimal places" are those of the number the client wrote: `usd` is accepted exactly when
+/// a number of whole cents reads back as it, so `0.07` (stored as 0.07000000000000000666...)
+/// passes and `1.000000001` or `1e-10` do not (they are not rounded to a cent behind the
+/// client's back).
 pub fn usd_to_cents(usd: f64) -> Option<i64> {
     if !usd.is_finite() {
         return None;
     }
     let cents = (usd * 100.0).round();
-    if (usd * 100.0 - cents).abs() > 1e-6 || cents.abs() > 1e15 {
+    if cents.abs() > 1e15 || cents / 100.0 != usd {
         return None;
     }
     // The bound above keeps the conversion exact.
-    #[allow(clippy::cast_possible_truncation)]
     Some(cents as i64)
 }
 
 /// Cents to dollars.
 pub fn cents_to_usd(cents: i64) -> f64 {
     // Prices are bounded by MAX_PRICE_CENTS, far inside f64's exact integers.
-    #[allow(clippy::cast_precision_loss)]
-    let c = cents as f64;
-    c / 100.0
+    cents as f64 / 100.0
 }
 
 /// Rounds dollars to whole cents for the wire.
@@ -452,13 +484,11 @@ pub fn currency_rates(items: &[Item], currencies: &[Currency]) -> HashMap<String
             };
             let cost = match &pack.earned_price {
                 Some(ep) => match rates.get(&ep.currency_id) {
-                    #[allow(clippy::cast_precision_loss)]
                     Some(r) => ep.amount as f64 * r,
                     None => continue,
                 },
                 None => cents_to_usd(pack.price_cents),
             };
-            #[allow(clippy::cast_precision_loss)]
             rates.insert(c.currency_id.clone(), cost / qty as f64);
             progressed = true;
         }
@@ -471,13 +501,11 @@ pub fn currency_rates(items: &[Item], currencies: &[Currency]) -> HashMap<String
 
 /// The computed value of one item, given the currency rates.
 pub fn item_value(item: &Item, currencies: &[Currency], rates: &HashMap<String, f64>) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
     if let (Some(cur), Some(q)) = (granted_currency(item, currencies), item.quantity)
         && let Some(rate) = rates.get(cur)
     {
         return round_usd(q as f64 * rate);
     }
-    #[allow(clippy::cast_precision_loss)]
     if let Some(ep) = &item.earned_price {
         return round_usd(ep.amount as f64 * rates.get(&ep.currency_id).copied().unwrap_or(0.0));
     }
@@ -500,27 +528,28 @@ pub fn recompute_values(items: &mut [Item], currencies: &[Currency]) -> Vec<Stri
     changed
 }
 
+/// The currency-removal rule: a live item may not be left pointing at a currency that
+/// `currencies` no longer has (it could never be saved again). Reports every such use.
+pub fn check_currency_removal(items: &[Item], currencies: &[Currency], errors: &mut Errors) {
+    let known = |id: &str| currencies.iter().any(|c| c.currency_id == id);
+    for item in items.iter().filter(|i| i.is_live()) {
+        let used = item
+            .currency_id
+            .iter()
+            .chain(item.earned_price.iter().map(|p| &p.currency_id));
+        for id in used.filter(|id| !known(id)) {
+            errors.push(
+                "currencies",
+                format!("item `{}` still uses currency `{id}`", item.item_id),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::CurrencyKind;
-
-    fn gems() -> Vec<Currency> {
-        vec![
-            Currency {
-                currency_id: "gems".into(),
-                kind: CurrencyKind::Hard,
-                name: None,
-                usd_per_unit: None,
-            },
-            Currency {
-                currency_id: "gold".into(),
-                kind: CurrencyKind::Earned,
-                name: None,
-                usd_per_unit: None,
-            },
-        ]
-    }
+    use crate::testing::currencies;
 
     fn input(id: &str, json: serde_json::Value) -> ItemInput {
         let mut v = json;
@@ -533,9 +562,9 @@ mod tests {
         let now = Utc::now();
         let mut items: Vec<Item> = inputs
             .into_iter()
-            .map(|i| i.into_item(&gems(), None, now).expect("valid"))
+            .map(|i| i.into_item(&currencies(), None, now).expect("valid"))
             .collect();
-        recompute_values(&mut items, &gems());
+        recompute_values(&mut items, &currencies());
         items
     }
 
@@ -582,14 +611,28 @@ mod tests {
             serde_json::json!({"category": "consumable", "price_usd": 1.0, "price_cents": 99}),
         );
         let err = bad
-            .into_item(&gems(), None, Utc::now())
+            .into_item(&currencies(), None, Utc::now())
             .expect_err("disagree");
         assert_eq!(err[0].field, "price_cents");
         let three_places = input(
             "x",
             serde_json::json!({"category": "consumable", "price_usd": 1.005}),
         );
-        assert!(three_places.into_item(&gems(), None, Utc::now()).is_err());
+        assert!(
+            three_places
+                .into_item(&currencies(), None, Utc::now())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_price_has_at_most_two_decimal_places_as_written() {
+        for (usd, cents) in [(0.07, 7), (19.99, 1999), (0.29, 29), (4.35, 435), (0.0, 0)] {
+            assert_eq!(usd_to_cents(usd), Some(cents), "{usd}");
+        }
+        for usd in [1.000000001, 1e-10, 5e-324, 0.001, 1.005, f64::NAN, 1e300] {
+            assert_eq!(usd_to_cents(usd), None, "{usd}");
+        }
     }
 
     #[test]
@@ -598,7 +641,9 @@ mod tests {
             "x",
             serde_json::json!({"category": "currency", "currency_id": "gems", "price_usd": -1.0}),
         );
-        let err = bad.into_item(&gems(), None, Utc::now()).expect_err("bad");
+        let err = bad
+            .into_item(&currencies(), None, Utc::now())
+            .expect_err("bad");
         let fields: Vec<_> = err.iter().map(|e| e.field.as_str()).collect();
         assert!(fields.contains(&"quantity"));
         assert!(fields.contains(&"price_usd"));
@@ -615,7 +660,7 @@ mod tests {
             item_id: Some("axe".into()),
             ..ItemPatch::default()
         };
-        assert!(apply_patch(item, patch, &gems(), Utc::now()).is_err());
+        assert!(apply_patch(item, patch, &currencies(), Utc::now()).is_err());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! FSR quadrants (spec 3.1): the classification of a game's faucet/sink ratio against its
+//! FSR quadrants: the classification of a game's faucet/sink ratio against its
 //! genre's healthy range, which gates the AI levels of the pipeline.
 
 use serde::{Deserialize, Serialize};
@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 /// How far beyond the genre maximum the FSR must be to count as hyper-inflation.
 pub const HYPER_INFLATION_FACTOR: f64 = 2.5;
 
-/// An FSR quadrant, serialised as the spec writes it (`HYPER_INFL`).
+/// An FSR quadrant, serialised in capitals (`HYPER_INFL` for hyper-inflation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Quadrant {

@@ -1,4 +1,4 @@
-//! Games, their currencies and guardrails, and the genre calibration table.
+//! Games, their guardrails and operating mode, and the genre calibration table.
 //!
 //! The genre table (healthy FSR ranges and default offer templates) is data loaded from
 //! `config/genres.toml`; this module only gives it a type.
@@ -10,39 +10,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::currency::Currency;
 use crate::offer::Template;
-use crate::validation::{Errors, FieldError, is_snake_case};
-
-/// Longest accepted game or item name, so one request cannot store megabytes of text.
-pub const MAX_NAME_LEN: usize = 200;
-/// Longest accepted snake_case identifier (item ids, currency ids).
-pub const MAX_ID_LEN: usize = 64;
-
-/// Whether a currency is bought with real money or earned by playing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CurrencyKind {
-    /// Bought with real money (gems); its face rate comes from its smallest pack.
-    Hard,
-    /// Earned by playing (gold); its USD value is derived from the packs that grant it.
-    Earned,
-}
-
-/// A currency of a game.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Currency {
-    /// snake_case id, referenced by items' `currency_id` and `earned_price`.
-    pub currency_id: String,
-    /// Hard or earned.
-    pub kind: CurrencyKind,
-    /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Expert override of the USD value of one unit. When absent the value is derived
-    /// from the catalogue (see `catalogue::currency_rates`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usd_per_unit: Option<f64>,
-}
+use crate::schema::CountryCode;
+use crate::validation::{Errors, FieldError, MAX_ID_LEN, MAX_NAME_LEN, is_snake_case};
 
 /// The studio's bounds on what the engine may offer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -50,15 +21,19 @@ pub struct Guardrails {
     /// No offer, and no item in it, may cost more than this. `None` means unbounded;
     /// Autonomous mode requires it to be set.
     #[serde(default)]
+    #[schema(minimum = 0)]
     pub max_price_cents: Option<i64>,
-    /// ISO 3166-1 alpha-2 codes where loot boxes are never offered.
+    /// ISO 3166-1 alpha-2 codes where loot boxes are never offered (at most 250).
     #[serde(default = "default_blocked_countries")]
+    #[schema(value_type = Vec<CountryCode>, max_items = 250)]
     pub loot_box_blocked_countries: Vec<String>,
     /// At most this many offers shown per session (`None`: off).
     #[serde(default)]
+    #[schema(value_type = Option<u64>, maximum = 4294967295_u64)]
     pub max_offers_per_session: Option<u32>,
     /// At least this many seconds between two offers to one session (`None`: off).
     #[serde(default)]
+    #[schema(value_type = Option<u64>, maximum = 4294967295_u64)]
     pub min_offer_interval_s: Option<u32>,
 }
 
@@ -78,24 +53,28 @@ impl Default for Guardrails {
 }
 
 /// A partial guardrail update: every field present replaces the stored one, the rest keep
-/// their values (the contract's field-by-field merge). `Some(None)` clears a bound.
+/// their values (merged field by field). `Some(None)` clears a bound.
+///
+/// The price ceiling cannot be removed while the game is in Autonomous mode (422): step the
+/// mode down first.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GuardrailsPatch {
     /// New price ceiling in cents, or `null` to remove it.
     #[serde(default, with = "double_option")]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = Option<i64>, minimum = 0)]
     pub max_price_cents: Option<Option<i64>>,
-    /// New list of loot-box blocked countries.
+    /// New list of loot-box blocked countries (at most 250); `null` keeps the stored one.
     #[serde(default)]
+    #[schema(value_type = Option<Vec<CountryCode>>, max_items = 250)]
     pub loot_box_blocked_countries: Option<Vec<String>>,
     /// New per-session cap, or `null` to turn it off.
     #[serde(default, with = "double_option")]
-    #[schema(value_type = Option<u32>)]
+    #[schema(value_type = Option<u64>, maximum = 4294967295_u64)]
     pub max_offers_per_session: Option<Option<u32>>,
     /// New minimum interval, or `null` to turn it off.
     #[serde(default, with = "double_option")]
-    #[schema(value_type = Option<u32>)]
+    #[schema(value_type = Option<u64>, maximum = 4294967295_u64)]
     pub min_offer_interval_s: Option<Option<u32>>,
 }
 
@@ -154,7 +133,7 @@ impl Guardrails {
     }
 }
 
-/// The engine's operating mode (spec 3.3).
+/// The engine's operating mode, promoted one step at a time: Shadow, Assisted, Autonomous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -165,6 +144,36 @@ pub enum Mode {
     Assisted,
     /// AI acts within the guardrails.
     Autonomous,
+}
+
+/// Why a mode change is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PromotionRefused {
+    /// Shadow straight to Autonomous would skip the supervised phase.
+    #[error("promote one step at a time: shadow -> assisted -> autonomous")]
+    SkipsAStep,
+}
+
+impl Mode {
+    fn rank(self) -> u8 {
+        match self {
+            Self::Shadow => 0,
+            Self::Assisted => 1,
+            Self::Autonomous => 2,
+        }
+    }
+
+    /// The promotion rule: up one step at a time (Shadow, then Assisted, then Autonomous),
+    /// down any number of steps at once. `Ok(None)` when `to` is the current mode.
+    pub fn promote_to(self, to: Mode) -> Result<Option<Mode>, PromotionRefused> {
+        if to.rank() > self.rank() + 1 {
+            Err(PromotionRefused::SkipsAStep)
+        } else if to == self {
+            Ok(None)
+        } else {
+            Ok(Some(to))
+        }
+    }
 }
 
 /// A registered game.

@@ -1,4 +1,4 @@
-//! The permanent holdout group (spec 1, contract "SDK").
+//! The permanent holdout group.
 //!
 //! A holdout player never receives an offer, so the holdout ARPU is a clean control for the
 //! revenue-share uplift. Membership is a pure function of the player id and the game id:
@@ -7,9 +7,9 @@
 //! player is in the holdout when the first 8 bytes of `h`, read as a big-endian `u64`, modulo
 //! 10,000 are below 1,000.
 //!
-//! The share is a constant, not configuration: the spec fixes it at 10% after launch, and
-//! there is deliberately no way to put a player into (or out of) the holdout by hand, so a
-//! VIP can never be moved into it manually.
+//! The share is a constant, not configuration: it is 10% and never changes once a game is
+//! launched, and there is deliberately no way to put a player into (or out of) the holdout
+//! by hand, so a VIP can never be moved into it manually.
 //!
 //! Test vectors (game `3f2b8c4e-9a1d-4e6f-8b2a-5c7d9e0f1a2b`):
 //!
@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 /// Number of buckets the hash is reduced to.
 pub const HOLDOUT_BUCKETS: u64 = 10_000;
-/// Buckets below this are the holdout: 1,000 of 10,000 is the spec's fixed 10%.
+/// Buckets below this are the holdout: 1,000 of 10,000 is the fixed 10%.
 pub const HOLDOUT_THRESHOLD: u64 = 1_000;
 
 /// The first 8 bytes of `SHA-256(a ":" b)` as a big-endian integer: the deterministic

@@ -4,23 +4,41 @@
 //! and returns a value, so the HTTP layer, the actors, the benches and the tests all call the
 //! same code.
 //!
-//! Layout:
+//! Layout, leaves first (each module only uses the ones listed before it):
+//! - [`validation`]: the field-error list every validator returns, and the shared limits.
+//! - [`schema`]: the OpenAPI document's names for the validators' textual rules.
+//! - [`environment`]: production and sandbox, kept apart everywhere.
+//! - [`category`]: the catalogue category of an item.
+//! - [`currency`]: the currencies of a game.
 //! - [`catalogue`]: items, their validation and the three value (USD) rules.
-//! - [`game`]: games, currencies, guardrails and the genre calibration table.
+//! - [`kill_level`]: the kill switch's levels and what each one turns off.
 //! - [`offer`]: offer configuration records (templates, bundles, experiments) and offers.
-//! - [`validation`]: the field-error list every validator returns.
+//! - [`game`]: games, guardrails, operating mode and the genre calibration table.
 //! - [`holdout`]: the permanent 10% holdout hash.
 //! - [`policy`]: guardrail checks (price cap, loot boxes, frequency caps).
 //! - [`bandit`]: the L1 Thompson-sampling model.
+//! - [`approval`]: approval records and the decide-once rule.
 //! - [`economy`]: FSR quadrants.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
+//! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
+//! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
+//!   load tool.
 
+pub mod approval;
 pub mod bandit;
 pub mod catalogue;
+pub mod category;
+pub mod currency;
 pub mod economy;
+pub mod environment;
 pub mod game;
 pub mod holdout;
+pub mod kill_level;
 pub mod offer;
+pub mod offer_validation;
 pub mod pipeline;
 pub mod policy;
+pub mod schema;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod validation;

@@ -3,24 +3,48 @@
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 use uuid::Uuid;
 
-use crate::catalogue::Category;
+use crate::category::Category;
+use crate::kill_level::KillLevel;
+use crate::schema::SnakeCaseId;
 
-/// An L2 genre template: a trigger event mapped to the item categories it may offer.
+/// An L2 genre template: a trigger event mapped to the item categories it may offer. A game
+/// has at most one template per event type (a list naming one twice is refused with 422).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Template {
     /// The trigger event, for example `boss_raid`.
+    #[schema(value_type = SnakeCaseId)]
     pub event_type: String,
-    /// Categories the template picks from, in preference order.
+    /// Categories the template picks from, in preference order: 1 to 5, never `bundle`.
+    #[schema(schema_with = template_categories)]
     pub categories: Vec<Category>,
     /// Discount applied to the picked items' summed price, 0 to 90.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 90)]
     pub discount_pct: Option<u8>,
-    /// How many items the offer holds at most (default 1).
+    /// How many items the offer holds at most, 1 to 10 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 10)]
     pub max_items: Option<u8>,
+}
+
+/// The schema of a template's categories: 1 to 5 category names, `bundle` excluded.
+fn template_categories() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(Category::TEMPLATE_NAMES)),
+        )
+        .min_items(Some(1))
+        .max_items(Some(5))
+        .description(Some(
+            "Categories the template picks from, in preference order: 1 to 5, never `bundle` \
+             (only L3 studio bundles serve bundles).",
+        ))
 }
 
 /// An L3 studio bundle: exact item ids, a price, and the events that trigger it.
@@ -30,37 +54,51 @@ pub struct Bundle {
     pub bundle_id: Uuid,
     /// Display name.
     pub name: String,
-    /// Exact catalogue items; each must exist and not be deleted when saved.
+    /// Exact catalogue items (1 to 50); each must exist and not be deleted when saved.
+    #[schema(value_type = Vec<SnakeCaseId>, min_items = 1, max_items = 50)]
     pub item_ids: Vec<String>,
-    /// Bundle price in dollars.
+    /// Bundle price in dollars, at most 2 decimal places.
+    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
     pub price_usd: f64,
-    /// Trigger events that may serve it; empty means every trigger.
+    /// Trigger events that may serve it (at most 20); empty means every trigger.
     #[serde(default)]
+    #[schema(value_type = Vec<SnakeCaseId>, max_items = 20)]
     pub triggers: Vec<String>,
 }
 
-/// One arm of a price experiment.
+/// One arm of a price experiment. It changes the price at most one way: `price_usd` or
+/// `price_multiplier`, not both (422).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Variant {
-    /// Variant name, reported in the offer.
+    /// Variant name, reported in the offer; unique within its experiment.
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub name: String,
     /// Relative weight of the assignment.
+    #[schema(value_type = u64, maximum = 4294967295_u64)]
     pub weight: u32,
     /// Replaces the offer's price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 100000)]
     pub price_usd: Option<f64>,
     /// Multiplies the offer's price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0, maximum = 10)]
     pub price_multiplier: Option<f64>,
 }
 
-/// A price experiment: variants change the price, never the items.
+/// A price experiment: variants change the price, never the items. Its variant names are
+/// unique and its weights are not all 0 (422).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Experiment {
     /// Stable id; part of the assignment hash.
     pub experiment_id: Uuid,
-    /// Arms with their weights.
+    /// Arms with their weights, 1 to 10.
+    #[schema(min_items = 1, max_items = 10)]
     pub variants: Vec<Variant>,
 }
 
@@ -69,7 +107,8 @@ pub struct Experiment {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct KillSwitch {
     /// Level 0 to 3.
-    pub level: u8,
+    #[schema(value_type = u8, maximum = 3)]
+    pub level: KillLevel,
     /// Why, shown to the SDK and the dashboard.
     pub reason: String,
     /// Last change.
@@ -79,7 +118,7 @@ pub struct KillSwitch {
 impl Default for KillSwitch {
     fn default() -> Self {
         Self {
-            level: 0,
+            level: KillLevel::Normal,
             reason: String::new(),
             updated_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
         }

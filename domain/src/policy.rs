@@ -60,30 +60,13 @@ pub fn frequency_allowed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::Category;
+    use crate::category::Category;
+    use crate::testing;
 
     fn item(price_cents: i64, is_loot_box: bool) -> Item {
-        let now = Utc::now();
         Item {
-            item_id: "x".into(),
-            item_name: "x".into(),
-            category: Category::Consumable,
-            price_usd: 0.0,
-            price_cents,
-            quantity: None,
-            is_consumable: true,
-            fallback_eligible: true,
-            image: None,
-            image_url: None,
-            description: None,
-            value_usd: 0.0,
-            value_override_usd: None,
-            currency_id: None,
-            earned_price: None,
             is_loot_box,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
+            ..testing::item("x", Category::Consumable, price_cents, 0.0)
         }
     }
 

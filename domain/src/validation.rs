@@ -1,10 +1,16 @@
-//! Field-level validation errors shared by every validator.
+//! Field-level validation errors and the length limits shared by every validator.
 //!
 //! A validator collects every problem it finds instead of stopping at the first, so a studio
 //! fixing a 500-item bulk file sees all of its mistakes in one answer.
 
 use serde::Serialize;
 use utoipa::ToSchema;
+
+/// Longest accepted game, item, bundle or currency name, so one request cannot store
+/// megabytes of text.
+pub const MAX_NAME_LEN: usize = 200;
+/// Longest accepted snake_case identifier (item ids, currency ids).
+pub const MAX_ID_LEN: usize = 64;
 
 /// One problem with one field of a request body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

@@ -6,16 +6,22 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use super::access::{GameAccess, Viewer};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable};
 use crate::auth::{Dashboard, Role};
-use crate::error::{ApiResult, ErrorBody};
-use crate::repo::approvals::{self, Approval, ApprovalStatus};
-use crate::repo::games;
+use crate::error::ApiResult;
+use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
+
+use crate::service::ServiceError;
+use crate::service::approvals;
+use crate::service::games;
 use crate::state::AppState;
 
 /// Query of the approval list.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ApprovalQuery {
     /// Only this status.
     pub status: Option<ApprovalStatus>,
@@ -32,26 +38,26 @@ pub struct ApprovalList {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RejectBody {
-    /// Why.
+    /// Why, at most 1000 characters.
     #[serde(default)]
+    #[schema(max_length = 1000)]
     pub reason: Option<String>,
 }
 
 /// Lists a game's approvals.
 #[utoipa::path(get, path = "/v1/games/{game_id}/approvals", tag = "approvals",
+    operation_id = "list_approvals",
     params(("game_id" = Uuid, Path), ApprovalQuery),
-    responses((status = 200, body = ApprovalList), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The approvals, newest first", body = ApprovalList),
+        AuthErrors, QueryError, NotFound, Unavailable))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Viewer>,
     ApiQuery(q): ApiQuery<ApprovalQuery>,
 ) -> ApiResult<Json<ApprovalList>> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
+    let game_id = access.game_id();
     Ok(Json(ApprovalList {
-        approvals: approvals::list(&state, game_id, q.status).await?,
+        approvals: approvals::list(&state.services, game_id, q.status).await?,
     }))
 }
 
@@ -61,11 +67,12 @@ async fn owned(
     caller: &Dashboard,
     approval_id: Uuid,
 ) -> ApiResult<(Approval, Vec<u8>, offer_actors::GameHandle)> {
-    let (approval, bytes) = approvals::get(state, approval_id).await?;
-    let handle = games::for_studio(state, &caller.studio_id, approval.game_id)
+    let services = &state.services;
+    let (approval, bytes) = approvals::get(services, approval_id).await?;
+    let handle = games::for_studio(services, &caller.studio_id, approval.game_id)
         .await
         .map_err(|e| match e {
-            crate::error::ApiError::NotFound(_) => crate::error::ApiError::NotFound("approval"),
+            ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
             other => other,
         })?;
     Ok((approval, bytes, handle))
@@ -73,10 +80,18 @@ async fn owned(
 
 /// Reads an approval.
 #[utoipa::path(get, path = "/v1/approvals/{approval_id}", tag = "approvals",
+    operation_id = "get_approval",
     params(("approval_id" = Uuid, Path)),
-    responses((status = 200, body = Approval), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 200, description = "The approval", body = Approval, links(
+            ("Approve" = (operation_id = "approve",
+                parameters(("approval_id" = "$response.body#/approval_id")),
+                description = "Approve it")),
+            ("Reject" = (operation_id = "reject",
+                parameters(("approval_id" = "$response.body#/approval_id")),
+                description = "Reject it")),
+        )),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn get(
     State(state): State<AppState>,
     caller: Dashboard,
@@ -85,60 +100,55 @@ pub async fn get(
     Ok(Json(owned(&state, &caller, approval_id).await?.0))
 }
 
-/// Approves: the definition serves at once on every node.
+/// Approves (developer): the definition serves at once on every node. An approval is decided
+/// once: a decided one is a 409.
 #[utoipa::path(post, path = "/v1/approvals/{approval_id}/approve", tag = "approvals",
     params(("approval_id" = Uuid, Path)),
-    responses((status = 200, body = Approval), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The approved record", body = Approval),
+        AuthErrors, NotFound, Conflict, Unavailable))]
 pub async fn approve(
     State(state): State<AppState>,
     caller: Dashboard,
     ApiPath(approval_id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Approval>> {
-    let (approval, bytes, handle) = owned(&state, &caller, approval_id).await?;
-    caller.require(Role::Developer)?;
-    Ok(Json(
-        approvals::decide(&state, &handle, approval, bytes, true, &caller.sub, None).await?,
-    ))
+    decide(&state, &caller, approval_id, Verdict::Approve).await
 }
 
-/// Rejects: the definition never serves.
+/// Rejects (developer): the definition never serves. An approval is decided once: a decided
+/// one is a 409.
 #[utoipa::path(post, path = "/v1/approvals/{approval_id}/reject", tag = "approvals",
     params(("approval_id" = Uuid, Path)), request_body = RejectBody,
-    responses((status = 200, body = Approval), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The rejected record", body = Approval),
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn reject(
     State(state): State<AppState>,
     caller: Dashboard,
     ApiPath(approval_id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<RejectBody>,
 ) -> ApiResult<Json<Approval>> {
-    let (approval, bytes, handle) = owned(&state, &caller, approval_id).await?;
+    let verdict = Verdict::Reject {
+        reason: body.reason,
+    };
+    decide(&state, &caller, approval_id, verdict).await
+}
+
+/// Decides an approval of the caller's studio (developer or above).
+async fn decide(
+    state: &AppState,
+    caller: &Dashboard,
+    approval_id: Uuid,
+    verdict: Verdict,
+) -> ApiResult<Json<Approval>> {
+    let (approval, bytes, handle) = owned(state, caller, approval_id).await?;
     caller.require(Role::Developer)?;
-    if body
-        .reason
-        .as_ref()
-        .is_some_and(|r| r.chars().count() > 1000)
-    {
-        return Err(crate::error::ApiError::invalid(
-            "reason",
-            "at most 1000 characters",
-        ));
-    }
-    Ok(Json(
-        approvals::decide(
-            &state,
-            &handle,
-            approval,
-            bytes,
-            false,
-            &caller.sub,
-            body.reason,
-        )
-        .await?,
-    ))
+    let decided = approvals::decide(
+        &state.services,
+        &handle,
+        approval,
+        bytes,
+        verdict,
+        &caller.sub,
+    )
+    .await?;
+    Ok(Json(decided))
 }

@@ -1,85 +1,92 @@
-//! Request extractors that answer in the contract's error shape instead of axum's plain-text
+//! Request extractors that answer in the documented error shape instead of axum's plain-text
 //! rejections: JSON bodies (415 on a wrong content type, 413 when too large, 400 when
 //! malformed, 422 naming the field when a value has the wrong type), query strings (400) and
 //! path ids (404: a malformed id names nothing that exists).
+//!
+//! JSON is read strictly (`offer_wire::json`): one document and nothing after it but
+//! whitespace (`{..} {..}` and `{..}garbage` are 400), and the top level must be what the
+//! route takes: an object for [`ApiJson`], an array for [`ApiJsonList`] (serde would
+//! otherwise read `[]` as a struct).
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use offer_domain::validation::FieldError;
+use offer_wire::json::{JsonError, Shape, parse_json};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::service::ServiceError;
 use crate::state::AppState;
 
-/// A JSON body.
+/// A JSON object body.
 pub struct ApiJson<T>(pub T);
+
+/// A JSON array body (a full replacement of a list).
+pub struct ApiJsonList<T>(pub Vec<T>);
 
 impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let is_json = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-        if !is_json {
-            return Err(ApiError::UnsupportedMediaType(
-                "send the body as Content-Type: application/json".into(),
-            ));
-        }
-        let bytes = read_body(req.into_body(), state.settings.server.max_body_bytes).await?;
-        parse_json(&bytes).map(Self)
+        read_json(req, state, Shape::Object).await.map(Self)
+    }
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJsonList<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        read_json(req, state, Shape::Array).await.map(Self)
+    }
+}
+
+/// Reads a JSON body of `shape`.
+async fn read_json<U: DeserializeOwned>(
+    req: Request,
+    state: &AppState,
+    shape: Shape,
+) -> Result<U, ApiError> {
+    let bytes = json_body(req, state).await?;
+    parse_json(&bytes, shape).map_err(json_error)
+}
+
+/// The body of a request declared as JSON, read up to the configured limit.
+async fn json_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
+    let is_json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return Err(ApiError::Service(ServiceError::UnsupportedMediaType(
+            "send the body as Content-Type: application/json".into(),
+        )));
+    }
+    read_body(
+        req.into_body(),
+        state.services.settings.server.max_body_bytes,
+    )
+    .await
+}
+
+/// The answer to a body that does not read: broken JSON is a 400, a readable document with
+/// a wrong value a 422 naming the field.
+fn json_error(e: JsonError) -> ApiError {
+    match e {
+        JsonError::Syntax(reason) => ApiError::BadRequest(format!("malformed JSON: {reason}")),
+        JsonError::Data(field) => ApiError::Service(ServiceError::Validation(vec![field])),
     }
 }
 
 /// Reads a whole body, answering 413 past `limit`.
 pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| ApiError::PayloadTooLarge(format!("the body exceeds {limit} bytes")))
-}
-
-/// Parses JSON: syntax errors are 400, type errors 422 with the failing field's path
-/// (`items[3].category` becomes field `category`, index 3).
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    // The fast path; only a failing body is parsed again to locate its error.
-    if let Ok(value) = serde_json::from_slice(bytes) {
-        return Ok(value);
-    }
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        if inner.is_data() {
-            ApiError::Validation(vec![field_error(&path, &inner.to_string())])
-        } else {
-            ApiError::BadRequest(format!("malformed JSON: {inner}"))
-        }
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::Service(ServiceError::PayloadTooLarge(format!(
+            "the body exceeds {limit} bytes"
+        )))
     })
-}
-
-/// Turns a serde path such as `items[3].category` into a field error with its index.
-fn field_error(path: &str, reason: &str) -> FieldError {
-    // Drop serde's " at line 1 column 42" suffix: the path says where.
-    let reason = reason.split(" at line ").next().unwrap_or(reason);
-    if let Some(rest) = path.strip_prefix("items[")
-        && let Some((idx, field)) = rest.split_once(']')
-        && let Ok(i) = idx.parse::<usize>()
-    {
-        let field = field.trim_start_matches('.');
-        let field = if field.is_empty() { "items" } else { field };
-        return FieldError::new(field, reason).at(i);
-    }
-    let field = if path == "." || path.is_empty() {
-        "body"
-    } else {
-        path
-    };
-    FieldError::new(field, reason)
 }
 
 /// A query string.
@@ -120,6 +127,6 @@ where
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|p| Self(p.0))
-            .map_err(|_| ApiError::NotFound("resource"))
+            .map_err(|_| ApiError::Service(ServiceError::NotFound("resource")))
     }
 }

@@ -1,64 +1,140 @@
-//! `POST/GET/PATCH /v1/games[/{game_id}]`.
+//! Games: `POST /v1/games` (create), `GET /v1/games` (the caller's studio's, paged),
+//! `GET` and `PATCH /v1/games/{game_id}`.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use offer_domain::catalogue::ItemInput;
-use offer_domain::game::{Currency, Game, Guardrails, GuardrailsPatch, validate_currencies};
-use offer_domain::validation::Errors;
-use serde::Deserialize;
-use utoipa::ToSchema;
+use offer_domain::currency::Currency;
+use offer_domain::game::{Game, Guardrails, GuardrailsPatch};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::extract::{ApiJson, ApiPath};
+use super::access::{Developer, GameAccess, Viewer};
+use super::extract::{ApiJson, ApiQuery};
+use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable};
 use crate::auth::{Dashboard, Role};
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::repo::{games, items};
+use crate::error::{ApiError, ApiResult};
+use crate::service::games;
 use crate::state::AppState;
 
 /// Body of `POST /v1/games`.
+///
+/// Refused with 422 besides each field's own bounds: a genre the calibration table
+/// (`config/genres.toml`) does not have, a currency id listed twice, an inline item id listed
+/// twice, and any inline item breaking the rules between its fields or naming a currency the
+/// game does not have (see `ItemInput`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateGame {
-    /// Display name.
+    /// Display name, not blank, at most 200 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub name: String,
-    /// A genre of the calibration table.
+    /// A genre of the calibration table (`config/genres.toml`).
     pub genre: String,
-    /// Currencies of the game.
+    /// Currencies of the game, at most 20.
     #[serde(default)]
+    #[schema(max_items = 20)]
     pub currencies: Vec<Currency>,
-    /// Up to 20 items (the wizard's step 3).
+    /// Up to 20 items created with the game; larger catalogues use the bulk endpoint.
     #[serde(default)]
+    #[schema(max_items = 20)]
     pub items: Vec<ItemInput>,
     /// Studio guardrails; defaults when absent.
     #[serde(default)]
     pub guardrails: Option<Guardrails>,
 }
 
-/// Body of `PATCH /v1/games/{game_id}`.
+/// Largest page of `GET /v1/games`.
+const MAX_PAGE: usize = 100;
+
+/// Query of `GET /v1/games`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct GameListQuery {
+    /// Page size, 1 to 100 (default 100).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<Uuid>,
+}
+
+/// A page of the caller's studio's games.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GamePage {
+    /// Games ordered by `game_id`.
+    pub games: Vec<Game>,
+    /// Pass as `cursor` for the next page; `null` on the last.
+    pub next_cursor: Option<Uuid>,
+}
+
+/// Body of `PATCH /v1/games/{game_id}`; a field absent or `null` keeps its value.
+///
+/// Refused with 422 besides each field's own bounds: a genre the calibration table does not
+/// have, a currency id listed twice, removing a currency a live item still uses, and removing
+/// the price ceiling while the game is in Autonomous mode.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchGame {
-    /// New name.
+    /// New name, not blank, at most 200 characters.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub name: Option<String>,
-    /// New genre.
+    /// New genre, from the calibration table.
     #[serde(default)]
     pub genre: Option<String>,
-    /// Replaces the currencies (values are recomputed).
+    /// Replaces the currencies, at most 20 (values are recomputed).
     #[serde(default)]
+    #[schema(max_items = 20)]
     pub currencies: Option<Vec<Currency>>,
     /// Merged field by field into the stored guardrails.
     #[serde(default)]
     pub guardrails: Option<GuardrailsPatch>,
 }
 
-/// Registers a game for the caller's studio.
+/// Registers a game for the caller's studio (developer).
 #[utoipa::path(post, path = "/v1/games", tag = "games", request_body = CreateGame,
-    responses((status = 201, body = Game), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 201, description = "The new game", body = Game, links(
+            ("GetGame" = (operation_id = "get_game",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "The game just created")),
+            ("ListItems" = (operation_id = "list_items",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its catalogue")),
+            ("CreateItem" = (operation_id = "create_item",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Add an item to its catalogue")),
+            ("BulkItems" = (operation_id = "bulk_items",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Load items into its catalogue")),
+            ("ListBundles" = (operation_id = "list_bundles",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its studio bundles")),
+            ("CreateBundle" = (operation_id = "create_bundle",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Add a studio bundle")),
+            ("ListKeys" = (operation_id = "list_keys",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its keys")),
+            ("IssueSdkKey" = (operation_id = "issue_sdk_key",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Issue an SDK key for it")),
+            ("ListApprovals" = (operation_id = "list_approvals",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its approvals")),
+        )),
+        AuthErrors, BodyErrors, Unavailable))]
 pub async fn create_game(
     State(state): State<AppState>,
     caller: Dashboard,
@@ -66,7 +142,7 @@ pub async fn create_game(
 ) -> ApiResult<(StatusCode, Json<Game>)> {
     caller.require(Role::Developer)?;
     let handle = games::create(
-        &state,
+        &state.services,
         &caller.studio_id,
         games::NewGame {
             name: body.name,
@@ -80,76 +156,66 @@ pub async fn create_game(
     Ok((StatusCode::CREATED, Json(handle.view().game.clone())))
 }
 
+/// Lists the caller's studio's games, a page at a time.
+#[utoipa::path(get, path = "/v1/games", tag = "games", params(GameListQuery),
+    responses((status = 200, description = "A page of games", body = GamePage),
+        AuthErrors, QueryError, Unavailable))]
+pub async fn list_games(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiQuery(q): ApiQuery<GameListQuery>,
+) -> ApiResult<Json<GamePage>> {
+    let limit = q.limit.unwrap_or(MAX_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
+    }
+    let (games, next_cursor) =
+        games::list(&state.services, &caller.studio_id, q.cursor, limit).await?;
+    Ok(Json(GamePage { games, next_cursor }))
+}
+
 /// Reads a game of the caller's studio.
 #[utoipa::path(get, path = "/v1/games/{game_id}", tag = "games",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = Game), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
-pub async fn get_game(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<Game>> {
-    let handle = games::for_studio(&state, &caller.studio_id, game_id).await?;
-    Ok(Json(handle.view().game.clone()))
+    responses(
+        (status = 200, description = "The game", body = Game, links(
+            ("ListItems" = (operation_id = "list_items",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its catalogue")),
+            ("ListBundles" = (operation_id = "list_bundles",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its studio bundles")),
+            ("ListKeys" = (operation_id = "list_keys",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its keys")),
+            ("ListApprovals" = (operation_id = "list_approvals",
+                parameters(("game_id" = "$response.body#/game_id")),
+                description = "Its approvals")),
+        )),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn get_game(access: GameAccess<Viewer>) -> Json<Game> {
+    Json(access.game.view().game.clone())
 }
 
-/// Updates name, genre, currencies or guardrails (merged field by field).
+/// Updates name, genre, currencies or guardrails (merged field by field) (developer).
 #[utoipa::path(patch, path = "/v1/games/{game_id}", tag = "games", request_body = PatchGame,
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = Game), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The updated game", body = Game),
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn patch_game(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Developer>,
     ApiJson(body): ApiJson<PatchGame>,
 ) -> ApiResult<Json<Game>> {
-    let handle = games::for_studio(&state, &caller.studio_id, game_id).await?;
-    caller.require(Role::Developer)?;
-    let currencies_changed = body.currencies.is_some();
-    let game = games::update(&state, &handle, |game| {
-        let mut errors = Errors::default();
-        if let Some(name) = &body.name {
-            errors.text("name", name, offer_domain::game::MAX_NAME_LEN);
-            game.name.clone_from(name);
-        }
-        if let Some(genre) = &body.genre {
-            games::check_genre(&state, genre, &mut errors);
-            game.genre.clone_from(genre);
-        }
-        if let Some(currencies) = &body.currencies {
-            validate_currencies(currencies, &mut errors);
-            // A live item may not be left pointing at a removed currency: it could then
-            // never be saved again.
-            let known = |id: &str| currencies.iter().any(|c| c.currency_id == id);
-            for item in handle.view().items.iter().filter(|i| i.is_live()) {
-                let used = item
-                    .currency_id
-                    .iter()
-                    .chain(item.earned_price.iter().map(|p| &p.currency_id));
-                for id in used.filter(|id| !known(id)) {
-                    errors.push(
-                        "currencies",
-                        format!("item `{}` still uses currency `{id}`", item.item_id),
-                    );
-                }
-            }
-            game.currencies.clone_from(currencies);
-        }
-        if let Some(patch) = body.guardrails.clone() {
-            game.guardrails.merge(patch);
-            game.guardrails.validate(&mut errors);
-        }
-        game.check_mode_guardrails(&mut errors);
-        errors.finish(true).map_err(ApiError::Validation)
-    })
-    .await?;
-    if currencies_changed {
-        items::revalue(&state, &handle).await?;
-    }
-    Ok(Json(game))
+    let patch = games::GamePatch {
+        name: body.name,
+        genre: body.genre,
+        currencies: body.currencies,
+        guardrails: body.guardrails,
+    };
+    Ok(Json(
+        games::patch(&state.services, &access.game, patch).await?,
+    ))
 }

@@ -4,24 +4,25 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use offer_domain::environment::Environment;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::access::{Admin, GameAccess};
 use super::extract::{ApiJson, ApiPath};
-use crate::auth::keys::KeyType;
+use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
 use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::repo::games;
+use crate::error::{ApiError, ApiResult};
+use crate::service::ServiceError;
+use crate::service::games;
 use crate::state::AppState;
-use crate::store::Environment;
 
 /// Body of `POST .../sdk-keys`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewSdkKey {
     /// `production` (a live key) or `sandbox` (a test key).
-    #[schema(value_type = String, example = "production")]
     pub environment: Environment,
 }
 
@@ -33,7 +34,6 @@ pub struct SdkKeyIssued {
     /// The key itself.
     pub api_key: String,
     /// Its environment.
-    #[schema(value_type = String)]
     pub environment: Environment,
     /// Issue time.
     pub created_at: DateTime<Utc>,
@@ -72,13 +72,14 @@ impl From<KeyRecord> for KeyInfo {
         Self {
             key_id: k.key_id,
             kind: match k.kind {
-                KeyKind::Sdk => "sdk".into(),
+                KeyKind::Sdk(_) => "sdk".into(),
                 KeyKind::Authoring => "authoring".into(),
             },
-            environment: k.environment.map(|e| match e {
-                Environment::Production => "production".into(),
-                Environment::Sandbox => "sandbox".into(),
-            }),
+            environment: match k.kind {
+                KeyKind::Sdk(Environment::Production) => Some("production".into()),
+                KeyKind::Sdk(Environment::Sandbox) => Some("sandbox".into()),
+                KeyKind::Authoring => None,
+            },
             created_at: k.created_at,
             expires_at: k.expires_at,
             revoked_at: k.revoked_at,
@@ -96,24 +97,27 @@ pub struct KeyList {
 /// Issues an SDK key (admin).
 #[utoipa::path(post, path = "/v1/games/{game_id}/sdk-keys", tag = "credentials",
     params(("game_id" = Uuid, Path)), request_body = NewSdkKey,
-    responses((status = 201, body = SdkKeyIssued), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 201, description = "The new key, shown this once", body = SdkKeyIssued, links(
+            ("RevokeSdkKey" = (operation_id = "revoke_sdk_key",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("key_id" = "$response.body#/key_id")),
+                description = "Revoke the key just issued")),
+        )),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn issue_sdk_key(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Admin>,
     ApiJson(body): ApiJson<NewSdkKey>,
 ) -> ApiResult<(StatusCode, Json<SdkKeyIssued>)> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
-    caller.require(Role::Admin)?;
+    let game_id = access.game_id();
     let (api_key, record) = state
         .auth
         .issue(
             game_id,
-            &caller.studio_id,
-            KeyType::Sdk(body.environment),
+            &access.caller.studio_id,
+            KeyKind::Sdk(body.environment),
             None,
         )
         .await?;
@@ -131,24 +135,35 @@ pub async fn issue_sdk_key(
 /// Issues an authoring key valid for `auth.authoring_key_ttl_days` (admin).
 #[utoipa::path(post, path = "/v1/games/{game_id}/authoring-keys", tag = "credentials",
     params(("game_id" = Uuid, Path)),
-    responses((status = 201, body = AuthoringKeyIssued), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 201, description = "The new key, shown this once", body = AuthoringKeyIssued, links(
+            ("RevokeAuthoringKey" = (operation_id = "revoke_authoring_key",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("key_id" = "$response.body#/key_id")),
+                description = "Revoke the key just issued")),
+        )),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn issue_authoring_key(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Admin>,
 ) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
-    caller.require(Role::Admin)?;
-    let ttl = chrono::Duration::days(state.settings.auth.authoring_key_ttl_days);
+    let game_id = access.game_id();
+    let ttl = chrono::Duration::days(state.services.settings.auth.authoring_key_ttl_days);
     let (authoring_key, record) = state
         .auth
-        .issue(game_id, &caller.studio_id, KeyType::Authoring, Some(ttl))
+        .issue(
+            game_id,
+            &access.caller.studio_id,
+            KeyKind::Authoring,
+            Some(ttl),
+        )
         .await?;
-    let expires_at = record
-        .expires_at
-        .ok_or_else(|| ApiError::Internal("authoring key without expiry".into()))?;
+    let expires_at = record.expires_at.ok_or_else(|| {
+        ApiError::Service(ServiceError::Internal(
+            "authoring key without expiry".into(),
+        ))
+    })?;
     Ok((
         StatusCode::CREATED,
         Json(AuthoringKeyIssued {
@@ -162,57 +177,52 @@ pub async fn issue_authoring_key(
 /// Lists a game's keys (admin); never shows the keys themselves.
 #[utoipa::path(get, path = "/v1/games/{game_id}/keys", tag = "credentials",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = KeyList), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "Every key of the game", body = KeyList),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn list_keys(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Admin>,
 ) -> ApiResult<Json<KeyList>> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
-    caller.require(Role::Admin)?;
+    let game_id = access.game_id();
     let keys = state.auth.list(game_id).await?;
     Ok(Json(KeyList {
         keys: keys.into_iter().map(KeyInfo::from).collect(),
     }))
 }
 
-/// Revokes an SDK key at once on every node (admin).
+/// Revokes an SDK key at once on every node (admin); revoking it again changes nothing.
 #[utoipa::path(delete, path = "/v1/games/{game_id}/sdk-keys/{key_id}", tag = "credentials",
     params(("game_id" = Uuid, Path), ("key_id" = Uuid, Path)),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 204, description = "Revoked"), AuthErrors, NotFound, Unavailable))]
 pub async fn revoke_sdk_key(
     State(state): State<AppState>,
     caller: Dashboard,
     ApiPath((game_id, key_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
-    revoke(&state, &caller, game_id, KeyKind::Sdk, key_id).await
+    revoke(&state, &caller, game_id, KeyKind::is_sdk, key_id).await
 }
 
-/// Revokes an authoring key at once on every node (admin).
+/// Revokes an authoring key at once on every node (admin); revoking it again changes nothing.
 #[utoipa::path(delete, path = "/v1/games/{game_id}/authoring-keys/{key_id}", tag = "credentials",
     params(("game_id" = Uuid, Path), ("key_id" = Uuid, Path)),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 204, description = "Revoked"), AuthErrors, NotFound, Unavailable))]
 pub async fn revoke_authoring_key(
     State(state): State<AppState>,
     caller: Dashboard,
     ApiPath((game_id, key_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
-    revoke(&state, &caller, game_id, KeyKind::Authoring, key_id).await
+    revoke(&state, &caller, game_id, KeyKind::is_authoring, key_id).await
 }
 
 async fn revoke(
     state: &AppState,
     caller: &Dashboard,
     game_id: Uuid,
-    kind: KeyKind,
+    of_kind: fn(&KeyKind) -> bool,
     key_id: Uuid,
 ) -> ApiResult<StatusCode> {
-    games::for_studio(state, &caller.studio_id, game_id).await?;
+    games::for_studio(&state.services, &caller.studio_id, game_id).await?;
     caller.require(Role::Admin)?;
-    state.auth.revoke(game_id, kind, key_id).await?;
+    state.auth.revoke(game_id, of_kind, key_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

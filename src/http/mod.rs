@@ -2,8 +2,9 @@
 //!
 //! Every handler is registered through `utoipa_axum::routes!`, so a path cannot exist
 //! without being in `/v1/openapi.json`. Unknown paths and wrong methods answer in the
-//! contract's error shape too.
+//! documented error shape too.
 
+pub mod access;
 pub mod approvals;
 pub mod assets;
 pub mod extract;
@@ -12,6 +13,7 @@ pub mod items;
 pub mod keys;
 pub mod offer_config;
 pub mod offers;
+pub mod openapi;
 pub mod ops;
 pub mod sdk;
 
@@ -23,42 +25,20 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::response::IntoResponse;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::error::{ApiError, ErrorBody, ErrorDetail};
+use crate::error::ApiError;
+use crate::service::ServiceError;
 use crate::state::AppState;
-
-/// The document's fixed parts; paths and schemas are collected from the handlers.
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "Offer engine", description = "Real-time in-game offer engine: catalogue, offers, approvals, economy. The SDK's WebSocket (`GET /v1/sdk/ws`, SDK key as Bearer, subprotocols `svc.v1.json` and `svc.v1.msgpack`) is not a REST operation and is documented in the service contract, not here."),
-    components(schemas(ErrorBody, ErrorDetail)),
-    modifiers(&BearerAuth)
-)]
-struct ApiDoc;
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        if let Some(components) = openapi.components.as_mut() {
-            components.add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-        }
-    }
-}
 
 /// Every REST route with its OpenAPI description.
 fn api_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::metrics))
-        .routes(routes!(games::create_game))
+        .routes(routes!(games::create_game, games::list_games))
         .routes(routes!(games::get_game, games::patch_game))
         .routes(routes!(items::list_items, items::create_item))
         .routes(routes!(items::bulk_items))
@@ -113,15 +93,17 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     api_routes().split_for_parts().1
 }
 
-/// Builds the whole router.
-pub fn router(state: AppState) -> Router {
+/// Builds the whole router: the REST routes, the `extra` routes (the WebSocket's) and the
+/// edge every request passes.
+pub fn router(state: AppState, extra: Router<AppState>) -> Router {
     let (router, doc) = api_routes().split_for_parts();
     let doc = Arc::new(doc);
     let body_limit = state
+        .services
         .settings
         .server
         .max_body_bytes
-        .max(state.settings.catalogue.max_asset_bytes + 1024);
+        .max(state.services.settings.catalogue.max_asset_bytes + 1024);
     router
         .route(
             "/v1/openapi.json",
@@ -130,8 +112,8 @@ pub fn router(state: AppState) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .route("/v1/sdk/ws", axum::routing::get(crate::ws::upgrade))
-        .fallback(|| async { ApiError::NotFound("route").into_response() })
+        .merge(extra)
+        .fallback(|| async { ApiError::Service(ServiceError::NotFound("route")).into_response() })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
         .layer(DefaultBodyLimit::max(body_limit))

@@ -6,15 +6,20 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode};
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template, Variant};
-use offer_domain::validation::Errors;
+use offer_domain::offer_validation::MAX_CONFIG_ENTRIES;
+use offer_domain::schema::SnakeCaseId;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{ArrayBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
-use super::extract::{ApiJson, ApiPath};
-use crate::auth::{Dashboard, Role};
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::repo::{games, offer_config};
+use super::access::{Admin, Developer, GameAccess, Viewer};
+use super::extract::{ApiJson, ApiJsonList, ApiPath};
+use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, Unavailable};
+use crate::error::{ApiError, ApiResult};
+use crate::service::ServiceError;
+use crate::service::{games, offer_config};
 use crate::state::AppState;
 
 /// The templates of a game.
@@ -24,36 +29,79 @@ pub struct TemplateList {
     pub templates: Vec<Template>,
 }
 
-/// Body of a bundle create or update.
+/// Body of `PUT .../offer-templates` in the OpenAPI document: the whole list, which replaces
+/// the stored one.
+pub struct TemplatesBody;
+
+impl PartialSchema for TemplatesBody {
+    fn schema() -> RefOr<Schema> {
+        ArrayBuilder::new()
+            .items(Ref::from_schema_name(Template::name()))
+            .max_items(Some(MAX_CONFIG_ENTRIES))
+            .description(Some(
+                "The whole list of templates, at most 100, which replaces the stored one. An \
+                 event type may have one template only (a list naming one twice is refused with \
+                 422).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for TemplatesBody {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((Template::name().into_owned(), Template::schema()));
+        Template::schemas(schemas);
+    }
+}
+
+/// Body of a bundle create. Each item must be a live item of the game's catalogue (422
+/// naming the ones that are not); a game has at most 100 bundles (422).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BundleInput {
-    /// Display name.
+    /// Display name, not blank, at most 200 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub name: String,
-    /// Exact catalogue items (live).
+    /// Exact catalogue items (live), 1 to 50.
+    #[schema(value_type = Vec<SnakeCaseId>, min_items = 1, max_items = 50)]
     pub item_ids: Vec<String>,
-    /// Bundle price in dollars.
+    /// Bundle price in dollars, 0 to 100000, at most 2 decimal places.
+    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
     pub price_usd: f64,
-    /// Trigger events; empty serves on any trigger.
+    /// Trigger events, at most 20; empty serves on any trigger.
     #[serde(default)]
+    #[schema(value_type = Vec<SnakeCaseId>, max_items = 20)]
     pub triggers: Vec<String>,
 }
 
-/// Body of a bundle PATCH.
+/// Body of a bundle PATCH; a field absent or `null` keeps its value. The bundle's items must
+/// still be live items of the game's catalogue (422 naming the ones that are not).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BundlePatch {
-    /// New name.
+    /// New name, not blank, at most 200 characters.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
     pub name: Option<String>,
-    /// New items.
+    /// New items, 1 to 50.
     #[serde(default)]
+    #[schema(value_type = Option<Vec<SnakeCaseId>>, min_items = 1, max_items = 50)]
     pub item_ids: Option<Vec<String>>,
-    /// New price.
+    /// New price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
     pub price_usd: Option<f64>,
-    /// New triggers.
+    /// New triggers, at most 20.
     #[serde(default)]
+    #[schema(value_type = Option<Vec<SnakeCaseId>>, max_items = 20)]
     pub triggers: Option<Vec<String>>,
 }
 
@@ -64,11 +112,13 @@ pub struct BundleList {
     pub bundles: Vec<Bundle>,
 }
 
-/// Body of an experiment create.
+/// Body of an experiment create. Its variant names are unique, its weights are not all 0,
+/// and a game has at most 100 experiments (each refused with 422).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentInput {
-    /// Arms; each changes the price only.
+    /// Arms, 1 to 10; each changes the price only.
+    #[schema(min_items = 1, max_items = 10)]
     pub variants: Vec<Variant>,
 }
 
@@ -79,7 +129,8 @@ pub struct ExperimentList {
     pub experiments: Vec<Experiment>,
 }
 
-/// Body of a mode change.
+/// Body of a mode change. Autonomous mode needs a `max_price_cents` guardrail (422 without
+/// one); Shadow straight to Autonomous skips a step (409).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeChange {
@@ -92,71 +143,69 @@ pub struct ModeChange {
 #[serde(deny_unknown_fields)]
 pub struct KillSwitchChange {
     /// 0 normal, 1 AI off, 2 offers off, 3 SDK off.
+    #[schema(minimum = 0, maximum = 3)]
     pub level: u8,
-    /// Why (shown to the SDK).
+    /// Why (shown to the SDK), at most 500 characters.
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub reason: String,
-}
-
-async fn game_for(
-    state: &AppState,
-    caller: &Dashboard,
-    game_id: Uuid,
-    role: Role,
-) -> ApiResult<offer_actors::GameHandle> {
-    let handle = games::for_studio(state, &caller.studio_id, game_id).await?;
-    caller.require(role)?;
-    Ok(handle)
 }
 
 /// The game's L2 templates (its genre's defaults until replaced).
 #[utoipa::path(get, path = "/v1/games/{game_id}/offer-templates", tag = "offer configuration",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = TemplateList), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get_templates(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<TemplateList>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    responses((status = 200, description = "The templates", body = TemplateList),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn get_templates(access: GameAccess<Viewer>) -> ApiResult<Json<TemplateList>> {
+    let handle = access.game;
     Ok(Json(TemplateList {
         templates: handle.view().templates.clone(),
     }))
 }
 
-/// Replaces the game's L2 templates.
+/// Replaces the game's L2 templates (developer).
 #[utoipa::path(put, path = "/v1/games/{game_id}/offer-templates", tag = "offer configuration",
-    params(("game_id" = Uuid, Path)), request_body = Vec<Template>,
-    responses((status = 200, body = TemplateList), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    params(("game_id" = Uuid, Path)), request_body = inline(TemplatesBody),
+    responses((status = 200, description = "The stored templates", body = TemplateList),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn put_templates(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-    ApiJson(templates): ApiJson<Vec<Template>>,
+    access: GameAccess<Developer>,
+    ApiJsonList(templates): ApiJsonList<Template>,
 ) -> ApiResult<Json<TemplateList>> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
-    let templates = offer_config::put_templates(&state, &handle, templates).await?;
+    let handle = access.game;
+    let templates = offer_config::put_templates(&state.services, &handle, templates).await?;
     Ok(Json(TemplateList { templates }))
 }
 
-/// Creates an L3 bundle.
+/// Creates an L3 bundle (developer).
 #[utoipa::path(post, path = "/v1/games/{game_id}/offer-bundles", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = BundleInput,
-    responses((status = 201, body = Bundle), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 201, description = "The new bundle", body = Bundle, links(
+            ("GetBundle" = (operation_id = "get_bundle",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("bundle_id" = "$response.body#/bundle_id")),
+                description = "The bundle just created")),
+            ("PatchBundle" = (operation_id = "patch_bundle",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("bundle_id" = "$response.body#/bundle_id")),
+                description = "Update the bundle just created")),
+            ("DeleteBundle" = (operation_id = "delete_bundle",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("bundle_id" = "$response.body#/bundle_id")),
+                description = "Delete the bundle just created")),
+        )),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn create_bundle(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Developer>,
     ApiJson(input): ApiJson<BundleInput>,
 ) -> ApiResult<(StatusCode, Json<Bundle>)> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
+    let handle = access.game;
     let bundle = Bundle {
         bundle_id: Uuid::new_v4(),
         name: input.name,
@@ -164,21 +213,17 @@ pub async fn create_bundle(
         price_usd: input.price_usd,
         triggers: input.triggers,
     };
-    let bundle = offer_config::put_bundle(&state, &handle, bundle).await?;
+    let bundle = offer_config::put_bundle(&state.services, &handle, bundle).await?;
     Ok((StatusCode::CREATED, Json(bundle)))
 }
 
 /// Lists the L3 bundles.
 #[utoipa::path(get, path = "/v1/games/{game_id}/offer-bundles", tag = "offer configuration",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = BundleList), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn list_bundles(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<BundleList>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    responses((status = 200, description = "The bundles", body = BundleList),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn list_bundles(access: GameAccess<Viewer>) -> ApiResult<Json<BundleList>> {
+    let handle = access.game;
     Ok(Json(BundleList {
         bundles: handle.view().bundles.clone(),
     }))
@@ -191,37 +236,34 @@ fn find_bundle(handle: &offer_actors::GameHandle, bundle_id: Uuid) -> ApiResult<
         .iter()
         .find(|b| b.bundle_id == bundle_id)
         .cloned()
-        .ok_or(ApiError::NotFound("bundle"))
+        .ok_or(ApiError::Service(ServiceError::NotFound("bundle")))
 }
 
 /// Reads one bundle.
 #[utoipa::path(get, path = "/v1/games/{game_id}/offer-bundles/{bundle_id}", tag = "offer configuration",
     params(("game_id" = Uuid, Path), ("bundle_id" = Uuid, Path)),
-    responses((status = 200, body = Bundle), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The bundle", body = Bundle),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn get_bundle(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath((game_id, bundle_id)): ApiPath<(Uuid, Uuid)>,
+    access: GameAccess<Viewer>,
+    ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<Json<Bundle>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    let handle = access.game;
     Ok(Json(find_bundle(&handle, bundle_id)?))
 }
 
-/// Updates a bundle.
+/// Updates a bundle (developer).
 #[utoipa::path(patch, path = "/v1/games/{game_id}/offer-bundles/{bundle_id}", tag = "offer configuration",
     params(("game_id" = Uuid, Path), ("bundle_id" = Uuid, Path)), request_body = BundlePatch,
-    responses((status = 200, body = Bundle), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The updated bundle", body = Bundle),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn patch_bundle(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath((game_id, bundle_id)): ApiPath<(Uuid, Uuid)>,
+    access: GameAccess<Developer>,
+    ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
     ApiJson(patch): ApiJson<BundlePatch>,
 ) -> ApiResult<Json<Bundle>> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
+    let handle = access.game;
     let mut bundle = find_bundle(&handle, bundle_id)?;
     if let Some(v) = patch.name {
         bundle.name = v;
@@ -236,58 +278,50 @@ pub async fn patch_bundle(
         bundle.triggers = v;
     }
     Ok(Json(
-        offer_config::put_bundle(&state, &handle, bundle).await?,
+        offer_config::put_bundle(&state.services, &handle, bundle).await?,
     ))
 }
 
-/// Deletes a bundle.
+/// Deletes a bundle (developer).
 #[utoipa::path(delete, path = "/v1/games/{game_id}/offer-bundles/{bundle_id}", tag = "offer configuration",
     params(("game_id" = Uuid, Path), ("bundle_id" = Uuid, Path)),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 204, description = "Deleted"), AuthErrors, NotFound, Unavailable))]
 pub async fn delete_bundle(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath((game_id, bundle_id)): ApiPath<(Uuid, Uuid)>,
+    access: GameAccess<Developer>,
+    ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
-    offer_config::delete_bundle(&state, &handle, bundle_id).await?;
+    let handle = access.game;
+    offer_config::delete_bundle(&state.services, &handle, bundle_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Creates a price experiment.
+/// Creates a price experiment (developer).
 #[utoipa::path(post, path = "/v1/games/{game_id}/experiments", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = ExperimentInput,
-    responses((status = 201, body = Experiment), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 201, description = "The new experiment", body = Experiment),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn create_experiment(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Developer>,
     ApiJson(input): ApiJson<ExperimentInput>,
 ) -> ApiResult<(StatusCode, Json<Experiment>)> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
+    let handle = access.game;
     let exp = Experiment {
         experiment_id: Uuid::new_v4(),
         variants: input.variants,
     };
-    let exp = offer_config::add_experiment(&state, &handle, exp).await?;
+    let exp = offer_config::add_experiment(&state.services, &handle, exp).await?;
     Ok((StatusCode::CREATED, Json(exp)))
 }
 
 /// Lists the experiments.
 #[utoipa::path(get, path = "/v1/games/{game_id}/experiments", tag = "offer configuration",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = ExperimentList), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn list_experiments(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<ExperimentList>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    responses((status = 200, description = "The experiments", body = ExperimentList),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn list_experiments(access: GameAccess<Viewer>) -> ApiResult<Json<ExperimentList>> {
+    let handle = access.game;
     Ok(Json(ExperimentList {
         experiments: handle.view().experiments.clone(),
     }))
@@ -296,39 +330,25 @@ pub async fn list_experiments(
 /// The guardrails.
 #[utoipa::path(get, path = "/v1/games/{game_id}/guardrails", tag = "offer configuration",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = Guardrails), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get_guardrails(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<Guardrails>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    responses((status = 200, description = "The guardrails", body = Guardrails),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn get_guardrails(access: GameAccess<Viewer>) -> ApiResult<Json<Guardrails>> {
+    let handle = access.game;
     Ok(Json(handle.view().game.guardrails.clone()))
 }
 
-/// Merges guardrails field by field (as `PATCH /v1/games/{id}` does).
+/// Merges guardrails field by field (as `PATCH /v1/games/{id}` does) (developer).
 #[utoipa::path(patch, path = "/v1/games/{game_id}/guardrails", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = GuardrailsPatch,
-    responses((status = 200, body = Guardrails), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The merged guardrails", body = Guardrails),
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn patch_guardrails(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Developer>,
     ApiJson(patch): ApiJson<GuardrailsPatch>,
 ) -> ApiResult<Json<Guardrails>> {
-    let handle = game_for(&state, &caller, game_id, Role::Developer).await?;
-    let game = games::update(&state, &handle, |game| {
-        game.guardrails.merge(patch.clone());
-        let mut errors = Errors::default();
-        game.guardrails.validate(&mut errors);
-        game.check_mode_guardrails(&mut errors);
-        errors.finish(true).map_err(ApiError::Validation)
-    })
-    .await?;
+    let handle = access.game;
+    let game = games::patch_guardrails(&state.services, &handle, patch).await?;
     Ok(Json(game.guardrails))
 }
 
@@ -337,72 +357,40 @@ pub async fn patch_guardrails(
 /// allowed; Shadow -> Autonomous skips the supervised phase and is refused.
 #[utoipa::path(post, path = "/v1/games/{game_id}/mode", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = ModeChange,
-    responses((status = 200, body = Game), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The game in its new mode", body = Game),
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn set_mode(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Admin>,
     ApiJson(change): ApiJson<ModeChange>,
 ) -> ApiResult<Json<Game>> {
-    let handle = game_for(&state, &caller, game_id, Role::Admin).await?;
-    let rank = |m: Mode| match m {
-        Mode::Shadow => 0,
-        Mode::Assisted => 1,
-        Mode::Autonomous => 2,
-    };
-    let game = games::update(&state, &handle, |game| {
-        let (from, to) = (rank(game.mode), rank(change.mode));
-        if to > from + 1 {
-            return Err(ApiError::Conflict(
-                "promote one step at a time: shadow -> assisted -> autonomous".into(),
-            ));
-        }
-        if from == to {
-            return Ok(false);
-        }
-        game.mode = change.mode;
-        let mut errors = Errors::default();
-        game.check_mode_guardrails(&mut errors);
-        errors.finish(true).map_err(|_| {
-            ApiError::invalid("mode", "Autonomous mode needs a max_price_cents guardrail")
-        })
-    })
-    .await?;
+    let handle = access.game;
+    let game = games::set_mode(&state.services, &handle, change.mode).await?;
     Ok(Json(game))
 }
 
 /// The kill switch.
 #[utoipa::path(get, path = "/v1/games/{game_id}/kill-switch", tag = "offer configuration",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = KillSwitch), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get_kill_switch(
-    State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
-) -> ApiResult<Json<KillSwitch>> {
-    let handle = game_for(&state, &caller, game_id, Role::Viewer).await?;
+    responses((status = 200, description = "The kill switch", body = KillSwitch),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn get_kill_switch(access: GameAccess<Viewer>) -> ApiResult<Json<KillSwitch>> {
+    let handle = access.game;
     Ok(Json(handle.view().kill_switch.clone()))
 }
 
 /// Sets the kill switch (admin); every node and connected SDK gets it at once.
 #[utoipa::path(put, path = "/v1/games/{game_id}/kill-switch", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = KillSwitchChange,
-    responses((status = 200, body = KillSwitch), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The kill switch as set", body = KillSwitch),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn put_kill_switch(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Admin>,
     ApiJson(change): ApiJson<KillSwitchChange>,
 ) -> ApiResult<Json<KillSwitch>> {
-    let handle = game_for(&state, &caller, game_id, Role::Admin).await?;
-    let ks = offer_config::set_kill_switch(&state, &handle, change.level, change.reason).await?;
+    let handle = access.game;
+    let ks = offer_config::set_kill_switch(&state.services, &handle, change.level, change.reason)
+        .await?;
     Ok(Json(ks))
 }

@@ -5,12 +5,12 @@ use axum::Json;
 use axum::extract::State;
 use uuid::Uuid;
 
+use super::access::{GameAccess, Viewer};
 use super::extract::ApiPath;
-use crate::auth::Dashboard;
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::offers::DecisionRecord;
-use crate::offers::log::ShadowReport;
-use crate::repo::games;
+use super::openapi::{AuthErrors, NotFound, Unavailable};
+use crate::error::{ApiError, ApiResult};
+use crate::service::ServiceError;
+use crate::service::decision_log::{DecisionRecord, ShadowReport};
 use crate::state::AppState;
 
 /// Most recent shadow decisions returned.
@@ -20,32 +20,36 @@ const SHADOW_RECENT: usize = 50;
 /// passed. Decisions are kept on the node that made them, for a bounded time.
 #[utoipa::path(get, path = "/v1/games/{game_id}/offers/{offer_id}", tag = "offers",
     params(("game_id" = Uuid, Path), ("offer_id" = Uuid, Path)),
-    responses((status = 200, body = DecisionRecord), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The decision and its trace", body = DecisionRecord),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn get_decision(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath((game_id, offer_id)): ApiPath<(Uuid, Uuid)>,
+    access: GameAccess<Viewer>,
+    ApiPath((_, offer_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<Json<DecisionRecord>> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
     state
+        .services
         .decisions
         .get(&offer_id)
-        .filter(|r| r.game_id == game_id)
+        .filter(|r| r.game_id == access.game_id())
         .map(|r| Json(DecisionRecord::clone(&r)))
-        .ok_or(ApiError::NotFound("offer"))
+        .ok_or(ApiError::Service(ServiceError::NotFound("offer")))
 }
 
 /// Shadow decisions: L1/L2 picks computed but kept silent, counted and listed.
 #[utoipa::path(get, path = "/v1/games/{game_id}/shadow-decisions", tag = "offers",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = ShadowReport), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "Shadow counts and the most recent decisions", body = ShadowReport),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn shadow(
     State(state): State<AppState>,
-    caller: Dashboard,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: GameAccess<Viewer>,
 ) -> ApiResult<Json<ShadowReport>> {
-    games::for_studio(&state, &caller.studio_id, game_id).await?;
-    Ok(Json(state.decisions.shadow_report(game_id, SHADOW_RECENT)))
+    let game_id = access.game_id();
+    Ok(Json(
+        state
+            .services
+            .decisions
+            .shadow_report(game_id, SHADOW_RECENT),
+    ))
 }

@@ -2,12 +2,15 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use super::openapi::{Unauthenticated, Unavailable};
+use crate::error::ApiResult;
+use crate::service::ServiceError;
 use crate::state::AppState;
 
 /// Health answer.
@@ -17,28 +20,52 @@ pub struct Health {
     pub status: &'static str,
 }
 
-/// The process is alive.
-#[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, body = Health)))]
+/// The process is alive. Open: no credential.
+#[utoipa::path(get, path = "/healthz", tag = "operations", security(()),
+    responses((status = 200, description = "Alive", body = Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok" })
 }
 
-/// The store answers; 503 `unavailable` when it does not.
-#[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
+/// The store answers; 503 `unavailable` when it does not. Open: no credential.
+#[utoipa::path(get, path = "/readyz", tag = "operations", security(()),
+    responses((status = 200, description = "Ready", body = Health), Unavailable))]
 pub async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Health>> {
-    state.store.ping().await.map_err(ApiError::from)?;
+    state.services.ready().await?;
     Ok(Json(Health { status: "ok" }))
 }
 
-/// Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, content_type = "text/plain", body = String)))]
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    (
+/// Prometheus text exposition. It lists every route and its traffic, so it is open only
+/// while the engine listens on loopback alone; otherwise it takes the bearer token of
+/// `metrics.token` (Prometheus scrapes with `authorization: {credentials: ...}`), and without
+/// one configured it is closed.
+#[utoipa::path(get, path = "/metrics", tag = "operations", security((), ("bearer" = [])),
+    responses((status = 200, description = "The metrics", content_type = "text/plain", body = String),
+        Unauthenticated))]
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {
+    let settings = &state.services.settings;
+    let expected = settings.metrics.token.as_bytes();
+    let open = expected.is_empty() && settings.server.bind.ip().is_loopback();
+    if !open {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim().as_bytes());
+        let allowed =
+            !expected.is_empty() && presented.is_some_and(|p| bool::from(p.ct_eq(expected)));
+        if !allowed {
+            return Err(ServiceError::Unauthorized(
+                "metrics need the bearer token of metrics.token when the engine listens beyond loopback",
+            )
+            .into());
+        }
+    }
+    Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),
     )
+        .into_response())
 }

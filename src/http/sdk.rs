@@ -1,17 +1,17 @@
 //! The SDK surface (`/v1/sdk/*`, SDK key only): status, sessions, events and offers.
 //!
-//! The offer request follows the contract's steps in order: 1 the key (extractor), 2 the
+//! The offer request follows fixed steps in order: 1 the key (extractor), 2 the
 //! session and player, then the decision (kill switch, holdout, frequency caps, L1 to L4,
-//! L5) in [`crate::offers::serve`].
+//! L5) in [`crate::service::offers::serve`].
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
+use offer_actors::GameHandle;
 use offer_actors::game::ItemJson;
-use offer_actors::{GameHandle, SessionHandle};
-use offer_domain::game::{Game, Mode};
+use offer_domain::game::Mode;
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -19,16 +19,21 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::extract::{ApiJson, ApiPath};
+use super::openapi::{
+    AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, SdkAuthErrors, Unavailable,
+};
 use crate::auth::SdkCaller;
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::events::{self, SdkEvent};
-use crate::offers::{Served, serve};
-use crate::repo::{games, sessions};
-use crate::state::AppState;
-use crate::store::Environment;
+use crate::error::{ApiError, ApiResult};
+use crate::service::ServiceError;
+use crate::service::decision_log::Served;
+use offer_wire::event::SdkEvent;
 
-/// Kill-switch level from which the SDK is off: events and sessions are refused.
-pub const KILL_SDK_OFF: u8 = 3;
+use crate::service::events::{BatchOutcome, apply_batch};
+use crate::service::games;
+use crate::service::offers::TriggerContext;
+use crate::service::offers::serve;
+use crate::service::sessions::{self, OpenSession, Opened, open_session};
+use crate::state::AppState;
 
 /// `GET /v1/sdk/status/{game_id}`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,20 +48,6 @@ pub struct SdkStatus {
     pub config_version: u64,
     /// Server clock.
     pub server_time: DateTime<Utc>,
-}
-
-/// `POST /v1/sdk/sessions` body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OpenSession {
-    /// Client-chosen UUID.
-    pub session_id: Uuid,
-    /// The studio's player id.
-    pub player_id: String,
-    /// country, platform, app_version, level, ...
-    #[serde(default)]
-    #[schema(value_type = Object)]
-    pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `POST /v1/sdk/sessions` answer.
@@ -74,36 +65,23 @@ pub struct SessionOpened {
     pub config_version: u64,
 }
 
-/// `POST /v1/sdk/events` body.
+/// `POST /v1/sdk/events` body. The whole batch is checked before any event is applied: a
+/// money event naming a currency the game does not have, or an event whose `ts` is 24 hours
+/// or more away from the server's clock, refuses the batch with 422.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventBatch {
-    /// The session.
+    /// The session, opened with `POST /v1/sdk/sessions` by this key's game and environment.
     pub session_id: Uuid,
-    /// At most 100 events.
+    /// At most 100 events (more is a 413).
+    #[schema(max_items = 100)]
     pub events: Vec<SdkEvent>,
-}
-
-/// `POST /v1/sdk/events` answer.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventsAccepted {
-    /// Events applied (a replayed `tx_id` counts as accepted: it is idempotent).
-    pub accepted: usize,
-    /// Events refused, e.g. a spend above the balance.
-    pub rejected: Vec<events::Rejected>,
-}
-
-/// `trigger_context`. Other fields the game sends with it are accepted and ignored.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct TriggerContext {
-    /// The trigger, e.g. `session_start`, `currency_low`, `boss_raid`.
-    pub event_type: String,
 }
 
 /// `POST /v1/sdk/offers/next` body.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct OfferRequest {
-    /// The session.
+    /// The session, opened with `POST /v1/sdk/sessions` by this key's game and environment.
     pub session_id: Uuid,
     /// The moment.
     pub trigger_context: TriggerContext,
@@ -111,15 +89,16 @@ pub struct OfferRequest {
 
 /// The SDK's game: the key's own; any other id is a 404.
 async fn sdk_game(state: &AppState, caller: &SdkCaller) -> ApiResult<GameHandle> {
-    games::load(state, caller.key.game_id).await
+    Ok(games::load(&state.services, caller.key.game_id).await?)
 }
 
-/// Kill switch, mode and configuration version at SDK start.
+/// Kill switch, mode and configuration version at SDK start (the key's own game; any other
+/// id is a 404).
 #[utoipa::path(get, path = "/v1/sdk/status/{game_id}", tag = "sdk",
+    operation_id = "get_sdk_status",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, body = SdkStatus), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The game's status", body = SdkStatus),
+        AuthErrors, NotFound, Unavailable))]
 pub async fn status(
     State(state): State<AppState>,
     caller: SdkCaller,
@@ -136,110 +115,37 @@ pub async fn status(
     }))
 }
 
-/// Validates session attributes: bounded, and country/platform well formed.
-fn check_attributes(attrs: &serde_json::Map<String, serde_json::Value>) -> ApiResult<()> {
-    if attrs.len() > 32 {
-        return Err(ApiError::invalid("attributes", "at most 32 attributes"));
-    }
-    if serde_json::to_vec(attrs).map_or(usize::MAX, |v| v.len()) > 4096 {
-        return Err(ApiError::invalid("attributes", "at most 4 KiB"));
-    }
-    if let Some(c) = attrs.get("country")
-        && !c
-            .as_str()
-            .is_some_and(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
-    {
-        return Err(ApiError::invalid(
-            "attributes.country",
-            "an ISO 3166-1 alpha-2 code",
-        ));
-    }
-    if let Some(p) = attrs.get("platform")
-        && !p.as_str().is_some_and(|p| !p.is_empty() && p.len() <= 32)
-    {
-        return Err(ApiError::invalid(
-            "attributes.platform",
-            "a string of at most 32 characters",
-        ));
-    }
-    Ok(())
-}
-
-/// Opens (or resumes) a session and fires `session_start`.
-pub async fn open_session(
-    state: &AppState,
-    caller: &SdkCaller,
-    body: OpenSession,
-) -> ApiResult<(SessionHandle, bool, GameHandle)> {
-    if body.player_id.trim().is_empty() || body.player_id.len() > 128 {
-        return Err(ApiError::invalid(
-            "player_id",
-            "between 1 and 128 characters",
-        ));
-    }
-    check_attributes(&body.attributes)?;
-    let game = sdk_game(state, caller).await?;
-    if game.view().kill_switch.level >= KILL_SDK_OFF {
-        return Err(ApiError::SdkDisabled);
-    }
-    let (session, created) = sessions::open(
-        state,
-        caller.key.game_id,
-        caller.env,
-        sessions::SessionRecord {
-            session_id: body.session_id,
-            player_id: body.player_id,
-            attributes: body.attributes,
-            created_at: Utc::now(),
-        },
-    )
-    .await?;
-    mark_launched(state, &game, caller.env).await?;
-    Ok((session, created, game))
-}
-
-/// Records the game's launch at its first `session_start` of the environment; the holdout
-/// share is fixed from then on (it is a constant of the engine, so nothing can change it).
-async fn mark_launched(state: &AppState, game: &GameHandle, env: Environment) -> ApiResult<()> {
-    let current: Game = game.view().game.clone();
-    let unset = match env {
-        Environment::Production => current.launched_at.is_none(),
-        Environment::Sandbox => current.sandbox_launched_at.is_none(),
-    };
-    if !unset {
-        return Ok(());
-    }
-    let now = Some(Utc::now());
-    games::update(state, game, |g| {
-        Ok(match env {
-            Environment::Production if g.launched_at.is_none() => {
-                g.launched_at = now;
-                true
-            }
-            Environment::Sandbox if g.sandbox_launched_at.is_none() => {
-                g.sandbox_launched_at = now;
-                true
-            }
-            _ => false,
-        })
-    })
-    .await
-    .map(|_| ())
-}
-
-/// Opens a session (`session_start`).
+/// Opens a session (`session_start`); opening it again for the same player resumes it (200),
+/// and a `session_id` of another player is a 409.
 #[utoipa::path(post, path = "/v1/sdk/sessions", tag = "sdk", request_body = OpenSession,
-    responses((status = 201, body = SessionOpened), (status = 200, body = SessionOpened),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses(
+        (status = 201, description = "The session, opened", body = SessionOpened, links(
+            ("PostEvents" = (operation_id = "post_events",
+                request_body = json!({"session_id": "$response.body#/session_id"}),
+                description = "Send the session's events")),
+            ("NextOffer" = (operation_id = "next_offer",
+                request_body = json!({"session_id": "$response.body#/session_id"}),
+                description = "Ask for the session's next offer")),
+        )),
+        (status = 200, description = "The session, resumed", body = SessionOpened, links(
+            ("PostEvents" = (operation_id = "post_events",
+                request_body = json!({"session_id": "$response.body#/session_id"}),
+                description = "Send the session's events")),
+            ("NextOffer" = (operation_id = "next_offer",
+                request_body = json!({"session_id": "$response.body#/session_id"}),
+                description = "Ask for the session's next offer")),
+        )),
+        SdkAuthErrors, BodyErrors, Conflict, Unavailable))]
 pub async fn sessions_open(
     State(state): State<AppState>,
     caller: SdkCaller,
     ApiJson(body): ApiJson<OpenSession>,
 ) -> ApiResult<(StatusCode, Json<SessionOpened>)> {
-    let (session, created, game) = open_session(&state, &caller, body).await?;
+    let Opened {
+        session,
+        created,
+        game,
+    } = open_session(&state.services, caller.key.game_id, caller.env, body).await?;
     let view = game.view();
     let status = if created {
         StatusCode::CREATED
@@ -258,55 +164,36 @@ pub async fn sessions_open(
     ))
 }
 
-/// Telemetry and money events.
+/// Telemetry and money events of a session; a refused money event (a spend above the balance,
+/// a reused `tx_id`) is reported in the answer and does not stop the rest.
 #[utoipa::path(post, path = "/v1/sdk/events", tag = "sdk", request_body = EventBatch,
-    responses((status = 202, body = EventsAccepted), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 202, description = "What was applied and what was refused", body = BatchOutcome),
+        SdkAuthErrors, BatchBodyErrors, NotFound, Unavailable))]
 pub async fn post_events(
     State(state): State<AppState>,
     caller: SdkCaller,
     ApiJson(body): ApiJson<EventBatch>,
-) -> ApiResult<(StatusCode, Json<EventsAccepted>)> {
-    if body.events.len() > 100 {
-        return Err(ApiError::PayloadTooLarge(
-            "at most 100 events per call".into(),
-        ));
-    }
+) -> ApiResult<(StatusCode, Json<BatchOutcome>)> {
     let game = sdk_game(&state, &caller).await?;
-    events::validate_all(&game.view().game, &body.events)?;
-    if game.view().kill_switch.level >= KILL_SDK_OFF {
-        return Err(ApiError::SdkDisabled);
-    }
-    let session =
-        sessions::resolve(&state, caller.key.game_id, caller.env, body.session_id).await?;
-    let mut accepted = 0;
-    let mut rejected = Vec::new();
-    for (index, event) in body.events.iter().enumerate() {
-        match events::apply(&state, &game, &session, caller.env, event).await? {
-            events::Applied::Accepted(_) => accepted += 1,
-            events::Applied::Rejected(code, message) => rejected.push(events::Rejected {
-                index,
-                code,
-                message,
-            }),
-        }
-    }
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(EventsAccepted { accepted, rejected }),
-    ))
+    let outcome = apply_batch(
+        &state.services,
+        &game,
+        caller.env,
+        body.session_id,
+        &body.events,
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(outcome)))
 }
 
 /// The next offer for a session and trigger, or 204 with `Offer-Outcome`.
 #[utoipa::path(post, path = "/v1/sdk/offers/next", tag = "sdk", request_body = OfferRequest,
-    responses((status = 200, body = ServedOffer),
-        (status = 204, description = "No offer; the Offer-Outcome header says why (kill_switch, holdout, frequency_capped, suppressed)"),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 503, body = ErrorBody)))]
+    responses((status = 200, description = "The offer", body = ServedOffer),
+        (status = 204, description = "No offer; the Offer-Outcome header says why", headers(
+            ("Offer-Outcome" = String, description = "Why no offer: kill_switch, holdout, frequency_capped or suppressed"),
+            ("Decision-Id" = Uuid, description = "The decision, readable at GET /v1/games/{game_id}/offers/{offer_id}"),
+        )),
+        AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn next_offer(
     State(state): State<AppState>,
     caller: SdkCaller,
@@ -314,16 +201,21 @@ pub async fn next_offer(
 ) -> ApiResult<Response> {
     let event_type = body.trigger_context.event_type.as_str();
     if !offer_domain::validation::is_snake_case(event_type, 64) {
-        return Err(ApiError::invalid(
+        return Err(ApiError::Service(ServiceError::invalid(
             "trigger_context.event_type",
             "a snake_case event name",
-        ));
+        )));
     }
     let game = sdk_game(&state, &caller).await?;
-    let session =
-        sessions::resolve(&state, caller.key.game_id, caller.env, body.session_id).await?;
+    let session = sessions::resolve(
+        &state.services,
+        caller.key.game_id,
+        caller.env,
+        body.session_id,
+    )
+    .await?;
     session.touch();
-    Ok(match serve(&state, &game, &session, event_type) {
+    Ok(match serve(&state.services, &game, &session, event_type) {
         Served::Offer(offer) => offer_response(&game.view().item_json, &offer),
         Served::NoOffer(reason, id) => no_offer(reason.as_str(), id),
     })

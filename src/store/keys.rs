@@ -22,9 +22,10 @@
 //! the key to another slot.
 
 use chrono::NaiveDate;
+use offer_domain::environment::Environment;
 use uuid::Uuid;
 
-use super::{Collection, Environment, Scope};
+use super::{Collection, Scope};
 
 /// The prefix used when the configuration names none.
 pub const DEFAULT_PREFIX: &str = "offer";

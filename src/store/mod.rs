@@ -1,8 +1,9 @@
 //! Storage: one interface, two backends.
 //!
 //! [`Store`] is the only way the service reaches durable state. The embedded backend
-//! ([`embedded::EmbeddedStore`]) keeps everything in process and is the default, so the
-//! service runs with no setup; the Redis backend ([`redis::RedisStore`]) is chosen with
+//! ([`sqlite::SqliteStore`]) is SQLite in the engine's process and is the default, so the
+//! service runs with no setup and keeps its data in one file (or in memory, for tests and
+//! tools); the Redis backend ([`redis::RedisStore`]) is chosen with
 //! `OFFER__STORE__REDIS_URL` and lets several engine nodes share state. Both pass the same
 //! conformance suite (`tests/api/store_conformance.rs`).
 //!
@@ -10,20 +11,23 @@
 //! atomically in batches, with compare-and-swap for state machines) plus the two things a
 //! document store cannot express: the atomic wallet step and the inter-node bus.
 
-pub mod embedded;
+pub mod codec;
 pub mod keys;
 pub mod redis;
+pub mod sqlite;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use offer_domain::environment::Environment;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
-/// Why a store call failed. Every variant maps to `503 unavailable` at the HTTP edge: a
-/// client's mistake never reaches the store.
+/// Why a store call failed. `Unavailable` is answered 503 (retry), `Corrupt` 500 (a bug or
+/// foreign data, logged), `Unstorable` 422: the only one a client's input can cause, refused
+/// before anything is written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The backend did not answer in time or the connection is down.
@@ -32,6 +36,10 @@ pub enum StoreError {
     /// The backend answered something this build cannot read (corrupt or foreign data).
     #[error("store data corrupt: {0}")]
     Corrupt(String),
+    /// A document over the bounds every stored document keeps (nesting depth, size; see
+    /// [`codec`]), so that it always reads back. Nothing was written.
+    #[error("document refused: {0}")]
+    Unstorable(String),
 }
 
 /// Result of a store call.
@@ -45,27 +53,6 @@ pub enum Scope {
     Global,
     /// One game's collections.
     Game(Uuid),
-}
-
-/// Production and sandbox data are kept apart: sessions, wallets, ledger and telemetry of a
-/// test key never touch production.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Environment {
-    /// Live keys.
-    Production,
-    /// Test keys.
-    Sandbox,
-}
-
-impl Environment {
-    /// Short tag used in key names.
-    pub fn tag(self) -> &'static str {
-        match self {
-            Self::Production => "prod",
-            Self::Sandbox => "sandbox",
-        }
-    }
 }
 
 /// A named collection of documents (one Redis hash).
@@ -201,7 +188,8 @@ pub struct DayAggregate {
     pub revenue_control_cents: i64,
 }
 
-/// A message between engine nodes (Redis pub/sub; in process for the embedded store).
+/// A message between engine nodes (Redis pub/sub; in process for the embedded store, which
+/// serves one node).
 /// Every node, the sender included, applies each message; applying is idempotent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -1,12 +1,36 @@
-//! The Redis backend: shared state for several engine nodes.
+//! The Redis backend: shared state for several engine nodes, on one Redis server or on a
+//! Redis Cluster (`store.redis_url`, see [`target::RedisTarget`]).
 //!
-//! Commands go through one [`ConnectionManager`] (a multiplexed connection that reconnects
-//! by itself); a background task holds a separate pub/sub connection, forwards bus messages
-//! into a `broadcast` channel and reconnects with backoff when Redis goes away. Every call is
-//! bounded by the store's timeout and answers [`StoreError::Unavailable`] instead of hanging,
-//! so the HTTP edge can answer `503` within the contract's 2 seconds.
+//! Commands go through one command connection (`redis/conn.rs`: a multiplexed connection
+//! to the server, or the cluster-aware connection that sends each command to the master
+//! owning its key), which reconnects by itself; a background task (`redis/bus.rs`) holds a
+//! separate pub/sub connection to one node, forwards bus messages into a `broadcast` channel
+//! and reconnects with backoff, to the next configured node, when that node goes away.
+//!
+//! Every call is bounded by the store's timeout and answers [`StoreError::Unavailable`]
+//! instead of hanging, so the HTTP edge can answer `503` within 2 seconds, the bound on every
+//! answer. On a cluster, a master that is down makes the calls on its slots answer
+//! `Unavailable` while the other masters keep serving theirs; `ping` (readiness) is the
+//! cluster's own verdict, `cluster_state:ok` in `CLUSTER INFO`.
 //!
 //! Key layout: see [`super::keys`].
+//!
+//! # On a Redis Cluster
+//!
+//! A cluster refuses a script, a multi-key command or a pipeline whose keys hash to different
+//! slots. Every call here touches one slot:
+//!
+//! - the wallet script's six keys (tx record, kill level, wallet, ledger, day aggregate,
+//!   lifetime spend) and the day-aggregate pipeline all carry the game's `{game_id}` hash
+//!   tag, so they live in the game's slot;
+//! - every other call (documents, compare-and-swap script, kill level, balance, spend,
+//!   ledger) names exactly one key;
+//! - the deployment-wide collections (`<prefix>:global:<name>`) are one hash each, reached
+//!   only by single-key calls, so each sits in the slot of its own name;
+//! - the bus channel is not a key to the server: a `PUBLISH` is accepted by any node and
+//!   carried to every node (`redis/bus.rs` says why classic pub/sub rather than sharded).
+//!   The client sends it to the node owning the channel name's slot, or to another
+//!   connected node while that one is down.
 //!
 //! # The wallet step
 //!
@@ -16,7 +40,7 @@
 //! (b) the kill level (3 answers `KillSwitch`), (c) for a non-imported spend, the balance.
 //! Only then does it write the balance (`HINCRBY`; purchases move no balance), the
 //! idempotency record, the ledger entry (`RPUSH` of the JSON of a
-//! [`LedgerEntry`](super::LedgerEntry), built by Rust with serde's field names except
+//! [`LedgerEntry`], built by Rust with serde's field names except
 //! `balance_after`, which the script appends) and the day aggregate fields
 //! (`earned:<cur>`, `spent:<cur>`, `rev_t` for treatment revenue, `rev_c` for holdout).
 //!
@@ -35,33 +59,28 @@
 //! Bus messages published while this node's pub/sub connection is down are not received by
 //! it; nodes that reconnect should reload what they cache.
 
+mod bus;
+mod conn;
+pub mod target;
+
 use std::future::Future;
 use std::time::Duration;
 
-use ::redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
-use ::redis::{Client, ErrorKind, RedisError, RedisResult, Script};
+use ::redis::{Client, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind};
 use async_trait::async_trait;
 use chrono::NaiveDate;
-use futures::StreamExt;
+use offer_domain::environment::Environment;
 use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 use uuid::Uuid;
 
+use self::bus::BusListener;
+use self::conn::CommandConn;
+use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
-    BusMessage, Collection, DayAggregate, Environment, LedgerEntry, MoneyKind, MoneyOp,
-    MoneyOutcome, Store, StoreError, StoreResult,
+    BusMessage, Collection, DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, Store,
+    StoreError, StoreResult,
 };
-
-/// How many bus messages a slow subscriber may lag behind before it misses some.
-const BUS_CAPACITY: usize = 1024;
-
-/// First and longest pause between pub/sub reconnection attempts.
-const RECONNECT_MIN: Duration = Duration::from_millis(100);
-const RECONNECT_MAX: Duration = Duration::from_secs(5);
-
-/// How often the pub/sub connection is pinged, so a silently dead link is noticed.
-const PUBSUB_PING_EVERY: Duration = Duration::from_secs(5);
 
 /// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
@@ -77,6 +96,7 @@ if prev then
   return {'conflict', '0'}
 end
 local level = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+-- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
 if level >= 3 then return {'kill', '0'} end
 local kind = ARGV[2]
 local cur = ARGV[3]
@@ -123,15 +143,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 return 1
 "#;
 
-/// The Redis backend. Dropping it stops its pub/sub task.
+/// The Redis backend. Dropping it stops its bus listener.
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: CommandConn,
     keys: Keys,
     timeout: Duration,
-    bus: broadcast::Sender<BusMessage>,
+    bus: BusListener,
     money_script: Script,
     cas_script: Script,
-    bus_task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -143,11 +162,15 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-/// Maps a Redis error: unreadable replies are corrupt data, everything else (connection
-/// lost, refused, server error) means the backend cannot serve now.
+/// Maps a Redis error: unreadable replies are corrupt data, and so is a command whose keys
+/// span hash slots on a cluster (a bug of this build, never a passing state); everything else
+/// (connection lost, refused, cluster down, slot moving, server error) means the backend
+/// cannot serve now.
 fn map_err(what: &str, err: &RedisError) -> StoreError {
     match err.kind() {
-        ErrorKind::Parse | ErrorKind::UnexpectedReturnType => {
+        ErrorKind::Parse
+        | ErrorKind::UnexpectedReturnType
+        | ErrorKind::Server(ServerErrorKind::CrossSlot) => {
             StoreError::Corrupt(format!("{what}: {err}"))
         }
         _ => StoreError::Unavailable(format!("{what}: {err}")),
@@ -169,98 +192,24 @@ async fn bounded<T>(
     }
 }
 
-/// Opens a pub/sub connection subscribed to the bus channel.
-async fn subscribe_bus(client: &Client, channel: &str, timeout: Duration) -> StoreResult<PubSub> {
-    bounded(timeout, "subscribe", async {
-        let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
-        Ok(pubsub)
-    })
-    .await
-}
-
-/// Forwards bus messages until the connection drops or stops answering pings.
-async fn forward_bus(pubsub: PubSub, bus: &broadcast::Sender<BusMessage>, timeout: Duration) {
-    let (mut sink, mut stream) = pubsub.split();
-    let mut ping = tokio::time::interval(PUBSUB_PING_EVERY);
-    ping.tick().await;
-    loop {
-        tokio::select! {
-            msg = stream.next() => {
-                let Some(msg) = msg else { return };
-                match serde_json::from_slice::<BusMessage>(msg.get_payload_bytes()) {
-                    // No subscriber is fine: the message has nobody to reach.
-                    Ok(message) => { let _ = bus.send(message); }
-                    Err(err) => tracing::warn!(error = %err, "ignoring unreadable bus message"),
-                }
-            }
-            _ = ping.tick() => {
-                let alive = tokio::time::timeout(timeout, sink.ping::<String>()).await;
-                if !matches!(alive, Ok(Ok(_))) {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// The pub/sub task: forwards messages, and reconnects with backoff whenever the connection
-/// is lost.
-async fn run_bus(
-    client: Client,
-    channel: String,
-    first: PubSub,
-    bus: broadcast::Sender<BusMessage>,
-    timeout: Duration,
-) {
-    let mut pubsub = first;
-    loop {
-        forward_bus(pubsub, &bus, timeout).await;
-        tracing::warn!("bus connection to Redis lost; reconnecting");
-        let mut delay = RECONNECT_MIN;
-        pubsub = loop {
-            tokio::time::sleep(delay).await;
-            match subscribe_bus(&client, &channel, timeout).await {
-                Ok(pubsub) => break pubsub,
-                Err(err) => {
-                    tracing::warn!(error = %err, "bus reconnection failed");
-                    delay = (delay * 2).min(RECONNECT_MAX);
-                }
-            }
-        };
-        tracing::info!("bus connection to Redis restored");
-        // Messages sent while the link was down are lost: have the node reload.
-        let _ = bus.send(BusMessage::Resync);
-    }
-}
-
 /// The `import`/`holdout` flags as script arguments.
 fn flag(value: bool) -> &'static str {
     if value { "1" } else { "0" }
 }
 
 impl RedisStore {
-    /// Connects to `url` (`redis://host:port/db`), keys under `prefix`, every call bounded by
-    /// `timeout`. Fails with [`StoreError::Unavailable`] when Redis cannot be reached within
-    /// `timeout`, so a misconfigured node refuses to start instead of serving errors.
+    /// Connects to `url` (one of the forms of [`RedisTarget`]: one server or a Redis
+    /// Cluster), keys under `prefix`, every call bounded by `timeout`. Fails with
+    /// [`StoreError::Unavailable`] when Redis cannot be reached within `timeout`, so a
+    /// misconfigured node refuses to start instead of serving errors.
     pub async fn connect(url: &str, prefix: &str, timeout: Duration) -> StoreResult<RedisStore> {
-        let client = Client::open(url)
+        let target = RedisTarget::parse(url)
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(2)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_secs(1));
         let money_script = Script::new(MONEY_LUA);
         let cas_script = Script::new(CAS_LUA);
-        let mut conn = bounded(
-            timeout,
-            "connect",
-            ConnectionManager::new_with_config(client.clone(), config),
-        )
-        .await?;
-        // Load the scripts once; after a Redis restart `invoke_async` reloads them itself.
+        let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
+        // Load the scripts once (on a cluster, into every master); after a restart
+        // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
             money_script.prepare_invoke().load_async(&mut conn).await?;
             cas_script.prepare_invoke().load_async(&mut conn).await?;
@@ -268,9 +217,14 @@ impl RedisStore {
         })
         .await?;
         let keys = Keys::new(prefix);
-        let (bus, _) = broadcast::channel(BUS_CAPACITY);
-        let first = subscribe_bus(&client, &keys.bus(), timeout).await?;
-        let bus_task = tokio::spawn(run_bus(client, keys.bus(), first, bus.clone(), timeout));
+        let nodes = target
+            .nodes()
+            .iter()
+            .map(|node| Client::open(node.clone()))
+            .collect::<RedisResult<Vec<_>>>()
+            .map_err(|err| map_err("bus", &err))?;
+        let bus = BusListener::start(nodes, keys.bus(), timeout).await?;
+        tracing::info!(%target, prefix, "store connected");
         Ok(RedisStore {
             conn,
             keys,
@@ -278,7 +232,6 @@ impl RedisStore {
             bus,
             money_script,
             cas_script,
-            bus_task,
         })
     }
 
@@ -290,12 +243,6 @@ impl RedisStore {
     ) -> StoreResult<T> {
         let mut conn = self.conn.clone();
         bounded(self.timeout, what, cmd.query_async(&mut conn)).await
-    }
-}
-
-impl Drop for RedisStore {
-    fn drop(&mut self) {
-        self.bus_task.abort();
     }
 }
 
@@ -365,8 +312,8 @@ fn parse_outcome(reply: &[String]) -> StoreResult<MoneyOutcome> {
 #[async_trait]
 impl Store for RedisStore {
     async fn ping(&self) -> StoreResult<()> {
-        self.query::<String>("ping", &::redis::cmd("PING")).await?;
-        Ok(())
+        let mut conn = self.conn.clone();
+        bounded(self.timeout, "ping", conn.check()).await
     }
 
     async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {

@@ -1,12 +1,17 @@
 //! One task per socket: it reads client messages, writes the session's queued messages, sends
 //! heartbeats and closes the socket with the right code.
 //!
-//! The task selects over the node's shutdown signal, the session's outbound queue, the socket
-//! and the ping timer. Every server message goes through the session's bounded queue (so it
-//! gets its `seq` and a place in the replay ring), including the answers to this client's own
-//! requests. A write that blocks because the client stopped reading races the session's cut
-//! signal: when the queue fills, the session drops it and the task closes with 4008 instead of
-//! waiting on the client forever.
+//! The task selects over the node's shutdown signal, its key's revocation, the session's
+//! outbound queue, the socket, the ping timer and (until `hello`) the hello deadline. Every
+//! server message after `hello` goes through the session's bounded queue (so it gets its
+//! `seq` and a place in the replay ring), including the answers to this client's own
+//! requests; before `hello` the few answers there are (errors, `seq` 0) are written directly,
+//! each one spending the socket's [`Budget`], so a client that never says `hello` can make
+//! the server write at most a handful of them.
+//!
+//! No write waits on the client for ever: a write blocked because the client stopped reading
+//! races the session's cut signal (the queue filled: 4008) and the idle timeout (4008 as
+//! well), so a client that neither reads nor lets the queue fill is still let go.
 
 use std::time::Duration;
 
@@ -15,13 +20,16 @@ use futures::SinkExt;
 use offer_actors::{Delivery, Detached, GameHandle, SessionHandle, SocketQueue};
 use tokio::time::Instant;
 
+use super::WsContext;
+use super::budget::Budget;
 use super::protocol::{ClientMessage, Format, ServerMessage};
 use crate::auth::SdkCaller;
 use crate::error::ApiError;
-use crate::events;
-use crate::http::sdk::{KILL_SDK_OFF, OpenSession, open_session};
-use crate::offers::{Served, serve};
-use crate::state::AppState;
+use crate::service::ServiceError;
+use crate::service::decision_log::Served;
+use crate::service::events;
+use crate::service::offers::serve;
+use crate::service::sessions::{OpenSession, Opened, open_session};
 
 /// Close codes the gateway uses.
 mod code {
@@ -29,20 +37,20 @@ mod code {
     pub const GOING_AWAY: u16 = 1001;
     /// A broken frame (protocol error).
     pub const PROTOCOL: u16 = 1002;
-    /// Three malformed messages in a row.
+    /// A refused message beyond the socket's budget (see `ws::budget`).
     pub const INVALID_DATA: u16 = 1007;
     /// A frame over the configured maximum (64 KiB).
     pub const TOO_BIG: u16 = 1009;
-    /// The client did not read and its queue filled.
+    /// The socket's SDK key was revoked.
+    pub const KEY_REVOKED: u16 = 4001;
+    /// No `hello` within `websocket.hello_timeout_s` of the upgrade.
+    pub const HELLO_TIMEOUT: u16 = 4002;
+    /// The client did not read: its queue filled, or a write waited past the idle timeout.
     pub const SLOW_CONSUMER: u16 = 4008;
     /// Another socket resumed this session.
     pub const REPLACED: u16 = 4009;
-    /// The socket's SDK key was revoked.
-    pub const KEY_REVOKED: u16 = 4001;
 }
 
-/// Malformed messages in a row that close the socket.
-const MAX_MALFORMED: u8 = 3;
 /// Messages written before one flush.
 const WRITE_BATCH: usize = 32;
 /// How long a closing socket may take to flush and hand-shake.
@@ -50,6 +58,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// Why the loop ends: a close frame to send, or nothing (the client is gone).
 type Close = Option<(u16, &'static str)>;
+
+/// The close of a client that does not take what is written to it.
+const STALLED: Close = Some((code::SLOW_CONSUMER, "slow_consumer"));
 
 /// The session a `hello` opened on this socket.
 struct Live {
@@ -60,51 +71,71 @@ struct Live {
 
 /// One connection's state.
 struct Conn {
-    state: AppState,
+    state: WsContext,
     caller: SdkCaller,
     format: Format,
     socket: WebSocket,
     live: Option<Live>,
-    malformed: u8,
+    /// Refused messages this socket may still send.
+    budget: Budget,
+    /// How long one write may wait on the client.
+    stall: Duration,
 }
 
 /// What woke the task.
 enum Step {
     Shutdown,
+    Revoked,
     Deliver(Delivery),
     Incoming(Option<Result<Message, axum::Error>>),
     Tick,
+    HelloTimeout,
 }
 
 /// Serves one upgraded socket until it closes.
-pub async fn run(state: AppState, caller: SdkCaller, format: Format, socket: WebSocket) {
-    let cfg = state.settings.websocket.clone();
-    let mut closing = state.closing.subscribe();
+pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: WebSocket) {
+    let cfg = state.services.settings.websocket.clone();
+    let mut closing = state.hub.closing.subscribe();
+    let mut revocation = state.auth.watch_revocation(&caller.key.key_hash);
+    let now = Instant::now();
     let ping_every = Duration::from_secs(cfg.ping_interval_s.max(1));
     let idle = Duration::from_secs(cfg.idle_timeout_s.max(1));
-    let mut ping = tokio::time::interval_at(Instant::now() + ping_every, ping_every);
-    let mut last_heard = Instant::now();
+    let mut ping = tokio::time::interval_at(now + ping_every, ping_every);
+    let mut last_heard = now;
+    // Made once, not per turn of the loop, so no turn sets up a new waiter.
+    let shutdown = closing.wait_for(|c| *c);
+    tokio::pin!(shutdown);
+    let revoked = revocation.revoked();
+    tokio::pin!(revoked);
+    let hello_deadline =
+        tokio::time::sleep_until(now + Duration::from_secs(cfg.hello_timeout_s.max(1)));
+    tokio::pin!(hello_deadline);
     let mut conn = Conn {
         state,
         caller,
         format,
         socket,
         live: None,
-        malformed: 0,
+        budget: Budget::new(now),
+        stall: idle,
     };
     let close: Close = loop {
         let step = tokio::select! {
             biased;
-            _ = closing.wait_for(|c| *c) => Step::Shutdown,
+            _ = &mut shutdown => Step::Shutdown,
+            () = &mut revoked => Step::Revoked,
             d = next_delivery(&mut conn.live) => Step::Deliver(d),
             m = conn.socket.recv() => Step::Incoming(m),
             _ = ping.tick() => Step::Tick,
+            () = &mut hello_deadline, if conn.live.is_none() => Step::HelloTimeout,
         };
         match step {
             Step::Shutdown => {
                 conn.flush_queued().await;
                 break Some((code::GOING_AWAY, "shutting_down"));
             }
+            Step::Revoked => break Some((code::KEY_REVOKED, "key_revoked")),
+            Step::HelloTimeout => break Some((code::HELLO_TIMEOUT, "hello_timeout")),
             Step::Deliver(Delivery::Message(first)) => {
                 if let Err(close) = conn.write_batch(first).await {
                     break close;
@@ -113,11 +144,6 @@ pub async fn run(state: AppState, caller: SdkCaller, format: Format, socket: Web
             Step::Deliver(Delivery::Cut(why)) => break Some(cut_close(why)),
             Step::Incoming(None) => break None,
             Step::Incoming(Some(Err(e))) => break Some(read_error_close(&e)),
-            Step::Incoming(Some(Ok(_))) | Step::Tick
-                if conn.state.auth.is_revoked(&conn.caller.key.key_hash) =>
-            {
-                break Some((code::KEY_REVOKED, "key_revoked"));
-            }
             Step::Incoming(Some(Ok(msg))) => {
                 last_heard = Instant::now();
                 match msg {
@@ -150,6 +176,14 @@ async fn next_delivery(live: &mut Option<Live>) -> Delivery {
     }
 }
 
+/// Resolves when the session lets go of the socket; never before `hello`.
+async fn cut_of(live: &mut Option<Live>) -> Detached {
+    match live {
+        Some(live) => live.queue.cut().await,
+        None => std::future::pending().await,
+    }
+}
+
 fn cut_close(why: Detached) -> (u16, &'static str) {
     match why {
         Detached::SlowConsumer => (code::SLOW_CONSUMER, "slow_consumer"),
@@ -170,15 +204,17 @@ fn read_error_close(e: &axum::Error) -> (u16, &'static str) {
 }
 
 impl Conn {
-    /// Writes one frame, abandoning it if the session cuts this socket off meanwhile.
+    /// Writes one frame, abandoning it if the session cuts this socket off meanwhile or the
+    /// client does not take it within the idle timeout.
     async fn write(&mut self, msg: Message) -> Result<(), Close> {
+        let stall = self.stall;
         let socket = &mut self.socket;
-        match &mut self.live {
-            Some(live) => tokio::select! {
-                r = socket.send(msg) => r.map_err(|_| None),
-                why = live.queue.cut() => Err(Some(cut_close(why))),
-            },
-            None => socket.send(msg).await.map_err(|_| None),
+        // The send is polled first: a write the socket takes at once sets up no timer.
+        tokio::select! {
+            biased;
+            r = socket.send(msg) => r.map_err(|_| None),
+            why = cut_of(&mut self.live) => Err(Some(cut_close(why))),
+            () = tokio::time::sleep(stall) => Err(STALLED),
         }
     }
 
@@ -205,8 +241,10 @@ impl Conn {
             socket.flush().await
         };
         tokio::select! {
+            biased;
             r = send_all => r.map_err(|_| None),
             why = queue.cut() => Err(Some(cut_close(why))),
+            () = tokio::time::sleep(self.stall) => Err(STALLED),
         }
     }
 
@@ -266,26 +304,33 @@ impl Conn {
         }
     }
 
-    /// Handles one data frame.
+    /// Answers a refused message with `msg`, spending the budget; closes with 1007 when the
+    /// budget is spent.
+    async fn refuse(&mut self, msg: ServerMessage) -> Result<(), Close> {
+        if !self.budget.spend(Instant::now()) {
+            return Err(Some((code::INVALID_DATA, "malformed_messages")));
+        }
+        self.reply(msg).await
+    }
+
+    /// Handles one data frame. A malformed or misplaced message is refused against the
+    /// budget; so, before `hello`, is every message that gets an error.
     async fn handle(&mut self, frame: Message) -> Result<(), Close> {
         let decoded = self.format.decode(&frame).unwrap_or_else(|| {
-            Err(match self.format {
-                Format::Json => "this socket (svc.v1.json) takes text frames".to_owned(),
-                Format::MsgPack => "this socket (svc.v1.msgpack) takes binary frames".to_owned(),
-            })
+            Err(format!(
+                "this socket ({}) takes {} frames",
+                self.format.protocol(),
+                match self.format {
+                    Format::Json => "text",
+                    Format::MsgPack => "binary",
+                }
+            ))
         });
         let msg = match decoded {
-            Ok(msg) => {
-                self.malformed = 0;
-                msg
-            }
+            Ok(msg) => msg,
             Err(reason) => {
-                self.malformed += 1;
-                if self.malformed >= MAX_MALFORMED {
-                    return Err(Some((code::INVALID_DATA, "malformed_messages")));
-                }
                 return self
-                    .reply(ServerMessage::error("bad_message", reason))
+                    .refuse(ServerMessage::error("bad_message", reason))
                     .await;
             }
         };
@@ -305,6 +350,12 @@ impl Conn {
                 }
                 Ok(())
             }
+            ClientMessage::Event { .. } | ClientMessage::OfferRequest { .. }
+                if self.live.is_none() =>
+            {
+                self.refuse(ServerMessage::error("bad_message", "send hello first"))
+                    .await
+            }
             ClientMessage::Event { event } => self.event(event).await,
             ClientMessage::OfferRequest { trigger_context } => {
                 let event_type = trigger_context.event_type;
@@ -315,9 +366,6 @@ impl Conn {
                             "trigger_context.event_type must be a snake_case event name",
                         ))
                         .await;
-                }
-                if self.live.is_none() {
-                    return self.reply(no_session()).await;
                 }
                 self.offer(&event_type);
                 Ok(())
@@ -334,7 +382,7 @@ impl Conn {
     ) -> Result<(), Close> {
         if self.live.is_some() {
             return self
-                .reply(ServerMessage::error(
+                .refuse(ServerMessage::error(
                     "bad_message",
                     "hello was already sent on this socket",
                 ))
@@ -345,14 +393,22 @@ impl Conn {
             player_id,
             attributes,
         };
-        let (session, _created, game) = match open_session(&self.state, &self.caller, body).await {
+        let opened = open_session(
+            &self.state.services,
+            self.caller.key.game_id,
+            self.caller.env,
+            body,
+        )
+        .await;
+        let Opened { session, game, .. } = match opened {
             Ok(opened) => opened,
-            Err(e) => return self.reply(api_error(&e)).await,
+            // Before `hello` every error answer spends the budget.
+            Err(e) => return self.refuse(api_error(&e.into())).await,
         };
-        super::note_config(&self.state, &game.view());
+        super::hub::note_config(&self.state, &game.view());
         let ready_game = game.clone();
         let attached = session.attach(
-            self.state.settings.websocket.outbound_queue,
+            self.state.services.settings.websocket.outbound_queue,
             resume_from,
             move |resumed| {
                 let view = ready_game.view();
@@ -377,9 +433,9 @@ impl Conn {
         Ok(())
     }
 
-    async fn event(&mut self, event: events::SdkEvent) -> Result<(), Close> {
+    async fn event(&mut self, event: offer_wire::event::SdkEvent) -> Result<(), Close> {
         let Some(live) = &self.live else {
-            return self.reply(no_session()).await;
+            return Ok(());
         };
         let (session, game) = (live.session.clone(), live.game.clone());
         let view = game.view();
@@ -388,24 +444,34 @@ impl Conn {
                 .reply(ServerMessage::error("validation_failed", reason))
                 .await;
         }
-        if view.kill_switch.level >= KILL_SDK_OFF {
-            return self.reply(api_error(&ApiError::SdkDisabled)).await;
+        if !view.kill_switch.level.allows_sdk() {
+            return self
+                .reply(api_error(&ApiError::Service(ServiceError::SdkDisabled)))
+                .await;
         }
         drop(view);
-        let answer =
-            match events::apply(&self.state, &game, &session, self.caller.env, &event).await {
-                Ok(events::Applied::Accepted(Some((currency_id, balance)))) => {
-                    Some(ServerMessage::Balance {
-                        currency_id,
-                        balance,
-                    })
-                }
-                Ok(events::Applied::Accepted(None)) => None,
-                Ok(events::Applied::Rejected(code, message)) => {
-                    Some(ServerMessage::error(code, message))
-                }
-                Err(e) => Some(api_error(&e)),
-            };
+        let answer = match events::apply(
+            &self.state.services,
+            &game,
+            &session,
+            self.caller.env,
+            &event,
+        )
+        .await
+        {
+            Ok(events::Applied::Accepted(Some(events::Balance {
+                currency_id,
+                balance,
+            }))) => Some(ServerMessage::Balance {
+                currency_id,
+                balance,
+            }),
+            Ok(events::Applied::Accepted(None)) => None,
+            Ok(events::Applied::Rejected(refusal)) => {
+                Some(ServerMessage::error(refusal.code(), refusal.message()))
+            }
+            Err(e) => Some(api_error(&e.into())),
+        };
         if let Some(answer) = answer {
             session.push(answer.outbound());
         }
@@ -421,7 +487,7 @@ impl Conn {
             return;
         };
         live.session.touch();
-        let msg = match serve(&self.state, &live.game, &live.session, event_type) {
+        let msg = match serve(&self.state.services, &live.game, &live.session, event_type) {
             Served::Offer(offer) => ServerMessage::Offer(offer),
             Served::NoOffer(reason, _) => ServerMessage::NoOffer {
                 outcome: reason.as_str(),
@@ -431,12 +497,19 @@ impl Conn {
     }
 }
 
-fn no_session() -> ServerMessage {
-    ServerMessage::error("bad_message", "send hello first")
-}
-
-/// An `error` message with the REST error's stable code.
+/// An `error` message with the REST error's stable code; a validation failure names every
+/// field and reason in its message (the socket has no `details`).
 fn api_error(e: &ApiError) -> ServerMessage {
     let (_, code) = e.status_code();
-    ServerMessage::error(code, e.to_string())
+    let message = match e {
+        ApiError::Service(ServiceError::Validation(errors)) if !errors.is_empty() => {
+            let reasons: Vec<String> = errors
+                .iter()
+                .map(|f| format!("{}: {}", f.field, f.reason))
+                .collect();
+            format!("{e}: {}", reasons.join("; "))
+        }
+        _ => e.to_string(),
+    };
+    ServerMessage::error(code, message)
 }

@@ -1,35 +1,68 @@
 //! The WebSocket gateway: `GET /v1/sdk/ws`, the SDK's persistent connection.
 //!
 //! The SDK key is checked (with the same extractor as every `/v1/sdk` path) before the
-//! upgrade, so a bad key is an HTTP 401/403 in the contract's error shape, never a socket.
-//! The subprotocol picks the wire format ([`protocol::Format`]). Each socket is served by one
-//! task ([`gateway`]) that selects over the socket, its session's bounded outbound queue, the
-//! heartbeat and the node's shutdown signal.
+//! upgrade, so a bad key is an HTTP 401/403 in the documented error shape, never a socket.
+//! The subprotocol picks the wire format ([`protocol::Format`]); an upgrade without one the
+//! server speaks is a 400. Each socket is served by one task ([`gateway`]) that selects over
+//! the socket, its session's bounded outbound queue, the heartbeat, its key's revocation and
+//! the node's shutdown signal; [`budget`] bounds the refused messages it takes.
+//! `docs/protocol.md` is the protocol's reference.
 //!
 //! Where things live: the session actor's handle owns the per-session `seq` counter, the
 //! replay ring for `resume_from` and the queue's sending end (`offer_actors::SessionHandle`),
 //! so messages pushed while the client is away are kept for its return, and a broadcast
-//! ([`broadcast`]) reaches every session of a game with one encoding shared by all.
+//! ([`hub::broadcast`]) reaches every session of a game with one encoding shared by all.
 
+pub mod budget;
 pub mod gateway;
+pub mod hub;
 pub mod protocol;
 
-use axum::extract::State;
+use std::sync::Arc;
+
+use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{FromRef, State};
 use axum::response::{IntoResponse, Response};
-use offer_actors::{GameView, PushResult};
-use uuid::Uuid;
 
-use crate::auth::SdkCaller;
+use crate::auth::{AuthService, SdkCaller};
 use crate::error::ApiError;
-use crate::state::AppState;
-use protocol::{Format, JSON_PROTOCOL, MSGPACK_PROTOCOL, ServerMessage};
+use crate::service::Services;
+use hub::Hub;
+use protocol::{Format, JSON_PROTOCOL, MSGPACK_PROTOCOL};
+
+/// What a socket task needs of the node: the services, the credential checks (a key
+/// revoked while a socket is open closes it) and the hub. Taken from the router's state, so
+/// this module does not depend on the application state.
+#[derive(Clone)]
+pub struct WsContext {
+    /// The use cases: sessions, events and offers.
+    pub services: Services,
+    /// Credential checks.
+    pub auth: Arc<AuthService>,
+    /// What only sockets need on this node.
+    pub hub: Arc<Hub>,
+}
+
+/// The socket's route, for the router to mount beside the REST routes.
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    WsContext: FromRef<S>,
+    Arc<AuthService>: FromRef<S>,
+{
+    Router::new().route("/v1/sdk/ws", axum::routing::get(upgrade))
+}
 
 /// `GET /v1/sdk/ws`: authenticates, negotiates the subprotocol and hands the socket to its
-/// task. Not in the OpenAPI document (it is not a REST operation); the contract documents it.
+/// task. Not in the OpenAPI document: it is not a REST operation.
+///
+/// In order: a bad key is a 401/403, a request that is not a WebSocket upgrade a 400, and an
+/// upgrade that offers neither subprotocol a 400, all in the documented error shape and
+/// before any socket exists. A client that offers both subprotocols gets `svc.v1.json`.
 pub async fn upgrade(
-    State(state): State<AppState>,
+    State(state): State<WsContext>,
     caller: SdkCaller,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
@@ -40,8 +73,7 @@ pub async fn upgrade(
                 .into_response();
         }
     };
-    let offered = ws.requested_protocols().next().is_some();
-    let cfg = &state.settings.websocket;
+    let cfg = &state.services.settings.websocket;
     let ws = ws
         .protocols([JSON_PROTOCOL, MSGPACK_PROTOCOL])
         .read_buffer_size(cfg.read_buffer_bytes)
@@ -49,80 +81,15 @@ pub async fn upgrade(
         .max_write_buffer_size(cfg.write_buffer_bytes + 2 * cfg.max_frame_bytes)
         .max_frame_size(cfg.max_frame_bytes)
         .max_message_size(cfg.max_frame_bytes);
-    let selected = ws.selected_protocol().and_then(|p| p.to_str().ok());
-    if offered && selected.is_none() {
+    let Some(format) = ws
+        .selected_protocol()
+        .and_then(|p| p.to_str().ok())
+        .and_then(Format::from_protocol)
+    else {
         return ApiError::BadRequest(format!(
-            "unsupported subprotocol: offer {JSON_PROTOCOL} or {MSGPACK_PROTOCOL}"
+            "a subprotocol is required: offer {JSON_PROTOCOL} or {MSGPACK_PROTOCOL} in Sec-WebSocket-Protocol"
         ))
         .into_response();
-    }
-    let format = Format::from_protocol(selected);
-    ws.on_upgrade(move |socket| gateway::run(state, caller, format, socket))
-}
-
-/// Pushes one message to every session of `game_id` on this node, encoded once for all of
-/// them. Returns how many sessions had a socket that took it.
-pub fn broadcast(state: &AppState, game_id: Uuid, msg: &ServerMessage) -> usize {
-    let outbound = msg.outbound();
-    let mut delivered = 0;
-    let mut cut = 0;
-    state
-        .actors
-        .for_each_session_of(game_id, |session| match session.push(outbound.clone()) {
-            PushResult::Queued => delivered += 1,
-            PushResult::Full => cut += 1,
-            PushResult::NoSocket => {}
-        });
-    if cut > 0 {
-        tracing::info!(%game_id, cut, "slow consumers cut off during a broadcast");
-    }
-    delivered
-}
-
-/// A checksum of what a client sees of a game's configuration (mode, catalogue, templates,
-/// bundles, experiments). `config_version` also moves for changes no client sees (a launch
-/// date, the approval queue, the model's learning), so `config` is pushed only when this
-/// changes.
-fn client_config(view: &GameView) -> u32 {
-    let parts = (
-        view.game.mode,
-        &view.items,
-        &view.templates,
-        &view.bundles,
-        &view.experiments,
-    );
-    serde_json::to_vec(&parts).map_or(0, |bytes| crc32fast::hash(&bytes))
-}
-
-/// Remembers what this node's clients of `view`'s game were told, the first time one
-/// connects.
-pub fn note_config(state: &AppState, view: &GameView) {
-    let game_id = view.game.game_id;
-    if !state.announced_config.contains_key(&game_id) {
-        state
-            .announced_config
-            .entry(game_id)
-            .or_insert_with(|| client_config(view));
-    }
-}
-
-/// After a configuration change: pushes `config` to the game's sessions on this node when
-/// something they see changed.
-pub fn announce_config(state: &AppState, view: &GameView) {
-    let game_id = view.game.game_id;
-    let now = client_config(view);
-    let changed = match state.announced_config.get_mut(&game_id) {
-        Some(mut seen) => std::mem::replace(&mut *seen, now) != now,
-        // No client connected here since start: nobody to tell.
-        None => false,
     };
-    if changed {
-        broadcast(
-            state,
-            game_id,
-            &ServerMessage::Config {
-                config_version: view.version,
-            },
-        );
-    }
+    ws.on_upgrade(move |socket| gateway::run(state, caller, format, socket))
 }

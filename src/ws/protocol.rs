@@ -12,31 +12,47 @@ use offer_actors::{Outbound, OutboundMessage};
 use offer_domain::game::Mode;
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::events::SdkEvent;
-use crate::http::sdk::TriggerContext;
+use crate::service::offers::TriggerContext;
+use offer_wire::event::SdkEvent;
 
 /// The JSON subprotocol.
 pub const JSON_PROTOCOL: &str = "svc.v1.json";
 /// The MessagePack subprotocol.
 pub const MSGPACK_PROTOCOL: &str = "svc.v1.msgpack";
 
-/// The wire format of one socket, chosen from `Sec-WebSocket-Protocol`.
+/// Deepest nesting of arrays and maps a client message may have, in either format: the
+/// limit of the JSON reader, which MessagePack input gets too. A deeper message is
+/// malformed; what a message may store is bounded far lower by the services.
+pub const MAX_MESSAGE_DEPTH: usize = 127;
+
+/// The wire format of one socket, chosen from `Sec-WebSocket-Protocol` (a client must offer
+/// one of the two subprotocols).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// Text frames of JSON (the default when the client offers no subprotocol).
+    /// Text frames of JSON.
     Json,
     /// Binary frames of MessagePack maps.
     MsgPack,
 }
 
 impl Format {
-    /// The format of a negotiated subprotocol name.
-    pub fn from_protocol(name: Option<&str>) -> Self {
+    /// The format of a subprotocol name, `None` for a name the server does not speak.
+    pub fn from_protocol(name: &str) -> Option<Self> {
         match name {
-            Some(MSGPACK_PROTOCOL) => Self::MsgPack,
-            _ => Self::Json,
+            JSON_PROTOCOL => Some(Self::Json),
+            MSGPACK_PROTOCOL => Some(Self::MsgPack),
+            _ => None,
+        }
+    }
+
+    /// The subprotocol name of this format.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Self::Json => JSON_PROTOCOL,
+            Self::MsgPack => MSGPACK_PROTOCOL,
         }
     }
 
@@ -69,7 +85,10 @@ impl Format {
                 serde_json::from_str::<ClientMessage>(text.as_str()).map_err(|e| e.to_string()),
             ),
             (Self::MsgPack, Message::Binary(bytes)) => {
-                Some(rmp_serde::from_slice::<ClientMessage>(bytes).map_err(|e| e.to_string()))
+                let mut de = rmp_serde::Deserializer::from_read_ref(bytes.as_ref());
+                // The counter stops one short of its setting, like the JSON reader's.
+                de.set_max_depth(MAX_MESSAGE_DEPTH + 1);
+                Some(ClientMessage::deserialize(&mut de).map_err(|e| e.to_string()))
             }
             _ => None,
         }
@@ -125,8 +144,9 @@ fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A message from the client.
-#[derive(Debug, Deserialize)]
+/// A message from the client. Its schema, like [`ServerMessage`]'s, keeps the protocol
+/// reference complete.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientMessage {
     /// Opens or resumes the session (the same path as `POST /v1/sdk/sessions`).
@@ -137,6 +157,7 @@ pub enum ClientMessage {
         player_id: String,
         /// country, platform, app_version, level, ...
         #[serde(default)]
+        #[schema(value_type = Object)]
         attributes: serde_json::Map<String, serde_json::Value>,
         /// The last `seq` the client received, to get what it missed.
         #[serde(default)]
@@ -159,8 +180,10 @@ pub enum ClientMessage {
     },
 }
 
-/// A message from the server (the body; the socket adds `seq`).
-#[derive(Debug, Serialize)]
+/// A message from the server (the body; the socket adds `seq`). Its schema lists every
+/// message type with its fields, which keeps the protocol reference (`docs/protocol.md`)
+/// complete: a test finds an example there for each type.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The first message after `hello` (or right after the replay of a resume).
@@ -251,6 +274,23 @@ mod tests {
         };
         let j: serde_json::Value = serde_json::from_str(text.as_str()).expect("json");
         assert_eq!(j, v);
+    }
+
+    #[test]
+    fn both_formats_refuse_the_same_nesting() {
+        for (levels, accepted) in [(MAX_MESSAGE_DEPTH, true), (MAX_MESSAGE_DEPTH + 1, false)] {
+            // The message and its `attributes` are two of the levels.
+            let value =
+                (0..levels - 2).fold(serde_json::json!(1), |inner, _| serde_json::json!([inner]));
+            let hello = serde_json::json!({"type": "hello", "session_id": Uuid::nil(),
+                                           "player_id": "p", "attributes": {"a": value}});
+            let text = Message::Text(hello.to_string().into());
+            let binary = Message::Binary(rmp_serde::to_vec_named(&hello).expect("encodes").into());
+            for (format, frame) in [(Format::Json, text), (Format::MsgPack, binary)] {
+                let decoded = format.decode(&frame).expect("the socket's frame kind");
+                assert_eq!(decoded.is_ok(), accepted, "{format:?}, {levels} levels");
+            }
+        }
     }
 
     #[test]

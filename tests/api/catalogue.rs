@@ -1,14 +1,19 @@
-//! Catalogue through the real HTTP surface, on the embedded store and on Redis.
+//! Catalogue through the real HTTP surface, on the embedded store and on Redis: bulk
+//! upserts and their limits, item values, single items (conflict, patch, soft delete),
+//! paging, item art, game creation, and two nodes racing on one Redis.
 
-use reqwest::StatusCode;
-use serde_json::{Value, json};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
 
-use super::helpers::{Backend, expect_error, item, pack, spawn_app, spawn_app_on};
+use super::fixtures::{consumables, game_body, item, pack, png, with};
+use super::helpers::{Backend, shared_backend, spawn_app, spawn_app_on};
 
+/// Bulk-loads a catalogue on `backend`, checks the computed fields, and on Redis reads it
+/// back through a second node (on the Redis Cluster when `OFFER_TEST_STORE=redis-cluster`).
 async fn round_trip(backend: Backend) {
     let app = spawn_app_on(backend).await;
     let game = app.create_game().await;
-    let r = app
+    let body = app
         .bulk(
             &game,
             json!([
@@ -17,9 +22,8 @@ async fn round_trip(backend: Backend) {
                 item("sword", "equipment", 2.99)
             ]),
         )
+        .expect(StatusCode::OK)
         .await;
-    assert_eq!(r.status(), StatusCode::OK);
-    let body: Value = r.json().await.expect("json");
     assert_eq!(body["created"], 3);
     assert_eq!(body["updated"], 0);
     let items = app.items(&game).await;
@@ -38,13 +42,9 @@ async fn round_trip(backend: Backend) {
     assert_eq!(by_id("sword")["price_cents"], 299);
     assert_eq!(by_id("gems_100")["category"], "currency");
     // A new instance of the service on the same store sees the same catalogue.
-    if let Backend::Redis = backend {
-        let prefix = app.running.state.settings.store.key_prefix.clone();
-        let second =
-            super::helpers::spawn_with(super::helpers::settings(Backend::Redis, Some(prefix)))
-                .await;
-        let items2 = second.items(&game).await;
-        assert_eq!(items2.len(), 3);
+    if backend.shared() {
+        let second = app.spawn_peer().await;
+        assert_eq!(second.items(&game).await.len(), 3);
     }
 }
 
@@ -55,7 +55,7 @@ async fn catalogue_round_trip_embedded() {
 
 #[tokio::test]
 async fn catalogue_round_trip_redis() {
-    round_trip(Backend::Redis).await;
+    round_trip(shared_backend()).await;
 }
 
 #[tokio::test]
@@ -68,6 +68,7 @@ async fn value_recomputed_when_the_smallest_pack_changes() {
         {"item_id": "potion", "item_name": "Potion", "category": "consumable", "price_usd": 0,
          "earned_price": {"currency_id": "gems", "amount": 200}}]),
     )
+    .expect(StatusCode::OK)
     .await;
     let items = app.items(&game).await;
     let potion = items
@@ -75,28 +76,25 @@ async fn value_recomputed_when_the_smallest_pack_changes() {
         .find(|i| i["item_id"] == "potion")
         .expect("potion");
     assert_eq!(potion["value_usd"], 1.98);
-    let r = app
-        .patch(
-            &format!("/v1/games/{game}/items/gems_100"),
-            &app.admin,
-            json!({"price_usd": 1.99}),
-        )
-        .await;
-    assert_eq!(r.status(), StatusCode::OK);
+    app.patch(
+        format!("/v1/games/{game}/items/gems_100"),
+        json!({"price_usd": 1.99}),
+    )
+    .expect(StatusCode::OK)
+    .await;
     let items = app.items(&game).await;
     let v =
         |id: &str| items.iter().find(|i| i["item_id"] == id).expect("item")["value_usd"].clone();
     assert_eq!(v("gems_1000"), 19.9);
     assert_eq!(v("potion"), 3.98);
     // The expert override wins.
-    let r = app
+    let body = app
         .patch(
-            &format!("/v1/games/{game}/items/potion"),
-            &app.admin,
+            format!("/v1/games/{game}/items/potion"),
             json!({"value_override_usd": 5.0}),
         )
+        .expect(StatusCode::OK)
         .await;
-    let body: Value = r.json().await.expect("json");
     assert_eq!(body["value_override_usd"], 5.0);
 }
 
@@ -104,16 +102,12 @@ async fn value_recomputed_when_the_smallest_pack_changes() {
 async fn bulk_500_accepted_501_rejected() {
     let app = spawn_app().await;
     let game = app.create_game().await;
-    let many: Vec<Value> = (0..500)
-        .map(|i| item(&format!("item_{i}"), "consumable", 0.99))
-        .collect();
-    let r = app.bulk(&game, Value::Array(many)).await;
-    assert_eq!(r.status(), StatusCode::OK);
-    let too_many: Vec<Value> = (0..501)
-        .map(|i| item(&format!("more_{i}"), "consumable", 0.99))
-        .collect();
-    let r = app.bulk(&game, Value::Array(too_many)).await;
-    expect_error(r, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    app.bulk(&game, consumables("item", 500))
+        .expect(StatusCode::OK)
+        .await;
+    app.bulk(&game, consumables("more", 501))
+        .expect_error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+        .await;
     assert_eq!(app.items(&game).await.len(), 500);
 }
 
@@ -121,21 +115,58 @@ async fn bulk_500_accepted_501_rejected() {
 async fn one_bad_item_rejects_all_and_names_its_index() {
     let app = spawn_app().await;
     let game = app.create_game().await;
-    let mut items: Vec<Value> = (0..10)
-        .map(|i| item(&format!("item_{i}"), "consumable", 0.99))
-        .collect();
+    let mut items = consumables("item", 10);
     items[7]["price_usd"] = json!(-1);
-    let r = app.bulk(&game, Value::Array(items.clone())).await;
-    let body = expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    let body = app
+        .bulk(&game, items.clone())
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
     assert_eq!(body["error"]["details"]["errors"][0]["index"], 7);
     assert_eq!(body["error"]["details"]["errors"][0]["field"], "price_usd");
     assert!(app.items(&game).await.is_empty());
     // A type error (unknown category) is located too.
     items[7]["price_usd"] = json!(0.99);
     items[3]["category"] = json!("weapon");
-    let r = app.bulk(&game, Value::Array(items)).await;
-    let body = expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    let body = app
+        .bulk(&game, items)
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
     assert_eq!(body["error"]["details"]["errors"][0]["index"], 3);
+    assert!(app.items(&game).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_bulk_call_reports_every_problem_of_every_item() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    let mut items = consumables("item", 6);
+    items[1]["category"] = json!("weapon");
+    items[4]["price_usd"] = json!(-1);
+    items[5]["item_name"] = json!("");
+    items[5]["price_usd"] = json!(-2);
+    let body = app
+        .bulk(&game, items)
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
+    let mut found: Vec<(u64, String)> = body["error"]["details"]["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| {
+            let index = e["index"].as_u64().expect("index");
+            (index, e["field"].as_str().expect("field").to_owned())
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![
+            (1, "category".to_owned()),
+            (4, "price_usd".to_owned()),
+            (5, "item_name".to_owned()),
+            (5, "price_usd".to_owned()),
+        ]
+    );
     assert!(app.items(&game).await.is_empty());
 }
 
@@ -147,14 +178,10 @@ async fn rerunning_bulk_is_an_upsert() {
         item("sword", "equipment", 2.99),
         item("potion", "consumable", 0.99)
     ]);
-    assert_eq!(
-        app.bulk(&game, items.clone()).await.status(),
-        StatusCode::OK
-    );
+    app.bulk(&game, items.clone()).expect(StatusCode::OK).await;
     let mut changed = items.clone();
     changed[0]["price_usd"] = json!(3.99);
-    let r = app.bulk(&game, changed).await;
-    let body: Value = r.json().await.expect("json");
+    let body = app.bulk(&game, changed).expect(StatusCode::OK).await;
     assert_eq!(body["created"], 0);
     assert_eq!(body["updated"], 2);
     let all = app.items(&game).await;
@@ -168,78 +195,50 @@ async fn single_add_conflict_patch_and_soft_delete() {
     let app = spawn_app().await;
     let game = app.create_game().await;
     let path = format!("/v1/games/{game}/items");
-    let r = app
-        .post(&path, &app.admin, item("sword", "equipment", 2.99))
+    app.post(&path, item("sword", "equipment", 2.99))
+        .expect(StatusCode::CREATED)
         .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let r = app
-        .post(&path, &app.admin, item("sword", "equipment", 2.99))
+    app.post(&path, item("sword", "equipment", 2.99))
+        .expect_error(StatusCode::CONFLICT, "conflict")
         .await;
-    expect_error(r, StatusCode::CONFLICT, "conflict").await;
     // item_id is immutable.
-    let r = app
-        .patch(
-            &format!("{path}/sword"),
-            &app.admin,
-            json!({"item_id": "axe"}),
-        )
+    let sword = format!("{path}/sword");
+    app.patch(&sword, json!({"item_id": "axe"}))
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
         .await;
-    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
-    let r = app
-        .patch(
-            &format!("{path}/sword"),
-            &app.admin,
-            json!({"description": "Sharp"}),
-        )
+    let body = app
+        .patch(&sword, json!({"description": "Sharp"}))
+        .expect(StatusCode::OK)
         .await;
-    assert_eq!(r.status(), StatusCode::OK);
-    let body: Value = r.json().await.expect("json");
     assert_eq!(body["description"], "Sharp");
     assert_eq!(body["item_id"], "sword");
     // Soft delete: gone from lists, visible with include_deleted.
-    let r = app
-        .client
-        .delete(app.url(&format!("{path}/sword")))
-        .bearer_auth(&app.admin)
-        .send()
-        .await
-        .expect("req");
-    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    app.delete(&sword).expect(StatusCode::NO_CONTENT).await;
     assert!(app.items(&game).await.is_empty());
-    let r = app
-        .get(&format!("{path}?include_deleted=true"), &app.admin)
-        .await;
-    let body: Value = r.json().await.expect("json");
+    let body = app.get_json(format!("{path}?include_deleted=true")).await;
     assert_eq!(body["items"][0]["item_id"], "sword");
     assert!(body["items"][0]["deleted_at"].is_string());
-    let r = app
-        .client
-        .delete(app.url(&format!("{path}/sword")))
-        .bearer_auth(&app.admin)
-        .send()
-        .await
-        .expect("req");
-    expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    app.delete(&sword)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
 }
 
 #[tokio::test]
 async fn list_pages_with_a_cursor() {
     let app = spawn_app().await;
     let game = app.create_game().await;
-    let many: Vec<Value> = (0..25)
-        .map(|i| item(&format!("item_{i:02}"), "consumable", 0.99))
-        .collect();
-    app.bulk(&game, Value::Array(many)).await;
+    app.bulk(&game, consumables("item", 25))
+        .expect(StatusCode::OK)
+        .await;
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let q = cursor
             .as_ref()
             .map_or(String::new(), |c| format!("&cursor={c}"));
-        let r = app
-            .get(&format!("/v1/games/{game}/items?limit=10{q}"), &app.admin)
+        let body = app
+            .get_json(format!("/v1/games/{game}/items?limit=10{q}"))
             .await;
-        let body: Value = r.json().await.expect("json");
         seen.extend(
             body["items"]
                 .as_array()
@@ -253,137 +252,117 @@ async fn list_pages_with_a_cursor() {
         }
     }
     assert_eq!(seen.len(), 25);
-    let r = app
-        .get(&format!("/v1/games/{game}/items?limit=0"), &app.admin)
+    app.get(format!("/v1/games/{game}/items?limit=0"))
+        .expect_error(StatusCode::BAD_REQUEST, "bad_request")
         .await;
-    expect_error(r, StatusCode::BAD_REQUEST, "bad_request").await;
 }
 
 #[tokio::test]
 async fn item_art_is_checked_by_content_and_served() {
     let app = spawn_app().await;
     let game = app.create_game().await;
-    let png: Vec<u8> = [b"\x89PNG\r\n\x1a\n".as_slice(), &[0u8; 64]].concat();
-    let r = app
-        .client
-        .post(app.url(&format!("/v1/games/{game}/assets")))
-        .bearer_auth(&app.admin)
-        .header("content-type", "image/png")
-        .body(png.clone())
-        .send()
-        .await
-        .expect("req");
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let asset: Value = r.json().await.expect("json");
+    let assets = format!("/v1/games/{game}/assets");
+    let upload = |bytes: Vec<u8>| app.call(Method::POST, &assets).raw("image/png", bytes);
+    let png = png(3, 2);
+    let asset = upload(png.clone()).expect(StatusCode::CREATED).await;
+    assert_eq!(
+        (asset["width"].clone(), asset["height"].clone()),
+        (json!(3), json!(2))
+    );
     let asset_id = asset["asset_id"].as_str().expect("id");
-    // A text file named and declared as an image is refused.
-    let r = app
-        .client
-        .post(app.url(&format!("/v1/games/{game}/assets")))
-        .bearer_auth(&app.admin)
-        .header("content-type", "image/png")
-        .body("hello, not an image")
-        .send()
-        .await
-        .expect("req");
-    expect_error(
-        r,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-    )
-    .await;
+    // A text file named and declared as an image is refused, and so is one that only starts
+    // like an image.
+    let disguised = [
+        b"\x89PNG\r\n\x1a\n".as_slice(),
+        b"<html><script>alert(1)</script></html>",
+    ]
+    .concat();
+    for refused in [b"hello, not an image".to_vec(), disguised] {
+        upload(refused)
+            .expect_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            .await;
+    }
+    // An image larger than the configured side is refused.
+    upload(super::fixtures::png(5000, 1))
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
     // Over 1 MiB is refused.
     let big = [b"\x89PNG\r\n\x1a\n".as_slice(), &vec![0u8; 1 << 20]].concat();
-    // Its own client: the server drops a connection whose body it refused to read.
-    let r = reqwest::Client::new()
-        .post(app.url(&format!("/v1/games/{game}/assets")))
-        .bearer_auth(&app.admin)
-        .header("content-type", "image/png")
-        .body(big)
-        .send()
-        .await
-        .expect("req");
-    expect_error(r, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    upload(big)
+        .expect_error(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+        .await;
     // An item names the asset and gets its URL; the URL serves the bytes.
-    let mut sword = item("sword", "equipment", 2.99);
-    sword["image"] = json!(asset_id);
-    app.bulk(&game, json!([sword])).await;
+    let sword = with(item("sword", "equipment", 2.99), json!({"image": asset_id}));
+    app.bulk(&game, json!([sword])).expect(StatusCode::OK).await;
     let items = app.items(&game).await;
     let url = items[0]["image_url"].as_str().expect("url").to_owned();
-    let r = app.get(&url, &app.admin).await;
+    let r = app.get(url).send().await;
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()["content-type"], "image/png");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(
+        r.headers()["content-security-policy"],
+        "default-src 'none'; sandbox"
+    );
     assert_eq!(r.bytes().await.expect("bytes").to_vec(), png);
     // An unknown asset is refused.
-    let mut axe = item("axe", "equipment", 2.99);
-    axe["image"] = json!("deadbeef");
-    let r = app.bulk(&game, json!([axe])).await;
-    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    let axe = with(item("axe", "equipment", 2.99), json!({"image": "deadbeef"}));
+    app.bulk(&game, json!([axe]))
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
 }
 
 #[tokio::test]
 async fn game_create_get_patch_merges_guardrails() {
     let app = spawn_app().await;
-    let r = app
+    let created = app
         .post(
             "/v1/games",
-            &app.admin,
-            json!({"name": "G", "genre": "puzzle",
-        "guardrails": {"max_price_cents": 999}, "items": [item("hint", "consumable", 0.99)]}),
+            with(
+                game_body("puzzle"),
+                json!({"guardrails": {"max_price_cents": 999},
+                       "items": [item("hint", "consumable", 0.99)]}),
+            ),
         )
+        .expect(StatusCode::CREATED)
         .await;
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let game: Value = r.json().await.expect("json");
-    let id = game["game_id"].as_str().expect("id");
+    let id = created["game_id"].as_str().expect("id");
     assert_eq!(
-        game["guardrails"]["loot_box_blocked_countries"],
+        created["guardrails"]["loot_box_blocked_countries"],
         json!(["BE", "NL"])
     );
     assert_eq!(app.items(id).await.len(), 1);
-    let r = app
+    let patched = app
         .patch(
-            &format!("/v1/games/{id}"),
-            &app.admin,
+            format!("/v1/games/{id}"),
             json!({"guardrails": {"max_offers_per_session": 3}}),
         )
+        .expect(StatusCode::OK)
         .await;
-    let game: Value = r.json().await.expect("json");
-    assert_eq!(game["guardrails"]["max_price_cents"], 999);
-    assert_eq!(game["guardrails"]["max_offers_per_session"], 3);
-    let r = app
-        .post(
-            "/v1/games",
-            &app.admin,
-            json!({"name": "G", "genre": "racing"}),
-        )
-        .await;
-    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
-    let items: Vec<Value> = (0..21)
-        .map(|i| item(&format!("i_{i}"), "consumable", 0.99))
-        .collect();
-    let r = app
-        .post(
-            "/v1/games",
-            &app.admin,
-            json!({"name": "G", "genre": "rpg", "items": items}),
-        )
-        .await;
-    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+    assert_eq!(patched["guardrails"]["max_price_cents"], 999);
+    assert_eq!(patched["guardrails"]["max_offers_per_session"], 3);
+    // An unknown genre, and more than 20 items at creation, are refused.
+    for refused in [
+        game_body("racing"),
+        with(game_body("rpg"), json!({"items": consumables("i", 21)})),
+    ] {
+        app.post("/v1/games", refused)
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+            .await;
+    }
 }
 
 #[tokio::test]
 async fn two_nodes_creating_one_item_give_one_201_and_one_409() {
-    let a = spawn_app_on(Backend::Redis).await;
-    let prefix = a.running.state.settings.store.key_prefix.clone();
-    let b =
-        super::helpers::spawn_with(super::helpers::settings(Backend::Redis, Some(prefix))).await;
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
     let game = a.create_game().await;
     let path = format!("/v1/games/{game}/items");
     for i in 0..10 {
         let body = item(&format!("race_{i}"), "consumable", 0.99);
         let (ra, rb) = tokio::join!(
-            a.post(&path, &a.admin, body.clone()),
-            b.post(&path, &b.admin, body)
+            a.post(&path, body.clone()).send(),
+            b.post(&path, body).send()
         );
         let mut statuses = [ra.status().as_u16(), rb.status().as_u16()];
         statuses.sort_unstable();
@@ -399,4 +378,77 @@ async fn two_nodes_creating_one_item_give_one_201_and_one_409() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(a.items(&game).await.len(), 10);
+}
+
+#[tokio::test]
+async fn a_studio_lists_its_own_games_a_page_at_a_time() {
+    let app = spawn_app().await;
+    let mut mine = Vec::new();
+    for _ in 0..3 {
+        mine.push(app.create_game().await);
+    }
+    mine.sort();
+    let other = app.token("studio-b", super::helpers::Role::Admin);
+    let theirs = app
+        .post("/v1/games", game_body("rpg"))
+        .token(&other)
+        .expect(StatusCode::CREATED)
+        .await;
+    let first = app.get("/v1/games?limit=2").expect(StatusCode::OK).await;
+    let ids = |page: &serde_json::Value| -> Vec<String> {
+        page["games"]
+            .as_array()
+            .expect("games")
+            .iter()
+            .map(|g| g["game_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&first), mine[..2].to_vec());
+    let cursor = first["next_cursor"].as_str().expect("a next page");
+    let second = app
+        .get(format!("/v1/games?limit=2&cursor={cursor}"))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(ids(&second), mine[2..].to_vec());
+    assert!(second["next_cursor"].is_null());
+    let listed = app
+        .get("/v1/games")
+        .token(&other)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        ids(&listed),
+        vec![theirs["game_id"].as_str().expect("id").to_owned()]
+    );
+    app.get("/v1/games?limit=0")
+        .expect_error(StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+}
+
+#[tokio::test]
+async fn a_deleted_item_comes_back_only_when_asked_to() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    let items = consumables("item", 3);
+    app.bulk(&game, items.clone()).expect(StatusCode::OK).await;
+    app.delete_item(&game, "item_01")
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    // Re-running the same upload does not revive it by accident.
+    let refused = app
+        .bulk(&game, items.clone())
+        .expect_error(StatusCode::CONFLICT, "conflict")
+        .await;
+    assert_eq!(
+        refused["error"]["details"]["errors"],
+        json!([{"index": 1, "field": "item_id", "reason": "deleted"}])
+    );
+    let live =
+        |items: Vec<serde_json::Value>| items.iter().filter(|i| i["deleted_at"].is_null()).count();
+    assert_eq!(live(app.items(&game).await), 2);
+    // Asking for it brings it back.
+    let mut restore = items;
+    restore[1]["restore"] = json!(true);
+    app.bulk(&game, restore).expect(StatusCode::OK).await;
+    assert_eq!(live(app.items(&game).await), 3);
 }

@@ -1,70 +1,148 @@
-//! `spawn_app()`: a private engine on port 0, with the production bootstrap, and a client.
+//! The harness: a private engine on port 0 with the production bootstrap ([`spawn_app`] and
+//! its variants), on the embedded store (SQLite, in a temporary file of its own or in
+//! memory), on real Redis or on a real Redis Cluster, and dashboard tokens for it. Requests
+//! are in `http.rs`, fixtures in `fixtures.rs`.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
-use offer_engine::auth::{JwtCodec, Role};
-use offer_engine::config::Settings;
+use offer_engine::auth::JwtCodec;
+pub use offer_engine::auth::Role;
+use offer_engine::config::{Settings, StoreSettings};
 use offer_engine::startup::{self, Running};
-use reqwest::{Client, Response, StatusCode};
-use serde_json::{Value, json};
+use reqwest::Client;
 
 /// The JWT secret of test servers.
 pub const SECRET: &str = "test-secret-test-secret-test-secret-0123456789";
 
 /// Which store a test server uses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// The embedded store.
+    /// The embedded store as it runs by default: SQLite in a file (a fresh temporary one per
+    /// server, removed with it).
     Embedded,
+    /// The embedded store in memory (`store.path = ":memory:"`).
+    InMemory,
     /// Real Redis (a private key prefix per server).
     Redis,
+    /// A real three-master Redis Cluster (a private key prefix per server).
+    RedisCluster,
 }
 
-/// A running test server.
+impl Backend {
+    /// Whether several servers can share this backend's data (the two-node tests).
+    pub fn shared(self) -> bool {
+        matches!(self, Backend::Redis | Backend::RedisCluster)
+    }
+}
+
+/// A fresh, empty temporary folder for one test's files; remove it with [`remove_scratch`].
+pub fn scratch_dir() -> PathBuf {
+    let dir = scratch_root().join(uuid::Uuid::new_v4().simple().to_string());
+    std::fs::create_dir_all(&dir).expect("create a temporary folder");
+    dir
+}
+
+/// Where every [`scratch_dir`] lives.
+fn scratch_root() -> PathBuf {
+    std::env::temp_dir().join("offer-engine-tests")
+}
+
+/// Removes the [`scratch_dir`] holding `file`, if it is one (a store path a test chose
+/// itself is left alone).
+pub fn remove_scratch(file: &Path) {
+    if let Some(dir) = file.parent()
+        && dir.parent() == Some(scratch_root().as_path())
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// A running test server; dropping it shuts the server down.
 pub struct TestApp {
     pub addr: SocketAddr,
     pub client: Client,
     pub running: Running,
     pub codec: JwtCodec,
-    /// Admin token of studio `studio-a`.
+    /// Admin token of studio `studio-a`, the token every request carries unless told otherwise.
     pub admin: String,
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
         let _ = self.running.shutdown.send(true);
+        remove_scratch(&self.running.state.services.settings.store.path);
     }
 }
 
-pub fn settings(backend: Backend, prefix: Option<String>) -> Settings {
+/// Test settings: loopback port 0, two shards, [`SECRET`]; on the embedded store a fresh
+/// temporary file (or memory); on Redis or the cluster, the shared test server or cluster
+/// and a fresh key prefix.
+pub fn settings(backend: Backend) -> Settings {
     let mut s = Settings::load(None).expect("default settings load");
     s.server.bind = "127.0.0.1:0".parse().expect("addr");
     s.server.shards = 2;
     s.auth.jwt_secret = SECRET.into();
-    if let Backend::Redis = backend {
-        s.store.redis_url = super::redis_harness::redis_url();
-        s.store.key_prefix = prefix.unwrap_or_else(super::redis_harness::unique_prefix);
-    }
+    let url = match backend {
+        Backend::Embedded => {
+            s.store.path = scratch_dir().join("offer-engine.db");
+            return s;
+        }
+        Backend::InMemory => {
+            s.store.path = StoreSettings::IN_MEMORY.into();
+            return s;
+        }
+        Backend::Redis => super::redis_harness::redis_url(),
+        Backend::RedisCluster => super::redis_harness::cluster_url(),
+    };
+    s.store.redis_url = url;
+    s.store.key_prefix = super::redis_harness::unique_prefix();
     s
 }
 
-/// The backend of `spawn_app()`: the embedded store, or real Redis when
-/// `OFFER_TEST_STORE=redis` (CI runs the HTTP suite both ways).
+/// The backend of `spawn_app()`, chosen with `OFFER_TEST_STORE`: `sqlite` (the default: the
+/// embedded store in a temporary file, as the engine runs by default), `memory` (the
+/// embedded store in memory), `redis` or `redis-cluster`. CI runs the HTTP suite on each.
 pub fn default_backend() -> Backend {
     match std::env::var("OFFER_TEST_STORE").as_deref() {
+        Err(_) | Ok("" | "sqlite") => Backend::Embedded,
+        Ok("memory") => Backend::InMemory,
         Ok("redis") => Backend::Redis,
-        _ => Backend::Embedded,
+        Ok("redis-cluster") => Backend::RedisCluster,
+        Ok(other) => panic!(
+            "OFFER_TEST_STORE={other}: use sqlite (the default), memory, redis or redis-cluster"
+        ),
     }
 }
 
+/// The backend of the tests that need data shared between servers (two engine nodes, the
+/// Redis conformance cases): the Redis Cluster when `OFFER_TEST_STORE=redis-cluster`,
+/// otherwise a single Redis.
+pub fn shared_backend() -> Backend {
+    match default_backend() {
+        Backend::RedisCluster => Backend::RedisCluster,
+        _ => Backend::Redis,
+    }
+}
+
+/// A server on the [`default_backend`].
 pub async fn spawn_app() -> TestApp {
-    spawn_with(settings(default_backend(), None)).await
+    spawn_app_on(default_backend()).await
 }
 
+/// A server on `backend`.
 pub async fn spawn_app_on(backend: Backend) -> TestApp {
-    spawn_with(settings(backend, None)).await
+    spawn_with(settings(backend)).await
 }
 
+/// A server on `backend` whose settings `tune` changes first.
+pub async fn spawn_tuned(backend: Backend, tune: impl FnOnce(&mut Settings)) -> TestApp {
+    let mut s = settings(backend);
+    tune(&mut s);
+    spawn_with(s).await
+}
+
+/// A server with exactly `settings`.
 pub async fn spawn_with(settings: Settings) -> TestApp {
     let codec = JwtCodec::new(
         SECRET.as_bytes(),
@@ -88,130 +166,16 @@ pub async fn spawn_with(settings: Settings) -> TestApp {
 }
 
 impl TestApp {
-    pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+    /// Another node with this server's settings, so on the same Redis (or cluster) key
+    /// space: a second instance of the service.
+    pub async fn spawn_peer(&self) -> TestApp {
+        spawn_with(self.running.state.services.settings.clone()).await
     }
 
+    /// A dashboard token for `role` in `studio`, valid for an hour.
     pub fn token(&self, studio: &str, role: Role) -> String {
         self.codec
             .mint("user", studio, role, chrono::Duration::hours(1))
             .expect("mint")
     }
-
-    pub async fn get(&self, path: &str, token: &str) -> Response {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .expect("request")
-    }
-
-    /// A GET as the admin whose answer is JSON.
-    pub async fn get_json(&self, path: &str) -> Value {
-        self.get(path, &self.admin)
-            .await
-            .json()
-            .await
-            .expect("json")
-    }
-
-    pub async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        token: &str,
-        body: Value,
-    ) -> Response {
-        self.client
-            .request(method, self.url(path))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .expect("request")
-    }
-
-    pub async fn post(&self, path: &str, token: &str, body: Value) -> Response {
-        self.send(reqwest::Method::POST, path, token, body).await
-    }
-
-    pub async fn patch(&self, path: &str, token: &str, body: Value) -> Response {
-        self.send(reqwest::Method::PATCH, path, token, body).await
-    }
-
-    /// Creates an RPG game with gems for studio A and returns its id.
-    pub async fn create_game(&self) -> String {
-        self.create_game_as(&self.admin.clone(), "rpg").await
-    }
-
-    pub async fn create_game_as(&self, token: &str, genre: &str) -> String {
-        let r = self
-            .post(
-                "/v1/games",
-                token,
-                json!({"name": "Dragon Quest", "genre": genre,
-                       "currencies": [{"currency_id": "gems", "kind": "hard"},
-                                      {"currency_id": "gold", "kind": "earned"}]}),
-            )
-            .await;
-        assert_eq!(r.status(), StatusCode::CREATED);
-        let body: Value = r.json().await.expect("json");
-        body["game_id"].as_str().expect("id").to_owned()
-    }
-
-    pub async fn bulk(&self, game: &str, items: Value) -> Response {
-        self.post(
-            &format!("/v1/games/{game}/items/bulk"),
-            &self.admin.clone(),
-            json!({ "items": items }),
-        )
-        .await
-    }
-
-    pub async fn items(&self, game: &str) -> Vec<Value> {
-        let r = self
-            .get(&format!("/v1/games/{game}/items"), &self.admin)
-            .await;
-        assert_eq!(r.status(), StatusCode::OK);
-        let body: Value = r.json().await.expect("json");
-        body["items"].as_array().expect("items").clone()
-    }
-
-    /// Issues an SDK key for `game` in `environment`.
-    pub async fn sdk_key(&self, game: &str, environment: &str) -> String {
-        let r = self
-            .post(
-                &format!("/v1/games/{game}/sdk-keys"),
-                &self.admin.clone(),
-                json!({ "environment": environment }),
-            )
-            .await;
-        assert_eq!(r.status(), StatusCode::CREATED);
-        let body: Value = r.json().await.expect("json");
-        body["api_key"].as_str().expect("key").to_owned()
-    }
-}
-
-/// A catalogue item in the bulk shape.
-pub fn item(id: &str, category: &str, price_usd: f64) -> Value {
-    json!({"item_id": id, "item_name": id, "category": category, "price_usd": price_usd,
-           "is_consumable": false, "fallback_eligible": true})
-}
-
-/// A gem pack.
-pub fn pack(id: &str, quantity: i64, price_usd: f64) -> Value {
-    json!({"item_id": id, "item_name": id, "category": "currency_pack", "currency_id": "gems",
-           "price_usd": price_usd, "quantity": quantity, "is_consumable": true,
-           "fallback_eligible": true})
-}
-
-/// Asserts the contract's error shape and code; returns the body.
-pub async fn expect_error(r: Response, status: StatusCode, code: &str) -> Value {
-    assert_eq!(r.status(), status, "status");
-    let body: Value = r.json().await.expect("error body is JSON");
-    assert_eq!(body["error"]["code"], code, "code in {body}");
-    assert!(body["error"]["message"].is_string());
-    assert!(body["error"]["details"].is_object());
-    body
 }

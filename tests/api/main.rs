@@ -1,13 +1,29 @@
 //! The integration tests: one binary, each test with its own server on port 0 (and its own
-//! Redis key space where it uses Redis).
+//! SQLite file, or its own Redis key space where it uses Redis).
+//!
+//! The toolkit: `helpers` spawns servers and mints tokens, `http` sends requests and checks
+//! their answers, `fixtures` holds the bodies and setup steps, `ws_client` speaks the SDK
+//! WebSocket, `raw` writes requests byte by byte on a plain socket, `redis_harness` provides
+//! Redis and Redis Clusters. The other modules are the tests (`protocol_doc` keeps
+//! `docs/protocol.md` true to the server).
 
 mod auth;
 mod bad_input;
 mod catalogue;
+mod cluster;
+mod crash;
+mod edge;
+mod fixtures;
 mod helpers;
+mod http;
 mod offers;
+mod openapi;
 mod ops;
 mod process;
+mod protocol_doc;
+mod raw;
 mod redis_harness;
+mod slow_clients;
 mod store_conformance;
 mod ws;
+mod ws_client;

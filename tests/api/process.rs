@@ -1,6 +1,6 @@
 //! The `offer-engine` binary as an operator runs it: configuration errors, the token
-//! command, the development token, graceful SIGTERM; and Redis going away under a running
-//! service.
+//! command, the development token, graceful SIGTERM, a restart that keeps the data, one
+//! engine per SQLite file; and Redis going away under a running service.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -9,20 +9,61 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::helpers::{Backend, SECRET, expect_error, item, settings, spawn_with};
+use super::fixtures::{game_body, item};
+use super::helpers::{Backend, Role, SECRET, spawn_tuned};
 
 const BIN: &str = env!("CARGO_BIN_EXE_offer-engine");
 
-fn engine() -> Command {
+/// The built `offer-engine` binary, run from the package root without the caller's
+/// `OFFER__` variables, its development secret kept at `dev_secret` and its store in
+/// `offer-engine.db` beside it.
+pub fn engine_with(dev_secret: &std::path::Path) -> Command {
     let mut c = Command::new(BIN);
-    // A clean environment: no stray OFFER__ variables from the developer's shell.
     for (k, _) in std::env::vars() {
         if k.starts_with("OFFER__") {
             c.env_remove(k);
         }
     }
     c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.env("OFFER__AUTH__DEV_SECRET_FILE", dev_secret);
+    c.env(
+        "OFFER__STORE__PATH",
+        dev_secret.with_file_name("offer-engine.db"),
+    );
     c
+}
+
+/// The binary with a development secret path of its own that no server has written yet.
+pub(super) fn engine() -> Command {
+    engine_with(&fresh_secret_path())
+}
+
+/// A path in a new temporary folder, for a development secret.
+pub fn fresh_secret_path() -> std::path::PathBuf {
+    std::env::temp_dir()
+        .join(format!("offer-engine-test-{}", uuid::Uuid::new_v4()))
+        .join("dev-jwt-secret")
+}
+
+/// A spawned engine process, killed when the test ends on any path, so a failing test
+/// never leaves a server running.
+pub struct Spawned(pub std::process::Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl Spawned {
+    /// Sends SIGTERM, as an orchestrator stopping the service does.
+    pub(super) fn terminate(&self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).expect("pid fits"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+    }
 }
 
 #[test]
@@ -36,6 +77,18 @@ fn bad_configuration_stops_the_start_with_one_line() {
         ),
         ("OFFER__AUTH__KEY_PREFIX", "UPPER", "key_prefix"),
         ("OFFER__STORE__REDIS_URL", "redis://127.0.0.1:1", "store"),
+        (
+            "OFFER__STORE__REDIS_URL",
+            "redis+cluster://a:1,,b:2",
+            "seed 2",
+        ),
+        ("OFFER__STORE__KEY_PREFIX", "a{b}", "key_prefix"),
+        ("OFFER__STORE__SYNC", "sometimes", "configuration error"),
+        (
+            "OFFER__STORE__IDEMPOTENCY_RETENTION_DAYS",
+            "7",
+            "idempotency_retention_days",
+        ),
     ] {
         let out = engine().arg("serve").env(key, value).output().expect("run");
         assert!(!out.status.success(), "{key}={value} must fail");
@@ -73,79 +126,188 @@ fn token_command_prints_a_jwt_or_refuses_without_a_secret() {
     );
     let claims = codec.verify(token.trim()).expect("valid token");
     assert_eq!(claims.studio_id, "s1");
-    assert_eq!(claims.role, offer_engine::auth::Role::Viewer);
+    assert_eq!(claims.role, Role::Viewer);
+}
+
+#[test]
+fn a_ttl_without_a_unit_is_refused() {
+    let out = engine()
+        .args(["token", "--studio", "s1", "--role", "admin", "--ttl", "90"])
+        .env("OFFER__AUTH__JWT_SECRET", SECRET)
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a unit"));
 }
 
 #[tokio::test]
-async fn serve_prints_a_dev_token_and_drains_on_sigterm() {
-    let mut child = engine()
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let addr = lines
-        .next()
-        .expect("line")
-        .expect("read")
+async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
+    let secret = fresh_secret_path();
+    // `serve`'s options work without naming `serve`.
+    let mut child = Spawned(
+        engine_with(&secret)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().expect("stdout")).lines();
+    let mut next = || lines.next().expect("line").expect("read");
+    let listening = next();
+    assert!(listening.contains("store: embedded SQLite"), "{listening}");
+    // The start-up line says where the data lives.
+    let db = secret.with_file_name("offer-engine.db");
+    assert!(listening.contains(&db.display().to_string()), "{listening}");
+    let addr = listening
         .rsplit("http://")
         .next()
+        .and_then(|rest| rest.split_whitespace().next())
         .expect("addr")
         .to_owned();
-    assert!(
-        lines
-            .next()
-            .expect("line")
-            .expect("read")
-            .contains("development admin token")
-    );
-    let token = lines.next().expect("line").expect("read");
+    assert!(next().contains("Development mode"));
+    assert!(next().contains("Development admin token"));
+    let token = next();
     let client = reqwest::Client::new();
-    let r = client
-        .post(format!("http://{addr}/v1/games"))
-        .bearer_auth(&token)
-        .json(&json!({"name": "G", "genre": "rpg"}))
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(r.status(), StatusCode::CREATED);
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    let create = |token: String| {
+        client
+            .post(format!("http://{addr}/v1/games"))
+            .bearer_auth(token)
+            .json(&game_body("rpg"))
+            .send()
+    };
+    assert_eq!(
+        create(token).await.expect("request").status(),
+        StatusCode::CREATED
+    );
+    // The CLI, run in the same folder, signs with the server's development secret.
+    let out = engine_with(&secret)
+        .args([
+            "token",
+            "--studio",
+            "dev-studio",
+            "--role",
+            "admin",
+            "--ttl",
+            "10m",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let minted = String::from_utf8(out.stdout)
+        .expect("utf8")
+        .trim()
+        .to_owned();
+    assert_eq!(
+        create(minted).await.expect("request").status(),
+        StatusCode::CREATED
+    );
+    child.terminate();
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        if let Some(status) = child.try_wait().expect("wait") {
+        if let Some(status) = child.0.try_wait().expect("wait") {
             assert!(status.success(), "clean exit on SIGTERM, got {status}");
             break;
         }
         assert!(Instant::now() < deadline, "did not exit after SIGTERM");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // Started again on the same file, the engine still has both games.
+    let mut again = Spawned(
+        engine_with(&secret)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
+    let mut lines = BufReader::new(again.0.stdout.take().expect("stdout")).lines();
+    let listening = lines.next().expect("line").expect("read");
+    let addr = listening
+        .rsplit("http://")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("addr")
+        .to_owned();
+    let token = lines.nth(2).expect("token line").expect("read");
+    let games: serde_json::Value = client
+        .get(format!("http://{addr}/v1/games"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(games["games"].as_array().map(Vec::len), Some(2), "{games}");
+    again.terminate();
+    let _ = again.0.wait();
+    if let Some(dir) = secret.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn a_second_engine_on_the_same_file_refuses_to_start() {
+    let secret = fresh_secret_path();
+    let mut first = Spawned(
+        engine_with(&secret)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
+    let mut lines = BufReader::new(first.0.stdout.take().expect("stdout")).lines();
+    let listening = lines.next().expect("line").expect("read");
+    assert!(listening.contains("listening"), "{listening}");
+    let out = engine_with(&secret)
+        .args(["--bind", "127.0.0.1:0"])
+        .output()
+        .expect("run");
+    assert!(
+        !out.status.success(),
+        "a second engine on the file must not start"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refusal: Vec<_> = stderr
+        .lines()
+        .filter(|l| l.starts_with("offer-engine:"))
+        .collect();
+    assert_eq!(refusal.len(), 1, "{stderr}");
+    assert!(
+        refusal[0].contains("in use by another engine process"),
+        "{stderr}"
+    );
+    first.terminate();
+    let _ = first.0.wait();
+    if let Some(dir) = secret.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 #[tokio::test]
 async fn redis_going_away_answers_503_never_500_and_never_hangs() {
     let (mut redis, port) = super::redis_harness::start_private();
-    let mut s = settings(Backend::Redis, None);
-    s.store.redis_url = format!("redis://127.0.0.1:{port}");
-    let app = spawn_with(s).await;
+    let app = spawn_tuned(Backend::Redis, |s| {
+        s.store.redis_url = format!("redis://127.0.0.1:{port}");
+    })
+    .await;
     let game = app.create_game().await;
-    assert_eq!(
-        app.bulk(&game, json!([item("sword", "equipment", 1.0)]))
-            .await
-            .status(),
-        StatusCode::OK
-    );
+    app.bulk(&game, json!([item("sword", "equipment", 1.0)]))
+        .expect(StatusCode::OK)
+        .await;
     redis.kill().expect("kill redis");
     let _ = redis.wait();
     let started = Instant::now();
-    let r = app
+    let body = app
         .bulk(&game, json!([item("axe", "equipment", 1.0)]))
+        .expect_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable")
         .await;
-    let body = expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "answered within 2 s"
@@ -156,22 +318,12 @@ async fn redis_going_away_answers_503_never_500_and_never_hangs() {
             .expect("msg")
             .contains("redis")
     );
-    let r = app
-        .client
-        .get(app.url("/readyz"))
-        .send()
-        .await
-        .expect("req");
+    let r = app.get("/readyz").no_token().send().await;
     assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(r.headers().contains_key("retry-after"));
-    let r = app
-        .post(
-            "/v1/games",
-            &app.admin,
-            json!({"name": "G", "genre": "rpg"}),
-        )
+    app.post("/v1/games", game_body("rpg"))
+        .expect_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable")
         .await;
-    expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
     // Reads of a loaded game keep serving from memory.
     assert_eq!(app.items(&game).await.len(), 1);
 }

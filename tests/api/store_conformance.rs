@@ -1,135 +1,175 @@
-//! One conformance suite for both store backends.
+//! One conformance suite for every store backend.
 //!
 //! Each case is written once as an async function over a [`Ctx`] (the store under test plus
-//! a way to open more instances of the same backend) and instantiated for the embedded and
-//! the Redis backend by [`conformance!`]. The Redis-only cases at the end check that a
-//! missing or dying Redis answers `Unavailable` quickly instead of hanging.
+//! a way to open more instances of the same backend) and instantiated by [`conformance!`]
+//! for the embedded store in a file (`sqlite_file`), the embedded store in memory
+//! (`sqlite_memory`) and Redis (`redis`; on the Redis Cluster when
+//! `OFFER_TEST_STORE=redis-cluster`). The cases after them check what only one backend has:
+//! the SQLite file across a restart, its single owner and its idempotency retention; and that
+//! a missing or dying Redis answers `Unavailable` quickly instead of hanging.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use offer_engine::store::embedded::EmbeddedStore;
+use offer_domain::environment::Environment;
 use offer_engine::store::redis::RedisStore;
+use offer_engine::store::sqlite::{Location, SqliteOptions, SqliteStore, SyncMode};
 use offer_engine::store::{
-    BusMessage, Collection, DayAggregate, Environment, LedgerEntry, MoneyKind, MoneyOp,
-    MoneyOutcome, SharedStore, Store, StoreError,
+    BusMessage, Collection, DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome,
+    SharedStore, Store, StoreError,
 };
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use uuid::Uuid;
 
-use crate::redis_harness::{redis_url, start_on, start_private, unique_prefix};
+use crate::helpers::{Backend, remove_scratch, scratch_dir, shared_backend};
+use crate::redis_harness::{cluster_url, redis_url, start_on, start_private, unique_prefix};
 
-/// The per-call timeout the Redis stores of these tests use (the contract's bound).
+/// The per-call timeout the stores of these tests use (the bound on every answer).
 const TIMEOUT: Duration = Duration::from_secs(2);
-
-#[derive(Clone, Copy)]
-enum Backend {
-    Embedded,
-    Redis,
-}
 
 /// The store under test and how to open more of its kind.
 struct Ctx {
     backend: Backend,
     prefix: String,
     store: SharedStore,
+    /// The SQLite files of a file store and of its other key spaces (removed when the case
+    /// ends).
+    files: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl Ctx {
     async fn new(backend: Backend) -> Self {
         let prefix = unique_prefix();
-        let store = open(backend, &prefix).await;
+        let file = (backend == Backend::Embedded).then(|| scratch_dir().join("store.db"));
+        let store = open(backend, &prefix, file.as_deref()).await;
         Self {
             backend,
             prefix,
             store,
+            files: std::sync::Mutex::new(file.into_iter().collect()),
         }
     }
 
-    /// Another node on the same data (for the embedded backend, the one process there is).
+    /// Another node on the same data (for the embedded store, the one process there is).
     async fn peer(&self) -> SharedStore {
         match self.backend {
-            Backend::Embedded => Arc::clone(&self.store),
-            Backend::Redis => open(self.backend, &self.prefix).await,
+            Backend::Embedded | Backend::InMemory => Arc::clone(&self.store),
+            Backend::Redis | Backend::RedisCluster => open(self.backend, &self.prefix, None).await,
         }
     }
 
-    /// A store with a different key space.
+    /// A store with a different key space (for the embedded store, another file).
     async fn other_space(&self) -> SharedStore {
-        open(self.backend, &unique_prefix()).await
+        let file = (self.backend == Backend::Embedded).then(|| scratch_dir().join("store.db"));
+        let store = open(self.backend, &unique_prefix(), file.as_deref()).await;
+        self.files.lock().expect("files").extend(file);
+        store
     }
 }
 
-async fn open(backend: Backend, prefix: &str) -> SharedStore {
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        for file in self.files.get_mut().expect("files").iter() {
+            remove_scratch(file);
+        }
+    }
+}
+
+/// SQLite options for `location` with the test timeout and the default retention. Files
+/// are synced `normal`: the cases check what the store answers, not the disk, and the
+/// randomised case's 10,000 events one after the other would otherwise wait for 10,000
+/// syncs. The HTTP suite and the crash test run the default, `full`.
+fn sqlite_options(location: Location) -> SqliteOptions {
+    SqliteOptions {
+        location,
+        sync: SyncMode::Normal,
+        timeout: TIMEOUT,
+        idempotency_retention: Duration::from_secs(90 * 86_400),
+    }
+}
+
+/// Opens a SQLite store off the tokio workers, as the engine does.
+async fn open_sqlite(options: SqliteOptions) -> Result<SqliteStore, StoreError> {
+    tokio::task::spawn_blocking(move || SqliteStore::open(&options))
+        .await
+        .expect("join")
+}
+
+async fn open(backend: Backend, prefix: &str, file: Option<&Path>) -> SharedStore {
     match backend {
-        Backend::Embedded => Arc::new(EmbeddedStore::new()),
+        Backend::Embedded => {
+            let file = file.expect("a file store has a file").to_owned();
+            Arc::new(
+                open_sqlite(sqlite_options(Location::File(file)))
+                    .await
+                    .expect("open the SQLite file"),
+            )
+        }
+        Backend::InMemory => Arc::new(
+            open_sqlite(sqlite_options(Location::Memory))
+                .await
+                .expect("open SQLite in memory"),
+        ),
         Backend::Redis => Arc::new(
             RedisStore::connect(&redis_url(), prefix, TIMEOUT)
                 .await
                 .expect("connect to the test Redis"),
         ),
+        Backend::RedisCluster => Arc::new(
+            RedisStore::connect(&cluster_url(), prefix, TIMEOUT)
+                .await
+                .expect("connect to the test Redis Cluster"),
+        ),
     }
 }
 
-/// Instantiates one case for both backends.
+/// Instantiates one case for every backend, as `<name>::sqlite_file`, `<name>::sqlite_memory`
+/// and `<name>::redis` (on the Redis Cluster when `OFFER_TEST_STORE=redis-cluster`: see
+/// [`shared_backend`]).
 macro_rules! conformance {
-    ($embedded:ident, $redis:ident, $case:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $embedded() {
-            $case(Ctx::new(Backend::Embedded).await).await;
-        }
+    ($name:ident, $case:ident) => {
+        mod $name {
+            use super::*;
 
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $redis() {
-            $case(Ctx::new(Backend::Redis).await).await;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite_file() {
+                $case(Ctx::new(Backend::Embedded).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite_memory() {
+                $case(Ctx::new(Backend::InMemory).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn redis() {
+                $case(Ctx::new(shared_backend()).await).await;
+            }
         }
     };
 }
 
-conformance!(embedded_get_put, redis_get_put, case_get_put);
-conformance!(embedded_put_all, redis_put_all, case_put_all);
-conformance!(embedded_insert_new, redis_insert_new, case_insert_new);
-conformance!(embedded_cas, redis_cas, case_compare_and_swap);
-conformance!(embedded_isolation, redis_isolation, case_isolation);
-conformance!(embedded_earn_spend, redis_earn_spend, case_earn_then_spend);
-conformance!(
-    embedded_overspend,
-    redis_overspend,
-    case_overspend_writes_nothing
-);
-conformance!(embedded_replay, redis_replay, case_replay_counts_once);
-conformance!(embedded_kill, redis_kill, case_kill_switch_writes_nothing);
-conformance!(
-    embedded_tx_conflict,
-    redis_tx_conflict,
-    case_reused_tx_id_is_a_conflict
-);
-conformance!(
-    embedded_spend,
-    redis_spend,
-    case_purchases_keep_lifetime_spend
-);
-conformance!(
-    embedded_revenue,
-    redis_revenue,
-    case_purchase_revenue_by_group
-);
-conformance!(embedded_envs, redis_envs, case_environments_apart);
-conformance!(
-    embedded_import,
-    redis_import,
-    case_import_skips_balance_check
-);
-conformance!(
-    embedded_concurrent,
-    redis_concurrent,
-    case_concurrent_spends
-);
-conformance!(embedded_random, redis_random, case_randomised_ledger_sums);
-conformance!(embedded_bus, redis_bus, case_publish_reaches_subscriber);
+conformance!(get_put, case_get_put);
+conformance!(put_all, case_put_all);
+conformance!(insert_new, case_insert_new);
+conformance!(cas, case_compare_and_swap);
+conformance!(isolation, case_isolation);
+conformance!(earn_spend, case_earn_then_spend);
+conformance!(overspend, case_overspend_writes_nothing);
+conformance!(replay, case_replay_counts_once);
+conformance!(kill, case_kill_switch_writes_nothing);
+conformance!(tx_conflict, case_reused_tx_id_is_a_conflict);
+conformance!(spend, case_purchases_keep_lifetime_spend);
+conformance!(revenue, case_purchase_revenue_by_group);
+conformance!(envs, case_environments_apart);
+conformance!(import, case_import_skips_balance_check);
+conformance!(concurrent, case_concurrent_spends);
+conformance!(random, case_randomised_ledger_sums);
+conformance!(bus, case_publish_reaches_subscriber);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -165,6 +205,14 @@ fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
     }
 }
 
+/// The gold balance of `player` in `game`.
+async fn gold(store: &SharedStore, game: Uuid, env: Environment, player: &str) -> i64 {
+    store
+        .balance(game, env, player, "gold")
+        .await
+        .expect("balance")
+}
+
 async fn apply(store: &SharedStore, op: &MoneyOp) -> MoneyOutcome {
     store.apply_money(op).await.expect("apply_money")
 }
@@ -173,10 +221,7 @@ async fn apply(store: &SharedStore, op: &MoneyOp) -> MoneyOutcome {
 async fn snapshot(store: &SharedStore, game: Uuid) -> (i64, Vec<LedgerEntry>, Vec<DayAggregate>) {
     let env = Environment::Production;
     (
-        store
-            .balance(game, env, "p1", "gold")
-            .await
-            .expect("balance"),
+        gold(store, game, env, "p1").await,
         store.ledger(game, env).await.expect("ledger"),
         store
             .day_aggregates(game, env, &[day(1)])
@@ -186,7 +231,7 @@ async fn snapshot(store: &SharedStore, game: Uuid) -> (i64, Vec<LedgerEntry>, Ve
 }
 
 async fn case_get_put(ctx: Ctx) {
-    let s = ctx.store;
+    let s = &ctx.store;
     let items = Collection::game(Uuid::new_v4(), "items");
     assert_eq!(s.get(items, "a").await.expect("get"), None);
     assert!(s.list(items).await.expect("list").is_empty());
@@ -208,7 +253,7 @@ async fn case_get_put(ctx: Ctx) {
 }
 
 async fn case_put_all(ctx: Ctx) {
-    let s = ctx.store;
+    let s = &ctx.store;
     let items = Collection::game(Uuid::new_v4(), "items");
     s.put_all(items, Vec::new()).await.expect("empty put");
     let first: Vec<_> = (0..50)
@@ -230,7 +275,7 @@ async fn case_put_all(ctx: Ctx) {
 }
 
 async fn case_insert_new(ctx: Ctx) {
-    let s = ctx.store;
+    let s = &ctx.store;
     let coll = Collection::global("keys");
     assert!(
         s.insert_new(coll, "k", bytes("first"))
@@ -246,7 +291,7 @@ async fn case_insert_new(ctx: Ctx) {
 }
 
 async fn case_compare_and_swap(ctx: Ctx) {
-    let s = ctx.store;
+    let s = &ctx.store;
     let coll = Collection::game(Uuid::new_v4(), "approvals");
     // Absent: only `None` matches.
     assert!(
@@ -312,19 +357,8 @@ async fn case_isolation(ctx: Ctx) {
         assert!(other.list(coll).await.expect("list").is_empty());
     }
     apply(s, &op(g1, "t1", MoneyKind::Earned, 10)).await;
-    assert_eq!(
-        other
-            .balance(g1, Environment::Production, "p1", "gold")
-            .await
-            .expect("balance"),
-        0
-    );
-    assert_eq!(
-        s.balance(g2, Environment::Production, "p1", "gold")
-            .await
-            .expect("balance"),
-        0
-    );
+    assert_eq!(gold(&other, g1, Environment::Production, "p1").await, 0);
+    assert_eq!(gold(s, g2, Environment::Production, "p1").await, 0);
 }
 
 async fn case_earn_then_spend(ctx: Ctx) {
@@ -392,12 +426,7 @@ async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
     assert_eq!(apply(s, &other_player).await, MoneyOutcome::TxConflict);
     let (balance, ledger, _) = snapshot(s, g).await;
     assert_eq!((balance, ledger.len()), (40, 1));
-    assert_eq!(
-        s.balance(g, Environment::Production, "p2", "gold")
-            .await
-            .expect("balance"),
-        0
-    );
+    assert_eq!(gold(s, g, Environment::Production, "p2").await, 0);
     assert_eq!(
         apply(s, &earn).await,
         MoneyOutcome::Duplicate { balance: 40 }
@@ -524,14 +553,8 @@ async fn case_environments_apart(ctx: Ctx) {
         apply(s, &sandbox).await,
         MoneyOutcome::Applied { balance: 5 }
     );
-    let prod = s
-        .balance(g, Environment::Production, "p1", "gold")
-        .await
-        .expect("balance");
-    let sand = s
-        .balance(g, Environment::Sandbox, "p1", "gold")
-        .await
-        .expect("balance");
+    let prod = gold(s, g, Environment::Production, "p1").await;
+    let sand = gold(s, g, Environment::Sandbox, "p1").await;
     assert_eq!((prod, sand), (100, 5));
     let sandbox_ledger = s.ledger(g, Environment::Sandbox).await.expect("ledger");
     assert_eq!(sandbox_ledger.len(), 1);
@@ -573,12 +596,12 @@ async fn case_concurrent_spends(ctx: Ctx) {
     const BALANCE: i64 = 10_000;
     const PRICE: i64 = 37;
     const SPENDS: usize = 1_000;
-    let s = ctx.store;
+    let s = &ctx.store;
     let g = Uuid::new_v4();
-    apply(&s, &op(g, "seed", MoneyKind::Earned, BALANCE)).await;
+    apply(s, &op(g, "seed", MoneyKind::Earned, BALANCE)).await;
     let tasks: Vec<_> = (0..SPENDS)
         .map(|i| {
-            let s = Arc::clone(&s);
+            let s = Arc::clone(s);
             tokio::spawn(async move {
                 s.apply_money(&op(g, &format!("spend-{i}"), MoneyKind::Spent, PRICE))
                     .await
@@ -597,7 +620,7 @@ async fn case_concurrent_spends(ctx: Ctx) {
         }
     }
     assert_eq!(applied, BALANCE / PRICE);
-    let (balance, ledger, days) = snapshot(&s, g).await;
+    let (balance, ledger, days) = snapshot(s, g).await;
     assert_eq!(balance, BALANCE - applied * PRICE);
     assert!(balance >= 0);
     let spends = ledger.iter().filter(|e| e.kind == MoneyKind::Spent).count();
@@ -744,7 +767,176 @@ async fn case_publish_reaches_subscriber(ctx: Ctx) {
     );
 }
 
-/// Asserts that `result` is `Unavailable` and came within the contract's 2 seconds.
+/// What a store holds of game `g`, read back for comparison across a restart.
+#[derive(Debug, PartialEq)]
+struct Held {
+    items: Vec<(String, Vec<u8>)>,
+    game: Option<Vec<u8>>,
+    approval: Option<Vec<u8>>,
+    production: (i64, Vec<LedgerEntry>, Vec<DayAggregate>),
+    sandbox_ledger: Vec<LedgerEntry>,
+    spend_cents: i64,
+}
+
+async fn held(store: &SharedStore, g: Uuid) -> Held {
+    let mut items = store
+        .list(Collection::game(g, "items"))
+        .await
+        .expect("list");
+    items.sort();
+    Held {
+        items,
+        game: store
+            .get(Collection::global("games"), &g.to_string())
+            .await
+            .expect("get"),
+        approval: store
+            .get(Collection::game(g, "approvals"), "a")
+            .await
+            .expect("get"),
+        production: snapshot(store, g).await,
+        sandbox_ledger: store.ledger(g, Environment::Sandbox).await.expect("ledger"),
+        spend_cents: store
+            .spend_cents(g, Environment::Production, "p1")
+            .await
+            .expect("spend"),
+    }
+}
+
+/// Opens the SQLite store of `file` (shared, as the engine holds it).
+async fn open_file(file: &Path, retention: Duration) -> SharedStore {
+    let options = SqliteOptions {
+        idempotency_retention: retention,
+        ..sqlite_options(Location::File(file.to_owned()))
+    };
+    Arc::new(open_sqlite(options).await.expect("open the SQLite file"))
+}
+
+/// The default retention of these tests.
+const NINETY_DAYS: Duration = Duration::from_secs(90 * 86_400);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_file_keeps_everything_across_a_restart() {
+    let file = scratch_dir().join("store.db");
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 100);
+    let before = {
+        let s = open_file(&file, NINETY_DAYS).await;
+        s.put_all(
+            Collection::game(g, "items"),
+            vec![
+                ("sword".into(), bytes("{\"v\":1}")),
+                ("axe".into(), bytes("{}")),
+            ],
+        )
+        .await
+        .expect("put");
+        assert!(
+            s.insert_new(Collection::global("games"), &g.to_string(), bytes("game"))
+                .await
+                .expect("insert")
+        );
+        assert!(
+            s.compare_and_swap(
+                Collection::game(g, "approvals"),
+                "a",
+                None,
+                bytes("pending")
+            )
+            .await
+            .expect("cas")
+        );
+        apply(&s, &earn).await;
+        apply(&s, &op(g, "s1", MoneyKind::Spent, 30)).await;
+        let buy = MoneyOp {
+            holdout: true,
+            ..op(g, "b1", MoneyKind::Purchase, 499)
+        };
+        apply(&s, &buy).await;
+        let sandbox = MoneyOp {
+            env: Environment::Sandbox,
+            ..op(g, "e1", MoneyKind::Earned, 5)
+        };
+        apply(&s, &sandbox).await;
+        s.set_kill_level(g, 3).await.expect("kill 3");
+        held(&s, g).await
+        // The store is dropped here: the engine stopped.
+    };
+    assert_eq!(before.production.1.len(), 3);
+    let s = open_file(&file, NINETY_DAYS).await;
+    assert_eq!(held(&s, g).await, before);
+    // The idempotency records and the kill level came back too.
+    assert_eq!(
+        apply(&s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 100 }
+    );
+    assert_eq!(
+        apply(&s, &op(g, "e2", MoneyKind::Earned, 1)).await,
+        MoneyOutcome::KillSwitch
+    );
+    drop(s);
+    remove_scratch(&file);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_file_has_one_owner() {
+    let file = scratch_dir().join("store.db");
+    let first = open_file(&file, NINETY_DAYS).await;
+    let options = sqlite_options(Location::File(file.clone()));
+    match open_sqlite(options.clone()).await {
+        Err(StoreError::Unavailable(why)) => {
+            assert!(why.contains("in use by another engine process"), "{why}");
+        }
+        other => panic!("a second owner must be refused, got {other:?}"),
+    }
+    drop(first);
+    open_sqlite(options)
+        .await
+        .expect("the file is free once its owner closed it");
+    remove_scratch(&file);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_forgets_tx_ids_after_the_retention() {
+    let file = scratch_dir().join("store.db");
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 10);
+    {
+        // Expired records are deleted at start and then hourly: until then a replay is
+        // still a duplicate.
+        let s = open_file(&file, Duration::ZERO).await;
+        assert_eq!(
+            apply(&s, &earn).await,
+            MoneyOutcome::Applied { balance: 10 }
+        );
+        assert_eq!(
+            apply(&s, &earn).await,
+            MoneyOutcome::Duplicate { balance: 10 }
+        );
+    }
+    {
+        // Within the retention, a retry after a restart counts once.
+        let s = open_file(&file, NINETY_DAYS).await;
+        assert_eq!(
+            apply(&s, &earn).await,
+            MoneyOutcome::Duplicate { balance: 10 }
+        );
+    }
+    // Past the retention the record is gone: a retry counts again (the documented
+    // trade-off), and the ledger keeps both lines.
+    let s = open_file(&file, Duration::ZERO).await;
+    assert_eq!(
+        apply(&s, &earn).await,
+        MoneyOutcome::Applied { balance: 20 }
+    );
+    let ledger = s.ledger(g, Environment::Production).await.expect("ledger");
+    assert_eq!(ledger.len(), 2);
+    assert!(ledger.iter().all(|e| e.tx_id == "e1"));
+    drop(s);
+    remove_scratch(&file);
+}
+
+/// Asserts that `result` is `Unavailable` and came within 2 seconds.
 fn assert_unavailable<T: std::fmt::Debug>(result: Result<T, StoreError>, started: Instant) {
     assert!(
         matches!(result, Err(StoreError::Unavailable(_))),

@@ -12,10 +12,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use chrono::{SecondsFormat, Utc};
+use offer_domain::catalogue::Item;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::catalogue::{ItemRecord, baseline_item};
+use crate::catalogue::baseline_item;
 
 /// Seconds an offer stays valid, as the engine's default `offers.ttl_s`.
 const OFFER_TTL_S: i64 = 900;
@@ -42,7 +43,7 @@ pub struct TriggerContext {
 struct Offer<'a> {
     offer_id: Uuid,
     fallback_level: u8,
-    items: &'a [ItemRecord],
+    items: &'a [Item],
     price_usd: f64,
     price_cents: i64,
     expires_at: String,
@@ -51,7 +52,7 @@ struct Offer<'a> {
 /// Shared state: the precomputed item.
 #[derive(Clone)]
 struct Baseline {
-    items: Arc<[ItemRecord]>,
+    items: Arc<[Item]>,
 }
 
 /// The baseline's router.

@@ -1,11 +1,14 @@
-//! A realistic RPG catalogue for the engine's setup, and the one fixed item record the
-//! baseline answers with.
+//! A realistic RPG catalogue for the engine's setup, and the one fixed item the baseline
+//! answers with.
 //!
 //! The catalogue is deterministic (no randomness): the same `n` always gives the same items,
 //! so runs are comparable. Its mix is 20% gem packs, 30% consumables, 30% equipment and 20%
 //! cosmetics (a few of them loot boxes), on the usual store price points, with about 9 in 10
 //! items eligible for the L4 store shelf.
 
+use offer_domain::catalogue::Item;
+use offer_domain::category::Category;
+use offer_domain::testing;
 use serde::Serialize;
 
 /// The hard currency every currency pack grants.
@@ -163,72 +166,16 @@ fn item(i: usize) -> NewItem {
     }
 }
 
-/// An item record as the catalogue returns it (all its wire fields).
-#[derive(Debug, Clone, Serialize)]
-pub struct ItemRecord {
-    /// Id.
-    pub item_id: String,
-    /// Display name.
-    pub item_name: String,
-    /// Category.
-    pub category: &'static str,
-    /// Price in dollars.
-    pub price_usd: f64,
-    /// Price in cents.
-    pub price_cents: i64,
-    /// Amount granted.
-    pub quantity: Option<i64>,
-    /// Used up when used.
-    pub is_consumable: bool,
-    /// Store-shelf eligible.
-    pub fallback_eligible: bool,
-    /// Asset id.
-    pub image: Option<String>,
-    /// Art URL.
-    pub image_url: Option<String>,
-    /// Free text.
-    pub description: Option<String>,
-    /// Computed value in dollars.
-    pub value_usd: f64,
-    /// Expert override.
-    pub value_override_usd: Option<f64>,
-    /// Currency granted.
-    pub currency_id: Option<&'static str>,
-    /// Earned-currency price.
-    pub earned_price: Option<()>,
-    /// Randomised contents.
-    pub is_loot_box: bool,
-    /// Creation time (RFC 3339).
-    pub created_at: String,
-    /// Last update (RFC 3339).
-    pub updated_at: String,
-    /// Soft-delete time.
-    pub deleted_at: Option<String>,
-}
-
-/// The fixed item the baseline serves: a mid-size gem pack, precomputed once.
-pub fn baseline_item() -> ItemRecord {
-    let stamp = "2026-01-01T00:00:00Z".to_owned();
-    ItemRecord {
-        item_id: "gems_950_6".to_owned(),
+/// The fixed item the baseline serves, as the engine's catalogue would return it: a
+/// mid-size gem pack, precomputed once.
+pub fn baseline_item() -> Item {
+    Item {
         item_name: "950 gems".to_owned(),
-        category: "currency",
-        price_usd: 9.99,
-        price_cents: 999,
         quantity: Some(950),
         is_consumable: true,
-        fallback_eligible: true,
-        image: None,
-        image_url: None,
         description: Some("A pouch of 950 gems.".to_owned()),
-        value_usd: 11.88,
-        value_override_usd: None,
-        currency_id: Some(CURRENCY_ID),
-        earned_price: None,
-        is_loot_box: false,
-        created_at: stamp.clone(),
-        updated_at: stamp,
-        deleted_at: None,
+        currency_id: Some(CURRENCY_ID.to_owned()),
+        ..testing::item("gems_950_6", Category::Currency, 999, 11.88)
     }
 }
 

@@ -1,12 +1,15 @@
-//! The end-to-end comparison in one run: the engine and the baseline each in a child process,
-//! the clients in this process.
+//! The end-to-end comparison in one run: the engine and what it is compared with each in a
+//! child process, the clients in this process.
 //!
-//! Steps: start both servers on free loopback ports (the engine with the embedded store and a
-//! fresh 48-character JWT secret), wait until they answer, set the engine up over REST as a
-//! studio would ([`crate::setup`]), warm each up, then alternate measured runs engine,
-//! baseline, engine, baseline, ... so that drift of the shared machine hits both alike. The
-//! table printed last gives each target's median rps over the rounds, p50 and p99 over all
-//! its rounds, its share of 200 and 204 answers, and the engine/baseline ratios.
+//! Steps: start both servers on free loopback ports (the engine with its default store, the
+//! embedded SQLite file, in the logs folder, and a fresh 48-character JWT secret), wait until
+//! they answer, set the engine up over REST as a studio would ([`crate::setup`]), warm each
+//! up, then alternate measured runs engine, other, engine, other, ... so that drift of the
+//! shared machine hits both alike. The other server is the trivial baseline (`--against
+//! baseline`, the default) or a second engine whose store is SQLite in memory (`--against
+//! memory`, set up the same way: the offer path must not touch the disk, so the ratio should
+//! be 1). The table printed last gives each target's median rps over the rounds, p50 and p99
+//! over all its rounds, its share of 200 and 204 answers, and the ratios.
 //!
 //! The children are killed when the comparison ends, fails or is interrupted (Ctrl-C).
 
@@ -18,15 +21,27 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::drive::{self, Plan, Stats, Target};
 use crate::setup;
 use crate::{LoadArgs, SetupArgs, parse_duration};
 
+/// What the engine is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Against {
+    /// The trivial axum server (`offer-load baseline`).
+    Baseline,
+    /// The engine with its store in memory (`store.path = ":memory:"`).
+    Memory,
+}
+
 /// Flags of `compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
+    /// What the engine (on its default store, a SQLite file) is compared with.
+    #[arg(long, value_enum, default_value = "baseline")]
+    pub against: Against,
     /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
     #[arg(long, default_value = "target/release/offer-engine")]
     pub engine_bin: PathBuf,
@@ -179,53 +194,44 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     };
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
 
-    let engine_addr = free_port()?;
     let secret = secret();
-    let mut engine_cmd = Command::new(&args.engine_bin);
-    engine_cmd
-        .arg("serve")
-        .env("OFFER__SERVER__BIND", engine_addr.to_string())
-        .env("OFFER__AUTH__JWT_SECRET", &secret)
-        .env("OFFER__STORE__REDIS_URL", "");
-    let mut engine = Server::spawn("engine", engine_cmd, &logs)?;
-
-    let baseline_addr = free_port()?;
-    let me = std::env::current_exe().context("locating offer-load itself")?;
-    let mut baseline_cmd = Command::new(me);
-    baseline_cmd
-        .arg("baseline")
-        .arg("--bind")
-        .arg(baseline_addr.to_string());
-    let mut baseline = Server::spawn("baseline", baseline_cmd, &logs)?;
-
-    let engine_target = Target::local(engine_addr);
-    let baseline_target = Target::local(baseline_addr);
-    engine
-        .wait_ready(
-            &format!("{engine_target}/healthz"),
-            true,
-            args.start_timeout,
-        )
-        .await?;
-    baseline
-        .wait_ready(&format!("{baseline_target}/"), false, args.start_timeout)
-        .await?;
+    let (mut engine, engine_target) =
+        start_engine_child("engine", args, &secret, &logs.join("engine.db"), &logs).await?;
+    let other_name = match args.against {
+        Against::Baseline => "baseline",
+        Against::Memory => "memory",
+    };
+    let (mut baseline, baseline_target) = match args.against {
+        Against::Baseline => {
+            let baseline_addr = free_port()?;
+            let me = std::env::current_exe().context("locating offer-load itself")?;
+            let mut baseline_cmd = Command::new(me);
+            baseline_cmd
+                .arg("baseline")
+                .arg("--bind")
+                .arg(baseline_addr.to_string());
+            let mut baseline = Server::spawn("baseline", baseline_cmd, &logs)?;
+            let target = Target::local(baseline_addr);
+            baseline
+                .wait_ready(&format!("{target}/"), false, args.start_timeout)
+                .await?;
+            (baseline, target)
+        }
+        Against::Memory => {
+            start_engine_child("memory", args, &secret, Path::new(":memory:"), &logs).await?
+        }
+    };
     eprintln!(
-        "engine on {engine_addr}, baseline on {baseline_addr}; logs in {}",
+        "engine on {engine_target}, {other_name} on {baseline_target}; logs in {}",
         logs.display()
     );
 
-    let started = Instant::now();
-    let prepared = setup::prepare(&engine_target.to_string(), &secret, &args.setup)
-        .await
-        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
-    eprintln!(
-        "engine set up in {:.1} s: game {}, {} items, {} sessions",
-        started.elapsed().as_secs_f64(),
-        prepared.game_id,
-        args.setup.items,
-        prepared.sessions.len()
-    );
+    let prepared = set_up("engine", &engine, &engine_target, &secret, args).await?;
+    let other_prepared = match args.against {
+        // The baseline answers any session with the same key.
+        Against::Baseline => prepared.clone(),
+        Against::Memory => set_up("memory", &baseline, &baseline_target, &secret, args).await?,
+    };
 
     let engine_plan = Arc::new(Plan::new(
         &engine_target,
@@ -234,13 +240,13 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     )?);
     let baseline_plan = Arc::new(Plan::new(
         &baseline_target,
-        &prepared.api_key,
-        &prepared.sessions,
+        &other_prepared.api_key,
+        &other_prepared.sessions,
     )?);
     let connections = args.load.connections;
 
     if !args.warmup.is_zero() {
-        for (name, plan) in [("engine", &engine_plan), ("baseline", &baseline_plan)] {
+        for (name, plan) in [("engine", &engine_plan), (other_name, &baseline_plan)] {
             let stats = drive::run(plan, connections, args.warmup).await?;
             eprintln!("warm-up {name:<8} {:>9.0} rps", stats.rps());
         }
@@ -250,7 +256,7 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     for round in 1..=args.rounds {
         for (i, (name, plan, server)) in [
             ("engine", &engine_plan, &mut engine),
-            ("baseline", &baseline_plan, &mut baseline),
+            (other_name, &baseline_plan, &mut baseline),
         ]
         .into_iter()
         .enumerate()
@@ -270,9 +276,55 @@ async fn compare(args: &CompareArgs) -> Result<()> {
 
     let [engine_runs, baseline_runs] = runs;
     let engine_summary = Summary::new("engine", &engine_runs)?;
-    let baseline_summary = Summary::new("baseline", &baseline_runs)?;
+    let baseline_summary = Summary::new(other_name, &baseline_runs)?;
     print!("{}", table(args, &engine_summary, &baseline_summary, &logs));
     Ok(())
+}
+
+/// Starts an engine child as `name` with its embedded store at `store` (a file, or
+/// `:memory:`), and waits until it answers.
+async fn start_engine_child(
+    name: &'static str,
+    args: &CompareArgs,
+    secret: &str,
+    store: &Path,
+    logs: &Path,
+) -> Result<(Server, Target)> {
+    let addr = free_port()?;
+    let mut cmd = Command::new(&args.engine_bin);
+    cmd.arg("serve")
+        .env("OFFER__SERVER__BIND", addr.to_string())
+        .env("OFFER__AUTH__JWT_SECRET", secret)
+        .env("OFFER__STORE__REDIS_URL", "")
+        .env("OFFER__STORE__PATH", store);
+    let mut engine = Server::spawn(name, cmd, logs)?;
+    let target = Target::local(addr);
+    engine
+        .wait_ready(&format!("{target}/healthz"), true, args.start_timeout)
+        .await?;
+    Ok((engine, target))
+}
+
+/// Sets the engine `name` up (game, catalogue, key, sessions) and says how long it took.
+async fn set_up(
+    name: &str,
+    engine: &Server,
+    target: &Target,
+    secret: &str,
+    args: &CompareArgs,
+) -> Result<setup::Prepared> {
+    let started = Instant::now();
+    let prepared = setup::prepare(&target.to_string(), secret, &args.setup)
+        .await
+        .with_context(|| format!("setting the {name} up; {}", engine.log_tail()))?;
+    eprintln!(
+        "{name} set up in {:.1} s: game {}, {} items, {} sessions",
+        started.elapsed().as_secs_f64(),
+        prepared.game_id,
+        args.setup.items,
+        prepared.sessions.len()
+    );
+    Ok(prepared)
 }
 
 /// One target's rounds, summarised.
@@ -352,7 +404,8 @@ fn table(args: &CompareArgs, engine: &Summary, baseline: &Summary, logs: &Path) 
         ));
     }
     out.push_str(&format!(
-        "engine/baseline: rps {:.2}, p50 x{:.2}, p99 x{:.2}\n",
+        "engine/{}: rps {:.2}, p50 x{:.2}, p99 x{:.2}\n",
+        baseline.name,
         ratio(engine.median_rps(), baseline.median_rps()),
         ratio(
             engine.merged.quantile_ms(0.5),

@@ -10,22 +10,29 @@
 //!   sessions), so `offers` can be pointed at it by hand.
 //! - `compare` does everything in one run: starts the engine and the baseline as child
 //!   processes, sets the engine up, alternates engine and baseline rounds, and prints a table
-//!   (engine, baseline, ratio) last.
+//!   (engine, baseline, ratio) last. `--against memory` compares the engine on its default
+//!   store (a SQLite file) with the engine on SQLite in memory instead.
 //! - `ws-idle` measures the engine's memory per idle WebSocket session (10,000 by default).
 //! - `ws-broadcast` times a kill-switch broadcast to 10,000 sessions against `ws-baseline`, a
 //!   bare tokio-tungstenite broadcast server.
 //! - `wallet` measures wallet operations per second through the engine (over WebSocket, 64 in
 //!   flight) against the engine's own wallet script called directly through redis-rs.
+//! - `cluster` measures offers and wallet operations with the engine on a three-master Redis
+//!   Cluster against the engine on one Redis.
+//! - `wallet-stores` measures the same operations through the engine on its two durable
+//!   stores: SQLite with `sync = full` against Redis with `appendfsync always`.
 //!
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
 mod baseline;
 mod catalogue;
+mod cluster;
 mod compare;
 mod drive;
 mod fdlimit;
 mod setup;
 mod wallet;
+mod wallet_stores;
 mod ws_baseline;
 mod ws_client;
 mod ws_load;
@@ -103,6 +110,11 @@ enum Command {
     },
     /// Wallet operations per second: engine over WebSocket against its Lua script via redis-rs.
     Wallet(wallet::WalletArgs),
+    /// Offers and wallet operations: the engine on a Redis Cluster against one Redis.
+    Cluster(cluster::ClusterArgs),
+    /// Wallet operations per second through the engine: SQLite (sync full) against Redis
+    /// (appendfsync always).
+    WalletStores(wallet_stores::WalletStoresArgs),
 }
 
 /// How hard and how long to drive a target.
@@ -198,6 +210,8 @@ async fn run(cli: Cli) -> Result<()> {
         Command::WsBroadcast(args) => interruptible(ws_load::broadcast(args)).await,
         Command::WsBaseline { bind } => ws_baseline::serve(bind).await,
         Command::Wallet(args) => interruptible(wallet::run(args)).await,
+        Command::Cluster(args) => interruptible(cluster::run(args)).await,
+        Command::WalletStores(args) => interruptible(wallet_stores::run(args)).await,
     }
 }
 

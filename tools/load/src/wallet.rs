@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures::{SinkExt as _, StreamExt as _};
+use offer_domain::environment::Environment;
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{Environment, MoneyKind, MoneyOp, MoneyOutcome, Store as _};
+use offer_engine::store::{MoneyKind, MoneyOp, MoneyOutcome, Store as _};
 use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
@@ -71,14 +72,17 @@ pub struct WalletArgs {
 
 /// One run's result.
 #[derive(Debug, Default, Clone, Copy)]
-struct Run {
-    ok: u64,
-    failed: u64,
+pub(crate) struct Run {
+    /// Operations answered with a balance.
+    pub(crate) ok: u64,
+    /// Operations answered with an error instead of a balance.
+    pub(crate) failed: u64,
     elapsed: Duration,
 }
 
 impl Run {
-    fn ops_per_s(&self) -> f64 {
+    /// Answered operations per second.
+    pub(crate) fn ops_per_s(&self) -> f64 {
         self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
@@ -130,7 +134,11 @@ async fn engine_loop(mut ws: Socket, tag: String, until: Instant) -> Result<(Soc
 }
 
 /// Drives the engine's sessions for `duration`; hands the sockets back.
-async fn engine_run(sockets: &mut Vec<Socket>, label: &str, duration: Duration) -> Result<Run> {
+pub(crate) async fn engine_run(
+    sockets: &mut Vec<Socket>,
+    label: &str,
+    duration: Duration,
+) -> Result<Run> {
     let start = Instant::now();
     let until = start + duration;
     let mut tasks = JoinSet::new();
@@ -231,6 +239,7 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         }
     };
     let (mut engine, engine_addr, _secret, prepared) = start_engine(
+        "engine",
         &args.engine_bin,
         &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
         &logs,
@@ -290,26 +299,14 @@ pub async fn run(args: WalletArgs) -> Result<()> {
          {} rounds of {:?} alternating; Redis {}\n",
         args.concurrency, args.rounds, args.duration, redis_url
     );
-    out.push_str(&format!(
-        "{:<22} {:>11} {:>8}  {}\n",
-        "path", "ops/s(med)", "failed", "ops/s per round"
-    ));
-    for (name, runs) in [
-        ("engine (WebSocket)", &engine_runs),
-        ("direct (redis-rs)", &direct_runs),
-    ] {
-        let rates: Vec<f64> = runs.iter().map(Run::ops_per_s).collect();
-        let per: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
-        out.push_str(&format!(
-            "{:<22} {:>11.0} {:>8}  {}\n",
-            name,
-            median(&rates),
-            runs.iter().map(|r| r.failed).sum::<u64>(),
-            per.join(" ")
-        ));
-    }
-    let e = median(&engine_runs.iter().map(Run::ops_per_s).collect::<Vec<_>>());
-    let d = median(&direct_runs.iter().map(Run::ops_per_s).collect::<Vec<_>>());
+    let (table, [e, d]) = runs_table(
+        "path",
+        [
+            ("engine (WebSocket)", &engine_runs),
+            ("direct (redis-rs)", &direct_runs),
+        ],
+    );
+    out.push_str(&table);
     let r = ratio(e, d);
     out.push_str(&format!(
         "engine/direct: {r:.2} (target at least 0.8: {})\n",
@@ -317,4 +314,27 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     ));
     print!("{out}");
     Ok(())
+}
+
+/// The table of two paths' rounds (median operations per second, failures, each round's
+/// rate) under the heading `column`, and the two medians.
+pub(crate) fn runs_table(column: &str, rows: [(&str, &[Run]); 2]) -> (String, [f64; 2]) {
+    let mut out = format!(
+        "{:<22} {:>11} {:>8}  {}\n",
+        column, "ops/s(med)", "failed", "ops/s per round"
+    );
+    let mut medians = [0.0; 2];
+    for (slot, (name, runs)) in medians.iter_mut().zip(rows) {
+        let rates: Vec<f64> = runs.iter().map(Run::ops_per_s).collect();
+        let per: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+        *slot = median(&rates);
+        out.push_str(&format!(
+            "{:<22} {:>11.0} {:>8}  {}\n",
+            name,
+            *slot,
+            runs.iter().map(|r| r.failed).sum::<u64>(),
+            per.join(" ")
+        ));
+    }
+    (out, medians)
 }

@@ -111,8 +111,11 @@ pub(crate) fn logs_dir(dir: Option<&PathBuf>) -> Result<PathBuf> {
     Ok(logs)
 }
 
-/// Starts the engine (with `extra_env`) and sets it up with a game and an SDK key.
+/// Starts the engine as `name` (its output in `<logs>/<name>.log`, its embedded store in
+/// `<logs>/<name>.db` unless `extra_env` says otherwise) and sets it up with a game and an
+/// SDK key.
 pub(crate) async fn start_engine(
+    name: &'static str,
     engine_bin: &PathBuf,
     extra_env: &[(&str, String)],
     logs: &std::path::Path,
@@ -131,11 +134,12 @@ pub(crate) async fn start_engine(
     cmd.arg("serve")
         .env("OFFER__SERVER__BIND", addr.to_string())
         .env("OFFER__AUTH__JWT_SECRET", &secret)
-        .env("OFFER__STORE__REDIS_URL", "");
+        .env("OFFER__STORE__REDIS_URL", "")
+        .env("OFFER__STORE__PATH", logs.join(format!("{name}.db")));
     for (key, value) in extra_env {
         cmd.env(key, value);
     }
-    let mut engine = Server::spawn("engine", cmd, logs)?;
+    let mut engine = Server::spawn(name, cmd, logs)?;
     engine
         .wait_ready(&format!("http://{addr}/healthz"), true, start_timeout)
         .await?;
@@ -152,8 +156,14 @@ pub(crate) async fn start_engine(
 /// Starts both servers.
 async fn start(common: &WsCommon) -> Result<Servers> {
     let logs = logs_dir(common.logs.as_ref())?;
-    let (engine, engine_addr, secret, prepared) =
-        start_engine(&common.engine_bin, &[], &logs, common.start_timeout).await?;
+    let (engine, engine_addr, secret, prepared) = start_engine(
+        "engine",
+        &common.engine_bin,
+        &[],
+        &logs,
+        common.start_timeout,
+    )
+    .await?;
     let baseline_addr = free_port()?;
     let me = std::env::current_exe().context("locating offer-load itself")?;
     let mut cmd = Command::new(me);

@@ -1,0 +1,144 @@
+//! Approvals: AI offers (and custom pages) queued for a studio's decision, and the rule
+//! that an approval is decided once.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::bandit::Arm;
+use crate::schema::SnakeCaseId;
+
+/// Lifecycle of an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Approved: the definition serves.
+    Approved,
+    /// Rejected: it never serves.
+    Rejected,
+    /// Superseded or timed out; no path of the engine produces it yet.
+    Expired,
+}
+
+/// What kind of thing waits for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// An L1/L2 offer definition.
+    Offer,
+    /// A custom offer page.
+    CustomPage,
+}
+
+/// The offer an approval covers: every candidate with the same definition key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OfferDefinition {
+    /// Stable key shared by identical candidates.
+    pub definition_key: String,
+    /// Pipeline level (1 or 2).
+    pub fallback_level: u8,
+    /// The trigger event that produced it first.
+    pub trigger: String,
+    /// The items.
+    #[schema(value_type = Vec<SnakeCaseId>)]
+    pub item_ids: Vec<String>,
+    /// Price in cents before experiments.
+    pub price_cents: i64,
+    /// Price in dollars.
+    pub price_usd: f64,
+    /// The L1 arm, for L1 offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
+}
+
+/// An approval record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Approval {
+    /// Id.
+    pub approval_id: Uuid,
+    /// The game.
+    pub game_id: Uuid,
+    /// Offer or custom page.
+    pub kind: ApprovalKind,
+    /// Lifecycle state.
+    pub status: ApprovalStatus,
+    /// The offer definition (kind `offer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer: Option<OfferDefinition>,
+    /// The page (kind `custom_page`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub page: Option<serde_json::Value>,
+    /// Queue time.
+    pub created_at: DateTime<Utc>,
+    /// Decision time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DateTime<Utc>>,
+    /// Who decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// Why it was rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The last simulation result, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub simulation: Option<serde_json::Value>,
+}
+
+/// A studio's decision on a pending approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The definition serves from now on.
+    Approve,
+    /// It never serves; the reason is kept on the record.
+    Reject {
+        /// Why, shown to the studio's team.
+        reason: Option<String>,
+    },
+}
+
+/// A second decision on an approval that is no longer pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the approval is already {0}")]
+pub struct AlreadyDecided(pub &'static str);
+
+impl ApprovalStatus {
+    /// The wire name of the status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+impl Approval {
+    /// The decided record: only a pending approval can be decided, once.
+    pub fn decide(
+        &self,
+        verdict: Verdict,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Approval, AlreadyDecided> {
+        if self.status != ApprovalStatus::Pending {
+            return Err(AlreadyDecided(self.status.as_str()));
+        }
+        let mut next = self.clone();
+        match verdict {
+            Verdict::Approve => next.status = ApprovalStatus::Approved,
+            Verdict::Reject { reason } => {
+                next.status = ApprovalStatus::Rejected;
+                next.reason = reason;
+            }
+        }
+        next.decided_at = Some(now);
+        next.decided_by = Some(by.to_owned());
+        Ok(next)
+    }
+}

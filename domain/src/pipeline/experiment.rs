@@ -1,0 +1,200 @@
+//! Price experiments: which variant a player is assigned, and the price it sets.
+//!
+//! An experiment changes the price of the offer the levels chose, never its items, so the
+//! definition key (and so an approval) is the same in every variant. The assignment is a
+//! hash of the player id and the experiment id, so a player keeps its variant on every node
+//! and after every restart without anything being stored.
+
+use uuid::Uuid;
+
+use super::{Candidate, Ctx, OfferPlan, TraceNote, usd_to_cents_f64};
+use crate::catalogue::MAX_PRICE_CENTS;
+use crate::holdout::hash_pair_u64;
+use crate::offer::Experiment;
+use crate::offer::ExperimentRef;
+use crate::policy;
+
+/// How an experiment variant changes the price.
+#[derive(Debug, Clone, Copy)]
+enum PriceChange {
+    /// The control: the base price.
+    Keep,
+    /// `price_usd`, in whole cents (not yet checked against the range or the cap).
+    Replace(f64),
+    /// `price_multiplier`.
+    Multiply(f64),
+}
+
+/// One variant, ready to assign.
+#[derive(Debug, Clone)]
+struct SnapVariant {
+    /// Cumulative weight bound: the variant owns hashes below it.
+    upto: u64,
+    name: String,
+    change: PriceChange,
+}
+
+/// The experiment that applies, precomputed when the snapshot is built.
+#[derive(Debug, Clone)]
+pub(super) struct SnapExperiment {
+    id: Uuid,
+    /// The id in lowercase hyphenated form, hashed with the player id.
+    id_text: String,
+    total_weight: u64,
+    variants: Vec<SnapVariant>,
+}
+
+/// Precomputes an experiment: its variants with a positive weight and their cumulative
+/// bounds. `None` when no variant has weight, so the snapshot takes the next experiment.
+pub(super) fn snap_experiment(e: &Experiment) -> Option<SnapExperiment> {
+    let mut upto = 0u64;
+    let variants: Vec<SnapVariant> = e
+        .variants
+        .iter()
+        .filter(|v| v.weight > 0)
+        .map(|v| {
+            upto += u64::from(v.weight);
+            let change = match (v.price_usd, v.price_multiplier) {
+                (Some(usd), _) => PriceChange::Replace(usd_to_cents_f64(usd)),
+                (None, Some(m)) => PriceChange::Multiply(m),
+                (None, None) => PriceChange::Keep,
+            };
+            SnapVariant {
+                upto,
+                name: v.name.clone(),
+                change,
+            }
+        })
+        .collect();
+    (upto > 0).then(|| SnapExperiment {
+        id: e.experiment_id,
+        id_text: e.experiment_id.hyphenated().to_string(),
+        total_weight: upto,
+        variants,
+    })
+}
+
+/// Assigns the player a variant of the first experiment and applies its price; a variant
+/// price outside the guardrails keeps the base price (noted in the trace). The player is
+/// still reported in the variant: assignment is intent-to-treat.
+pub(super) fn apply_experiment(cx: &mut Ctx<'_>, c: Candidate) -> OfferPlan {
+    let mut plan = OfferPlan {
+        level: c.level,
+        items: c.items,
+        price_cents: c.price_cents,
+        definition_key: c.definition_key,
+        experiment: None,
+        arm: c.pick.map(|p| p.arm),
+        segment: c.pick.map(|p| p.segment),
+    };
+    let Some(exp) = cx.snap.experiment() else {
+        return plan;
+    };
+    let bucket = hash_pair_u64(&cx.player.player_id, &exp.id_text) % exp.total_weight;
+    let Some(variant) = exp.variants.iter().find(|v| bucket < v.upto) else {
+        return plan;
+    };
+    let price = match variant.change {
+        PriceChange::Keep => None,
+        PriceChange::Replace(cents) => Some(cents),
+        PriceChange::Multiply(m) => Some((plan.price_cents as f64 * m).round()),
+    };
+    if let Some(p) = price {
+        let in_range = p.is_finite() && (0.0..=MAX_PRICE_CENTS as f64).contains(&p);
+        // In range, so the cast is exact.
+        let cents = p as i64;
+        if in_range && policy::price_allowed(cx.snap.guardrails(), cents) {
+            plan.price_cents = cents;
+        } else {
+            cx.note(plan.level, TraceNote::VariantPriceOutsideGuardrails);
+        }
+    }
+    plan.experiment = Some(ExperimentRef {
+        experiment_id: exp.id,
+        variant: variant.name.clone(),
+    });
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kill_level::KillLevel;
+    use crate::offer::Variant;
+    use crate::testing::{SnapshotFixture, notes, offer, player, run};
+
+    #[test]
+    fn experiments_change_the_price_only() {
+        let variant = |price_usd, price_multiplier| Variant {
+            name: "b".into(),
+            weight: 1,
+            price_usd,
+            price_multiplier,
+        };
+        let mut fx = SnapshotFixture::small();
+        fx.kill_level = KillLevel::AiOff;
+        let base = offer(&run(&fx.snapshot(), &player(), "first_loss")).clone();
+        let exp_id = Uuid::from_u128(77);
+        fx.experiments = vec![Experiment {
+            experiment_id: exp_id,
+            variants: vec![variant(Some(7.99), None)],
+        }];
+        let o = offer(&run(&fx.snapshot(), &player(), "first_loss")).clone();
+        assert_eq!(o.price_cents, 799);
+        assert_eq!(o.items, base.items);
+        assert_eq!(o.definition_key, base.definition_key);
+        assert_eq!(
+            o.experiment,
+            Some(ExperimentRef {
+                experiment_id: exp_id,
+                variant: "b".to_string()
+            })
+        );
+        fx.experiments[0].variants = vec![variant(None, Some(0.5))];
+        assert_eq!(
+            offer(&run(&fx.snapshot(), &player(), "first_loss")).price_cents,
+            500
+        );
+        // Above the cap: the base price stays, and the trace says why.
+        fx.game.guardrails.max_price_cents = Some(1_000);
+        fx.experiments[0].variants = vec![variant(None, Some(2.0))];
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(offer(&d).price_cents, 999);
+        assert!(notes(&d).contains(&(3, "variant_price_outside_guardrails")));
+    }
+
+    #[test]
+    fn experiment_assignment_is_deterministic_and_weighted() {
+        let mut fx = SnapshotFixture::small();
+        fx.experiments = vec![Experiment {
+            experiment_id: Uuid::from_u128(78),
+            variants: vec![
+                Variant {
+                    name: "control".into(),
+                    weight: 1,
+                    price_usd: None,
+                    price_multiplier: None,
+                },
+                Variant {
+                    name: "cheap".into(),
+                    weight: 3,
+                    price_usd: None,
+                    price_multiplier: Some(0.5),
+                },
+            ],
+        }];
+        let snap = fx.snapshot();
+        let mut cheap = 0;
+        for i in 0..2_000 {
+            let mut p = player();
+            p.player_id = format!("p{i}");
+            let a = offer(&run(&snap, &p, "first_loss")).experiment.clone();
+            let b = offer(&run(&snap, &p, "first_loss")).experiment.clone();
+            assert_eq!(a, b);
+            if a.is_some_and(|e| e.variant == "cheap") {
+                cheap += 1;
+            }
+        }
+        assert!((1_350..1_650).contains(&cheap), "{cheap}");
+    }
+}

@@ -1,0 +1,259 @@
+//! The offer decision: an immutable per-game snapshot and the five-level fallback pipeline.
+//!
+//! [`GameSnapshot`] is built once per configuration change (catalogue, templates, bundles,
+//! experiments, guardrails, mode, kill switch, quadrant, approvals, model) and precomputes
+//! every index a decision needs, so [`decide`] only walks short sorted lists: no I/O, no
+//! locks, and few allocations (the offer's item list, its definition key and the trace).
+//!
+//! Step order of [`decide`]: kill switch (level 2 or 3: `kill_switch`), holdout (`holdout`),
+//! frequency caps (`frequency_capped`), then L1 AI (bandit), L2 genre template, L3 studio
+//! bundle, L4 store shelf, else L5 `suppressed`. A player with an empty feature set goes
+//! straight to L4. L1 and L2 are skipped at kill level 1 and in `HYPER_INFL`. In Shadow an
+//! L1/L2 pick is recorded but not served; in Assisted it serves only once approved. Every
+//! item of every candidate passes the policy engine (price cap, loot-box countries).
+//!
+//! The files follow the decision: `snapshot` builds the per-game indexes, `player` holds what
+//! is known of the player, `levels` proposes one candidate per level, `experiment` prices the
+//! chosen offer, and `decision` names what a decision returns. This file holds the step
+//! order.
+
+mod decision;
+mod experiment;
+mod levels;
+mod player;
+mod snapshot;
+
+use chrono::{DateTime, Utc};
+use rand::Rng;
+
+pub use decision::{Candidate, Decision, NoOfferReason, OfferPlan, Outcome, TraceNote, TraceStep};
+use experiment::apply_experiment;
+pub use levels::MAX_DISCOUNT_PCT;
+use levels::{ai_levels, level3, level4};
+pub use player::PlayerContext;
+pub use snapshot::{GameSnapshot, SnapshotInput};
+
+use crate::catalogue::Item;
+use crate::policy;
+
+/// Dollars to whole cents, still a float: callers check the range before converting.
+fn usd_to_cents_f64(usd: f64) -> f64 {
+    (usd * 100.0).round()
+}
+
+/// Decision scratch state threaded through the levels.
+struct Ctx<'a> {
+    snap: &'a GameSnapshot,
+    player: &'a PlayerContext,
+    event_type: &'a str,
+    trace: Vec<TraceStep>,
+    shadow: Option<Candidate>,
+    approval_candidate: Option<Candidate>,
+}
+
+impl Ctx<'_> {
+    /// Records why `level` passed (or a note about the offer it served).
+    fn note(&mut self, level: u8, note: TraceNote) {
+        self.trace.push(TraceStep { level, note });
+    }
+
+    /// Whether the policy lets this player see the item (price cap, loot-box countries).
+    fn allowed(&self, item: &Item) -> bool {
+        policy::item_allowed(self.snap.guardrails(), item, self.player.country.as_deref())
+    }
+}
+
+/// Decides the offer for one player and trigger event, in the step order above.
+///
+/// Pure: the same snapshot, player, event, time and random state give the same decision.
+/// The random generator feeds only the L1 bandit's exploration.
+pub fn decide(
+    snap: &GameSnapshot,
+    player: &PlayerContext,
+    event_type: &str,
+    now: DateTime<Utc>,
+    rng: &mut impl Rng,
+) -> Decision {
+    if !snap.kill_level().allows_offers() {
+        return Decision::no_offer(NoOfferReason::KillSwitch);
+    }
+    if player.holdout {
+        return Decision::no_offer(NoOfferReason::Holdout);
+    }
+    if !policy::frequency_allowed(
+        snap.guardrails(),
+        player.offers_shown,
+        player.last_offer_at,
+        now,
+    ) {
+        return Decision::no_offer(NoOfferReason::FrequencyCapped);
+    }
+    let mut cx = Ctx {
+        snap,
+        player,
+        event_type,
+        trace: Vec::new(),
+        shadow: None,
+        approval_candidate: None,
+    };
+    let picked = if player.has_features() {
+        ai_levels(&mut cx, rng).or_else(|| level3(&mut cx))
+    } else {
+        for level in 1..=3 {
+            cx.note(level, TraceNote::NoFeatures);
+        }
+        None
+    }
+    .or_else(|| level4(&mut cx));
+    let outcome = match picked {
+        Some(c) => Outcome::Offer(apply_experiment(&mut cx, c)),
+        None => Outcome::NoOffer(NoOfferReason::Suppressed),
+    };
+    Decision {
+        outcome,
+        trace: cx.trace,
+        shadow: cx.shadow,
+        approval_candidate: cx.approval_candidate,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+    use crate::category::Category;
+    use crate::economy::Quadrant;
+    use crate::game::Mode;
+    use crate::kill_level::KillLevel;
+    use crate::testing::{GAME_ID, SnapshotFixture, ids, item, notes, offer, player, run};
+
+    #[test]
+    fn step_order_kill_switch_then_holdout_then_caps() {
+        let mut fx = SnapshotFixture::small();
+        fx.game.guardrails.max_offers_per_session = Some(1);
+        let mut p = player();
+        p.offers_shown = 1;
+        p.holdout = true;
+        fx.kill_level = KillLevel::OffersOff;
+        assert_eq!(
+            run(&fx.snapshot(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::KillSwitch)
+        );
+        fx.kill_level = KillLevel::Normal;
+        assert_eq!(
+            run(&fx.snapshot(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::Holdout)
+        );
+        p.holdout = false;
+        assert_eq!(
+            run(&fx.snapshot(), &p, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::FrequencyCapped)
+        );
+        fx.game.guardrails.max_offers_per_session = None;
+        fx.game.guardrails.min_offer_interval_s = Some(60);
+        p.last_offer_at = Some(Utc::now() - chrono::Duration::seconds(10));
+        let d = run(&fx.snapshot(), &p, "boss_raid");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::FrequencyCapped));
+        assert_eq!(NoOfferReason::FrequencyCapped.as_str(), "frequency_capped");
+        // A real holdout player from the test vectors.
+        let held = PlayerContext::new("player_4", GAME_ID);
+        assert!(held.holdout);
+        assert_eq!(
+            run(&SnapshotFixture::small().snapshot(), &held, "boss_raid").outcome,
+            Outcome::NoOffer(NoOfferReason::Holdout)
+        );
+    }
+
+    #[test]
+    fn empty_features_go_straight_to_l4() {
+        let snap = SnapshotFixture::small().snapshot();
+        let p = PlayerContext::new("player_0", GAME_ID);
+        assert!(!p.has_features());
+        let d = run(&snap, &p, "first_loss");
+        let o = offer(&d);
+        assert_eq!(o.level, 4);
+        // Best value among non-cosmetics: gems_1000 (9.90 for 4.99).
+        assert_eq!(ids(o), ["gems_1000"]);
+        assert_eq!(
+            notes(&d),
+            [(1, "no_features"), (2, "no_features"), (3, "no_features")]
+        );
+        let mut spender = p.clone();
+        spender.spend_cents = 100;
+        assert!(spender.has_features());
+    }
+
+    #[test]
+    fn kill_levels() {
+        let mut fx = SnapshotFixture::small();
+        assert_eq!(
+            offer(&run(&fx.snapshot(), &player(), "first_loss")).level,
+            1
+        );
+        fx.kill_level = KillLevel::AiOff;
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(
+            notes(&d),
+            [(1, "kill_switch_ai_off"), (2, "kill_switch_ai_off")]
+        );
+        for level in [KillLevel::OffersOff, KillLevel::SdkOff] {
+            fx.kill_level = level;
+            assert_eq!(
+                run(&fx.snapshot(), &player(), "first_loss").outcome,
+                Outcome::NoOffer(NoOfferReason::KillSwitch)
+            );
+        }
+    }
+
+    #[test]
+    fn shadow_records_but_serves_studio_offers() {
+        let mut fx = SnapshotFixture::small();
+        fx.game.mode = Mode::Shadow;
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(d.shadow.as_ref().map(|c| c.level), Some(1));
+        assert!(d.approval_candidate.is_none());
+        assert_eq!(notes(&d), [(1, "shadow_silent"), (2, "shadow_silent")]);
+    }
+
+    #[test]
+    fn assisted_serves_only_approved_definitions() {
+        let mut fx = SnapshotFixture::small().without_l1();
+        fx.game.mode = Mode::Assisted;
+        let d = run(&fx.snapshot(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 4);
+        let pending = d.approval_candidate.expect("queued for approval");
+        assert_eq!(pending.level, 2);
+        assert_eq!(pending.definition_key, "L2|tpl:boss_raid|dagger|50");
+        fx.approved.insert(pending.definition_key);
+        let d = run(&fx.snapshot(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 2);
+        assert!(d.approval_candidate.is_none());
+        // An approved L1 definition serves too: one arm, one item, a deterministic key.
+        let mut fx = SnapshotFixture::small();
+        fx.game.mode = Mode::Assisted;
+        fx.items = vec![item("gems_1000", Category::Currency, 499, 9.9)];
+        let key = run(&fx.snapshot(), &player(), "x")
+            .approval_candidate
+            .expect("queued")
+            .definition_key;
+        assert_eq!(key, "L1|ai:currency:499|gems_1000|499");
+        fx.approved.insert(key);
+        assert_eq!(offer(&run(&fx.snapshot(), &player(), "x")).level, 1);
+    }
+
+    #[test]
+    fn hyper_inflation_suppresses_ai_levels_only() {
+        let mut fx = SnapshotFixture::small();
+        fx.quadrant = Quadrant::HyperInfl;
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(offer(&d).level, 3);
+        assert_eq!(notes(&d), [(1, "hyper_inflation"), (2, "hyper_inflation")]);
+        let d = run(&fx.snapshot(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 4);
+        fx.quadrant = Quadrant::Inflation;
+        assert_eq!(offer(&run(&fx.snapshot(), &player(), "boss_raid")).level, 1);
+    }
+}

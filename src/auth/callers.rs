@@ -1,0 +1,232 @@
+//! Who is calling: the extractors that turn an `Authorization: Bearer` header into a typed
+//! caller. Each accepts exactly the credential kinds its routes take, so a route cannot
+//! forget a check: a dashboard route takes [`Dashboard`], an SDK route [`SdkCaller`], the
+//! catalogue read path [`CatalogueReader`], item art [`AnyGameCaller`]. Object-level checks
+//! (the game belongs to the caller's studio) happen where the game is loaded.
+//!
+//! The extractors work on any router state that hands out the [`AuthService`], so this
+//! module knows nothing of the application state.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRef, FromRequestParts};
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use uuid::Uuid;
+
+use super::key_store::{AuthService, KeyRecord};
+use crate::error::{ApiError, ApiResult};
+use crate::service::ServiceError;
+use offer_domain::environment::Environment;
+use offer_wire::jwt::Role;
+use offer_wire::key_token::{self as keys, KeyKind};
+
+/// The bearer token of a request. The scheme is case-insensitive (RFC 7235).
+fn bearer(parts: &Parts) -> ApiResult<&str> {
+    parts
+        .headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|t| !t.is_empty())
+        .ok_or(ApiError::Service(ServiceError::Unauthorized(
+            "missing bearer credential",
+        )))
+}
+
+/// The service that checks credentials, from whatever state the router carries.
+fn auth_of<S>(state: &S) -> Arc<AuthService>
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    Arc::<AuthService>::from_ref(state)
+}
+
+/// A dashboard user (JWT).
+#[derive(Debug, Clone)]
+pub struct Dashboard {
+    /// The user.
+    pub sub: String,
+    /// The user's studio: every object it reaches must belong to it.
+    pub studio_id: String,
+    /// The user's role.
+    pub role: Role,
+}
+
+impl Dashboard {
+    /// Refuses with 403 unless the user has at least `role`.
+    pub fn require(&self, role: Role) -> ApiResult<()> {
+        if self.role >= role {
+            Ok(())
+        } else {
+            Err(ApiError::Service(ServiceError::Forbidden(
+                "your role does not allow this",
+            )))
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Dashboard
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        let token = bearer(parts)?;
+        if keys::looks_like_key(token) {
+            return Err(ApiError::Service(ServiceError::WrongCredential(
+                "this path takes a dashboard token, not an API key",
+            )));
+        }
+        let claims = auth_of(state).jwt().verify(token).ok_or(ApiError::Service(
+            ServiceError::Unauthorized("invalid or expired token"),
+        ))?;
+        Ok(Self {
+            sub: claims.sub,
+            studio_id: claims.studio_id,
+            role: claims.role,
+        })
+    }
+}
+
+/// An SDK client (SDK key).
+#[derive(Debug, Clone)]
+pub struct SdkCaller {
+    /// The key's record: its game, studio and environment.
+    pub key: Arc<KeyRecord>,
+    /// The key's environment.
+    pub env: Environment,
+}
+
+impl SdkCaller {
+    /// Refuses another game's id with 404, as for any foreign object.
+    pub fn check_game(&self, game_id: Uuid) -> ApiResult<()> {
+        if self.key.game_id == game_id {
+            Ok(())
+        } else {
+            Err(ApiError::Service(ServiceError::NotFound("game")))
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for SdkCaller
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        let token = bearer(parts)?;
+        if !keys::looks_like_key(token) {
+            // A valid dashboard token is the wrong kind here; anything else is no credential.
+            return Err(if auth_of(state).jwt().verify(token).is_some() {
+                ServiceError::WrongCredential("this path takes an SDK key").into()
+            } else {
+                ServiceError::Unauthorized("invalid credential").into()
+            });
+        }
+        let key = auth_of(state).key(token).await?;
+        match key.kind {
+            KeyKind::Sdk(env) => Ok(Self { key, env }),
+            KeyKind::Authoring => Err(ApiError::Service(ServiceError::WrongCredential(
+                "an authoring key never touches /v1/sdk",
+            ))),
+        }
+    }
+}
+
+/// A caller that reaches one game's objects: a dashboard user of the owning studio (checked
+/// where the game is loaded), or a key, which is bound to one game.
+#[derive(Debug, Clone)]
+pub enum GameCaller {
+    /// A dashboard user.
+    Dashboard(Dashboard),
+    /// A key of one game.
+    Key(Arc<KeyRecord>),
+}
+
+impl GameCaller {
+    /// The caller's studio.
+    pub fn studio_id(&self) -> &str {
+        match self {
+            Self::Dashboard(d) => &d.studio_id,
+            Self::Key(k) => &k.studio_id,
+        }
+    }
+
+    /// Refuses a key of another game with 404, as for any foreign object.
+    pub fn check_game(&self, game_id: Uuid) -> ApiResult<()> {
+        match self {
+            Self::Key(k) if k.game_id != game_id => {
+                Err(ApiError::Service(ServiceError::NotFound("game")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the credential; `accept` says which key kinds this route takes, and with what
+    /// refusal for the others.
+    async fn extract<S>(
+        parts: &mut Parts,
+        state: &S,
+        accept: fn(KeyKind) -> ApiResult<()>,
+    ) -> ApiResult<Self>
+    where
+        S: Send + Sync,
+        Arc<AuthService>: FromRef<S>,
+    {
+        let token = bearer(parts)?;
+        if !keys::looks_like_key(token) {
+            return Dashboard::from_request_parts(parts, state)
+                .await
+                .map(Self::Dashboard);
+        }
+        let key = auth_of(state).key(token).await?;
+        accept(key.kind)?;
+        Ok(Self::Key(key))
+    }
+}
+
+/// Who may read a catalogue: a dashboard user of the owning studio, or an authoring key of
+/// that very game (the authoring tool binds pages to items). SDK keys are refused.
+#[derive(Debug, Clone)]
+pub struct CatalogueReader(pub GameCaller);
+
+impl<S: Send + Sync> FromRequestParts<S> for CatalogueReader
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        GameCaller::extract(parts, state, |kind| match kind {
+            KeyKind::Authoring => Ok(()),
+            KeyKind::Sdk(_) => Err(ApiError::Service(ServiceError::WrongCredential(
+                "this path takes a dashboard token or an authoring key",
+            ))),
+        })
+        .await
+        .map(Self)
+    }
+}
+
+/// Any credential of a game: item art is read by game clients (SDK key) and the authoring
+/// tool as well as by the dashboard.
+#[derive(Debug, Clone)]
+pub struct AnyGameCaller(pub GameCaller);
+
+impl<S: Send + Sync> FromRequestParts<S> for AnyGameCaller
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        GameCaller::extract(parts, state, |_| Ok(()))
+            .await
+            .map(Self)
+    }
+}

@@ -1,0 +1,232 @@
+//! The key store: SDK and authoring keys are issued, resolved and revoked here. Only a key's
+//! SHA-256 is ever stored; each node caches resolved records briefly and hears of
+//! revocations from every node over the bus.
+
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+
+use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::revocation::{RevocationWatch, Revocations};
+use crate::service::{ServiceError, ServiceResult};
+use crate::store::codec::{decode, encode};
+use crate::store::{BusMessage, Collection, SharedStore};
+use offer_wire::jwt::JwtCodec;
+use offer_wire::key_token::{self as keys, KeyKind};
+
+/// How long a node trusts a cached key record before re-reading it; bounds the effect of a
+/// lost revocation message (Redis pub/sub delivers at most once).
+const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(30);
+
+/// A stored key (the key itself is never stored, only its hash).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    /// Public id, used to revoke it.
+    pub key_id: Uuid,
+    /// SDK (with its environment) or authoring.
+    #[serde(flatten)]
+    pub kind: KeyKind,
+    /// The one game it works for.
+    pub game_id: Uuid,
+    /// The studio owning that game.
+    pub studio_id: String,
+    /// SHA-256 of the key.
+    pub key_hash: String,
+    /// Issue time.
+    pub created_at: DateTime<Utc>,
+    /// End of validity (authoring keys).
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Revocation time: a revoked key is refused at once.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// Verifies credentials and caches key records per node.
+pub struct AuthService {
+    jwt: JwtCodec,
+    key_prefix: String,
+    store: SharedStore,
+    cache: DashMap<String, (Arc<KeyRecord>, Instant)>,
+    /// Keys revoked while this node runs, watched by the sockets opened with them.
+    revocations: Revocations,
+}
+
+impl AuthService {
+    /// A service over this codec, key prefix and store.
+    pub fn new(jwt: JwtCodec, key_prefix: String, store: SharedStore) -> Self {
+        Self {
+            jwt,
+            key_prefix,
+            store,
+            cache: DashMap::new(),
+            revocations: Revocations::default(),
+        }
+    }
+
+    /// The JWT codec (the CLI and the development token use it).
+    pub fn jwt(&self) -> &JwtCodec {
+        &self.jwt
+    }
+
+    /// Drops a key from this node's cache, so its record is read again on next use.
+    pub fn forget(&self, key_hash: &str) {
+        self.cache.remove(key_hash);
+    }
+
+    /// A key was revoked (here or on another node, bus message `key_revoked`): forget it and
+    /// wake every socket opened with it, so they close at once.
+    pub fn revoked(&self, key_hash: &str) {
+        self.forget(key_hash);
+        self.revocations.revoke(key_hash);
+    }
+
+    /// A watch that resolves when the key is revoked on this node, for a socket opened with
+    /// it (at once when it already was).
+    pub fn watch_revocation(&self, key_hash: &str) -> RevocationWatch {
+        self.revocations.watch(key_hash)
+    }
+
+    /// Resolves a key token to its live record: checksum, lookup, revocation, expiry.
+    pub async fn key(&self, token: &str) -> ServiceResult<Arc<KeyRecord>> {
+        let marked = keys::parse(token, &self.key_prefix)
+            .ok_or(ServiceError::Unauthorized("invalid key"))?;
+        let hash = keys::hash(token);
+        let cached = self
+            .cache
+            .get(&hash)
+            .filter(|e| e.1.elapsed() < KEY_CACHE_TTL)
+            .map(|e| e.0.clone());
+        let record = match cached {
+            Some(r) => r,
+            None => {
+                let Some(bytes) = self
+                    .store
+                    .get(Collection::global("key_hashes"), &hash)
+                    .await?
+                else {
+                    return Err(ServiceError::Unauthorized("invalid key"));
+                };
+                let pointer: KeyPointer = decode(&bytes)?;
+                let Some(bytes) = self
+                    .store
+                    .get(
+                        Collection::game(pointer.game_id, "keys"),
+                        &pointer.key_id.to_string(),
+                    )
+                    .await?
+                else {
+                    return Err(ServiceError::Unauthorized("invalid key"));
+                };
+                let record = Arc::new(decode::<KeyRecord>(&bytes)?);
+                self.cache.insert(hash, (record.clone(), Instant::now()));
+                record
+            }
+        };
+        if record.revoked_at.is_some() {
+            return Err(ServiceError::Unauthorized("the key has been revoked"));
+        }
+        if record.expires_at.is_some_and(|t| t <= Utc::now()) {
+            return Err(match record.kind {
+                KeyKind::Authoring => ServiceError::AuthoringKeyExpired,
+                KeyKind::Sdk(_) => ServiceError::Unauthorized("the key has expired"),
+            });
+        }
+        // The marker in the key and its record agree unless the store was tampered with.
+        if record.kind != marked {
+            return Err(ServiceError::Unauthorized("invalid key"));
+        }
+        Ok(record)
+    }
+
+    /// Issues a key for a game, storing only its hash. Returns the key (shown once) and
+    /// its record.
+    pub async fn issue(
+        &self,
+        game_id: Uuid,
+        studio_id: &str,
+        kind: KeyKind,
+        ttl: Option<chrono::Duration>,
+    ) -> ServiceResult<(String, KeyRecord)> {
+        let token = keys::generate(&self.key_prefix, kind);
+        let now = Utc::now();
+        let record = KeyRecord {
+            key_id: Uuid::new_v4(),
+            kind,
+            game_id,
+            studio_id: studio_id.to_owned(),
+            key_hash: keys::hash(&token),
+            created_at: now,
+            expires_at: ttl.map(|d| now + d),
+            revoked_at: None,
+        };
+        // The record first, the pointer second: a failure in between leaves no usable key.
+        self.store
+            .put_all(
+                Collection::game(game_id, "keys"),
+                vec![(record.key_id.to_string(), encode(&record)?)],
+            )
+            .await?;
+        let pointer = KeyPointer {
+            game_id,
+            key_id: record.key_id,
+        };
+        self.store
+            .put_all(
+                Collection::global("key_hashes"),
+                vec![(record.key_hash.clone(), encode(&pointer)?)],
+            )
+            .await?;
+        Ok((token, record))
+    }
+
+    /// Every key record of a game.
+    pub async fn list(&self, game_id: Uuid) -> ServiceResult<Vec<KeyRecord>> {
+        let mut out = Vec::new();
+        for (_, bytes) in self.store.list(Collection::game(game_id, "keys")).await? {
+            out.push(decode::<KeyRecord>(&bytes)?);
+        }
+        out.sort_by_key(|k| k.created_at);
+        Ok(out)
+    }
+
+    /// Revokes a key of a game and tells every node to drop it from its cache. `of_kind`
+    /// says which keys the caller's path revokes (another kind's id is a 404).
+    pub async fn revoke(
+        &self,
+        game_id: Uuid,
+        of_kind: fn(&KeyKind) -> bool,
+        key_id: Uuid,
+    ) -> ServiceResult<()> {
+        let coll = Collection::game(game_id, "keys");
+        let id = key_id.to_string();
+        let Some(bytes) = self.store.get(coll, &id).await? else {
+            return Err(ServiceError::NotFound("key"));
+        };
+        let mut record: KeyRecord = decode(&bytes)?;
+        if !of_kind(&record.kind) {
+            return Err(ServiceError::NotFound("key"));
+        }
+        if record.revoked_at.is_none() {
+            record.revoked_at = Some(Utc::now());
+            self.store
+                .put_all(coll, vec![(id, encode(&record)?)])
+                .await?;
+        }
+        self.revoked(&record.key_hash);
+        self.store
+            .publish(&BusMessage::KeyRevoked {
+                key_hash: record.key_hash,
+            })
+            .await?;
+        Ok(())
+    }
+}
+
+/// Where a key hash points: the record lives with its game.
+#[derive(Debug, Serialize, Deserialize)]
+struct KeyPointer {
+    game_id: Uuid,
+    key_id: Uuid,
+}

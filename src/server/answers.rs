@@ -1,0 +1,111 @@
+//! The answers the edge writes on the socket itself, where no router runs: to a request head
+//! hyper could not parse, and to a connection past the limit.
+//!
+//! Each is the documented error shape, rendered once at start from its [`ApiError`] (so its
+//! status, code, message and headers are decided in the one place every error is), then
+//! sent as a complete HTTP/1.1 response with `Connection: close`.
+//!
+//! After such an answer the socket lingers: it stops writing, then reads and discards what
+//! the client is still sending, for at most [`LINGER`]. Closing a socket with unread bytes
+//! makes the kernel reset the connection, and a reset can destroy the answer before the
+//! client reads it.
+
+use std::time::Duration;
+
+use axum::response::IntoResponse;
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::error::ApiError;
+
+/// Longest time a socket lingers after an answer of the edge.
+pub(super) const LINGER: Duration = Duration::from_secs(2);
+
+/// The rendered answers.
+pub(super) struct Answers {
+    bad_request: Bytes,
+    uri_too_long: Bytes,
+    headers_too_large: Bytes,
+    too_many_connections: Bytes,
+}
+
+impl Answers {
+    /// Renders every answer.
+    pub(super) async fn render() -> Self {
+        Self {
+            bad_request: render(ApiError::BadRequest(
+                "the request is not well-formed HTTP/1.1".into(),
+            ))
+            .await,
+            uri_too_long: render(ApiError::UriTooLong).await,
+            headers_too_large: render(ApiError::HeadersTooLarge).await,
+            too_many_connections: render(ApiError::TooManyConnections).await,
+        }
+    }
+
+    /// The answer in place of hyper's own answer `status` to a head it could not parse.
+    /// `line_overflowed`: the head was refused for its size before its request line ended,
+    /// so the URI is what is too long.
+    pub(super) fn instead_of(&self, status: u16, line_overflowed: bool) -> Bytes {
+        match status {
+            414 => self.uri_too_long.clone(),
+            431 if line_overflowed => self.uri_too_long.clone(),
+            431 => self.headers_too_large.clone(),
+            // 400, and anything a later hyper might add: the head is not well-formed.
+            _ => self.bad_request.clone(),
+        }
+    }
+
+    /// The answer to a connection past `server.max_connections`.
+    pub(super) fn too_many_connections(&self) -> Bytes {
+        self.too_many_connections.clone()
+    }
+}
+
+/// `error` as a complete HTTP/1.1 response that closes the connection.
+async fn render(error: ApiError) -> Bytes {
+    let (parts, body) = error.into_response().into_parts();
+    // An error body is a JSON document already in memory: reading it cannot fail.
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let mut out = Vec::with_capacity(256 + body.len());
+    out.extend_from_slice(
+        format!(
+            "HTTP/1.1 {} {}\r\n",
+            parts.status.as_u16(),
+            parts.status.canonical_reason().unwrap_or("Error")
+        )
+        .as_bytes(),
+    );
+    for (name, value) in &parts.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(
+        format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(&body);
+    Bytes::from(out)
+}
+
+/// Writes `unsent` (what is left of an answer), stops writing, then discards what the client
+/// still sends until it closes or [`LINGER`] passes; `slot` is held until then.
+pub(super) async fn linger<S>(mut stream: TcpStream, unsent: Bytes, slot: S) {
+    let _ = tokio::time::timeout(LINGER, async {
+        stream.write_all(&unsent).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
+    drop(slot);
+}

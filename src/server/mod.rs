@@ -1,0 +1,273 @@
+//! The HTTP edge: accepts TCP connections, serves the router on them over HTTP/1.1 (with
+//! upgrades, for the WebSocket), and holds every connection to limits a client cannot lift.
+//!
+//! - **Deadlines** (`server.header_timeout_ms`, `body_timeout_ms`, `idle_timeout_ms`): a
+//!   connection that does not finish sending a request head, or a body, in time, that
+//!   starts no new request after an answer, or that takes none of the answer sent to it, is
+//!   closed without an answer. One sweeper enforces them for every connection
+//!   (`registry`); nothing arms a timer per request.
+//! - **A connection limit** (`server.max_connections`, capped by the open-file limit): past
+//!   it a new connection is answered 503 `unavailable` and closed, so the process keeps the
+//!   descriptors it needs to answer everyone else.
+//! - **Answers in the error shape before the router**: hyper's own answers to heads it cannot
+//!   parse are replaced on the socket (`io`), and heads are limited to
+//!   `server.max_header_bytes`.
+//! - **Little memory for a connection without a request**: until its first head is whole, a
+//!   connection holds only the bytes it sent, not hyper's buffers (`head`).
+//! - **Shutdown**: the listener closes, connections between requests close at once, and the
+//!   others close after their request in flight.
+
+mod answers;
+mod connection;
+mod head;
+mod io;
+mod registry;
+mod service;
+mod track;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{Semaphore, watch};
+
+use crate::config::ServerSettings;
+
+use self::answers::{Answers, linger};
+use self::connection::Guarded;
+use self::head::first_head;
+use self::io::EdgeIo;
+use self::registry::Registry;
+use self::service::EdgeService;
+use self::track::{Clock, Deadlines, Track};
+
+/// Open files kept out of the connection limit: the listener, the runtime's own
+/// descriptors, the store's connections, files, and sockets being refused.
+const RESERVED_FILES: u64 = 256;
+
+/// Sockets past the limit that may be lingering on their 503 at once; past that, a
+/// connection over the limit is closed without an answer.
+const LINGERING_REFUSALS: usize = 64;
+
+/// Connections the kernel holds ready for `accept`. A burst of new connections (the
+/// WebSockets of a restarted node reconnecting, say) that overflows this queue has its
+/// handshakes dropped, and each dropped client waits a second or more before trying again.
+/// Linux caps it at `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Least time between two log lines about refused connections.
+const REFUSAL_WARNING_EVERY_MS: u64 = 10_000;
+
+/// The limits in force (from `[server]`, the connection limit capped by the open-file limit).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// Largest request head.
+    pub max_header_bytes: usize,
+    deadlines: Deadlines,
+}
+
+impl Limits {
+    /// The limits of `settings`. Raises this process's soft open-file limit to its hard limit
+    /// and caps the connection limit below it, so a flood of connections meets the clear
+    /// refusal instead of a process out of descriptors.
+    pub fn from_settings(settings: &ServerSettings) -> Self {
+        let files = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(u64::MAX);
+        let cap =
+            usize::try_from(files.saturating_sub(RESERVED_FILES).max(1)).unwrap_or(usize::MAX);
+        let max_connections = settings.max_connections.min(cap);
+        if max_connections < settings.max_connections {
+            tracing::info!(
+                configured = settings.max_connections,
+                open_file_limit = files,
+                max_connections,
+                "server.max_connections capped by the open-file limit"
+            );
+        }
+        Self {
+            max_connections,
+            max_header_bytes: settings.max_header_bytes,
+            deadlines: Deadlines {
+                header_ms: settings.header_timeout_ms,
+                body_ms: settings.body_timeout_ms,
+                idle_ms: settings.idle_timeout_ms,
+            },
+        }
+    }
+}
+
+/// Binds the listener on `addr`, with room for a burst of connections (see
+/// `LISTEN_BACKLOG`).
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    // As the standard library's listener does: a restarted node can bind again at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+/// What every connection of a server shares.
+struct Shared {
+    /// hyper's HTTP/1.1 settings.
+    http: hyper::server::conn::http1::Builder,
+    clock: Clock,
+    limits: Limits,
+    answers: Answers,
+    registry: Registry,
+}
+
+/// A server bound to its listener, not yet serving.
+pub struct Server {
+    listener: TcpListener,
+    router: Router,
+    shared: Arc<Shared>,
+    /// Places under `server.max_connections`.
+    slots: Arc<Semaphore>,
+    /// Places for lingering refusals.
+    refusals: Arc<Semaphore>,
+    /// When refusals were last logged (0: never), so a flood logs one line every few seconds.
+    last_refusal_warning: AtomicU64,
+}
+
+impl Server {
+    /// Serves `router` on `listener` within `limits`.
+    pub async fn new(listener: TcpListener, router: Router, limits: Limits) -> Self {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        // hyper's read buffer bounds a request head; its own refusal (431) is replaced by
+        // the error shape on the socket.
+        http.max_buf_size(limits.max_header_bytes);
+        let slots = Arc::new(Semaphore::new(limits.max_connections));
+        Self {
+            listener,
+            router,
+            slots,
+            refusals: Arc::new(Semaphore::new(LINGERING_REFUSALS)),
+            last_refusal_warning: AtomicU64::new(0),
+            shared: Arc::new(Shared {
+                http,
+                clock: Clock::new(),
+                limits,
+                answers: Answers::render().await,
+                registry: Registry::new(),
+            }),
+        }
+    }
+
+    /// Accepts and serves connections until `shutdown` turns true; then closes the listener,
+    /// tells every connection to finish its request in flight, and returns once they have
+    /// all closed. Upgraded sockets (WebSockets) are not waited for: they close with the
+    /// WebSocket hub.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let shared = self.shared.clone();
+        let serving = async move {
+            let stop = async {
+                let _ = shutdown.wait_for(|stop| *stop).await;
+            };
+            tokio::pin!(stop);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut stop => break,
+                    accepted = self.listener.accept() => match accepted {
+                        Ok((stream, remote)) => self.admit(stream, remote),
+                        Err(e) => accept_failed(&e).await,
+                    },
+                }
+            }
+            drop(self.listener);
+            self.shared.registry.drain_all();
+            self.shared.registry.emptied().await;
+        };
+        tokio::select! {
+            () = serving => {}
+            () = shared.registry.sweep(&shared.clock, shared.limits.deadlines) => {}
+        }
+    }
+
+    /// Serves a new connection, or refuses it past the limit.
+    fn admit(&self, stream: TcpStream, remote: SocketAddr) {
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+            self.refuse(stream);
+            return;
+        };
+        let shared = self.shared.clone();
+        let router = self.router.clone();
+        let track = Arc::new(Track::new(shared.clock.now()));
+        let registered = Registered {
+            id: shared.registry.insert(track.clone()),
+            shared: shared.clone(),
+        };
+        tokio::spawn(async move {
+            let mut stream = stream;
+            let Some(head) = first_head(&mut stream, &track, &shared).await else {
+                return;
+            };
+            let io = EdgeIo::new(stream, head, track.clone(), shared.clone(), slot);
+            let service = EdgeService::new(router, track.clone(), shared.clone(), remote);
+            let http = shared
+                .http
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades();
+            // Boxed, so that the task of a connection still waiting for its head stays small.
+            Box::pin(Guarded::new(http, track, shared)).await;
+            drop(registered);
+        });
+    }
+
+    /// Answers 503 in the error shape and closes, if few refusals are already lingering;
+    /// otherwise closes at once.
+    fn refuse(&self, stream: TcpStream) {
+        let now = self.shared.clock.now();
+        let last = self.last_refusal_warning.load(Relaxed);
+        if last == 0 || now.saturating_sub(last) >= REFUSAL_WARNING_EVERY_MS {
+            self.last_refusal_warning.store(now.max(1), Relaxed);
+            tracing::warn!(
+                max_connections = self.shared.limits.max_connections,
+                "refusing connections: server.max_connections reached"
+            );
+        }
+        if let Ok(place) = self.refusals.clone().try_acquire_owned() {
+            tokio::spawn(linger(
+                stream,
+                self.shared.answers.too_many_connections(),
+                place,
+            ));
+        }
+    }
+}
+
+/// A connection's entry in the registry, removed when its task ends in any way.
+struct Registered {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.shared.registry.remove(self.id);
+    }
+}
+
+/// After a failed `accept`: a connection the client abandoned is nothing; anything else
+/// (out of descriptors, out of memory) is waited out briefly so the loop does not spin.
+async fn accept_failed(e: &std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::warn!(error = %e, "accepting a connection failed; retrying in 100 ms");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}

@@ -1,0 +1,218 @@
+//! Approval records: offers (and later custom pages) queued for a studio decision.
+//!
+//! In Assisted mode every L1/L2 candidate needs an approval before it serves. A candidate
+//! is queued once per definition key (`insert_new` on the key makes that hold across
+//! nodes); approving makes the definition servable at once on every node (actor change
+//! here, bus message to the others). A decision is a compare-and-swap from `pending`, so a
+//! second decision answers 409.
+
+use std::collections::HashSet;
+
+use chrono::Utc;
+use offer_actors::{GameChange, GameHandle};
+use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefinition, Verdict};
+use uuid::Uuid;
+
+use super::write::Committed;
+use super::{ServiceError, ServiceResult, Services};
+use crate::store::Collection;
+use crate::store::codec::{decode, encode};
+
+/// Longest rejection reason, in characters.
+const MAX_REASON_CHARS: usize = 1000;
+
+fn approvals(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "approvals")
+}
+
+fn by_definition(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "approval_definitions")
+}
+
+fn index() -> Collection {
+    Collection::global("approval_index")
+}
+
+/// The approved and the already queued definition keys of a game.
+pub struct Definitions {
+    /// Approved keys.
+    pub approved: HashSet<String>,
+    /// Keys with any approval record.
+    pub queued: HashSet<String>,
+}
+
+/// Reads the definition sets the game actor needs.
+pub async fn definitions(state: &Services, game_id: Uuid) -> ServiceResult<Definitions> {
+    let mut out = Definitions {
+        approved: HashSet::new(),
+        queued: HashSet::new(),
+    };
+    for (_, bytes) in state.store.list(approvals(game_id)).await? {
+        let a: Approval = decode(&bytes)?;
+        if let Some(offer) = a.offer {
+            if a.status == ApprovalStatus::Approved {
+                out.approved.insert(offer.definition_key.clone());
+            }
+            out.queued.insert(offer.definition_key);
+        }
+    }
+    Ok(out)
+}
+
+/// Queues an offer definition once; a definition already queued (on any node) is left
+/// alone. Returns the approval id when this call wrote the record.
+pub async fn queue_offer(
+    state: &Services,
+    handle: &GameHandle,
+    offer: OfferDefinition,
+) -> ServiceResult<Option<Uuid>> {
+    let game_id = handle.view().game.game_id;
+    let approval_id = Uuid::new_v4();
+    let key = offer.definition_key.clone();
+    let fresh = state
+        .store
+        .insert_new(
+            by_definition(game_id),
+            &key,
+            approval_id.to_string().into_bytes(),
+        )
+        .await?;
+    // The marker names the approval. When an earlier attempt wrote the marker but failed
+    // before the record, the record is written now under the marker's id, so a candidate is
+    // never left queued without an approval the studio can see.
+    let approval_id = if fresh {
+        approval_id
+    } else {
+        state
+            .store
+            .get(by_definition(game_id), &key)
+            .await?
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|s| s.parse::<Uuid>().ok())
+            .ok_or_else(|| ServiceError::Internal("corrupt approval marker".into()))?
+    };
+    let missing = fresh
+        || state
+            .store
+            .get(approvals(game_id), &approval_id.to_string())
+            .await?
+            .is_none();
+    if missing {
+        let approval = Approval {
+            approval_id,
+            game_id,
+            kind: ApprovalKind::Offer,
+            status: ApprovalStatus::Pending,
+            offer: Some(offer),
+            page: None,
+            created_at: Utc::now(),
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            simulation: None,
+        };
+        // The index first: a record is only ever visible with its index.
+        state
+            .store
+            .put_all(
+                index(),
+                vec![(approval_id.to_string(), game_id.to_string().into_bytes())],
+            )
+            .await?;
+        state
+            .store
+            .insert_new(
+                approvals(game_id),
+                &approval_id.to_string(),
+                encode(&approval)?,
+            )
+            .await?;
+    }
+    handle.change(GameChange::Queued(key)).await?;
+    Ok(missing.then_some(approval_id))
+}
+
+/// A game's approvals, newest first, optionally of one status.
+pub async fn list(
+    state: &Services,
+    game_id: Uuid,
+    status: Option<ApprovalStatus>,
+) -> ServiceResult<Vec<Approval>> {
+    let mut out: Vec<Approval> = Vec::new();
+    for (_, bytes) in state.store.list(approvals(game_id)).await? {
+        let a: Approval = decode(&bytes)?;
+        if status.is_none_or(|s| s == a.status) {
+            out.push(a);
+        }
+    }
+    out.sort_by_key(|a| std::cmp::Reverse(a.created_at));
+    Ok(out)
+}
+
+/// One approval and its stored bytes (for compare-and-swap). Does not check the studio.
+pub async fn get(state: &Services, approval_id: Uuid) -> ServiceResult<(Approval, Vec<u8>)> {
+    let id = approval_id.to_string();
+    let game_id = state
+        .store
+        .get(index(), &id)
+        .await?
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.parse::<Uuid>().ok())
+        .ok_or(ServiceError::NotFound("approval"))?;
+    let bytes = state
+        .store
+        .get(approvals(game_id), &id)
+        .await?
+        .ok_or(ServiceError::NotFound("approval"))?;
+    Ok((decode(&bytes)?, bytes))
+}
+
+/// Approves or rejects a pending approval; a decided one is a 409. Approving makes the
+/// definition servable at once on every node.
+pub async fn decide(
+    state: &Services,
+    handle: &GameHandle,
+    approval: Approval,
+    stored: Vec<u8>,
+    verdict: Verdict,
+    by: &str,
+) -> ServiceResult<Approval> {
+    if let Verdict::Reject {
+        reason: Some(reason),
+    } = &verdict
+        && reason.chars().count() > MAX_REASON_CHARS
+    {
+        return Err(ServiceError::invalid(
+            "reason",
+            format!("at most {MAX_REASON_CHARS} characters"),
+        ));
+    }
+    let next = approval
+        .decide(verdict, by, Utc::now())
+        .map_err(|e| ServiceError::Conflict(e.to_string()))?;
+    state
+        .commit(handle, async || {
+            let swapped = state
+                .store
+                .compare_and_swap(
+                    approvals(next.game_id),
+                    &next.approval_id.to_string(),
+                    Some(&stored),
+                    encode(&next)?,
+                )
+                .await?;
+            if !swapped {
+                return Err(ServiceError::Conflict(
+                    "the approval was decided concurrently".into(),
+                ));
+            }
+            Ok(match &next.offer {
+                Some(offer) if next.status == ApprovalStatus::Approved => {
+                    let change = GameChange::Approved(offer.definition_key.clone());
+                    Committed::changed(next.clone(), change)
+                }
+                _ => Committed::unchanged(next),
+            })
+        })
+        .await
+}

@@ -1,0 +1,84 @@
+//! The service layer's one error type. Services never build HTTP answers: the transport maps
+//! each variant to a status and a stable code in one place.
+
+use offer_domain::validation::FieldError;
+
+use crate::store::StoreError;
+
+/// Why a use case failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// No credential, or one that is malformed, unknown, revoked or expired.
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// An authoring key past its 90 days: the tool must sign in again.
+    #[error("the authoring key has expired: sign in again or re-export")]
+    AuthoringKeyExpired,
+    /// A valid credential whose role does not allow the action.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// A valid credential of the wrong kind for this surface.
+    #[error("{0}")]
+    WrongCredential(&'static str),
+    /// Absent, or owned by another studio: both read the same so that no caller learns
+    /// what exists outside its studio.
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The request contradicts the current state (a duplicate id, a decided approval).
+    #[error("{0}")]
+    Conflict(String),
+    /// Entries of a list that contradict the current state, each with its index and why
+    /// (a bulk upsert naming deleted items).
+    #[error("conflicts with the current state")]
+    Conflicts(Vec<FieldError>),
+    /// More entries in one call than the operation takes.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// Content of a kind the operation does not take (an upload that is not an image).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// Well-formed but invalid, with every field error found.
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    /// The game's kill switch has the SDK off.
+    #[error("the SDK is disabled for this game (kill switch level 3)")]
+    SdkDisabled,
+    /// The store or an actor is down or slow; the call is safe to retry.
+    #[error("service unavailable, retry shortly")]
+    Unavailable,
+    /// Stored data this build cannot read, or a broken invariant: a bug, never the caller's.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ServiceError {
+    /// A validation failure with one field error.
+    pub fn invalid(field: &str, reason: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError::new(field, reason)])
+    }
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(_) => {
+                tracing::warn!(error = %e, "store unavailable");
+                Self::Unavailable
+            }
+            StoreError::Corrupt(msg) => Self::Internal(msg),
+            // Only a caller's input can be too deep or too large to store.
+            StoreError::Unstorable(reason) => Self::invalid("body", reason),
+        }
+    }
+}
+
+impl From<offer_actors::ActorError> for ServiceError {
+    fn from(e: offer_actors::ActorError) -> Self {
+        // A stopped actor happens only while the node shuts down: retry elsewhere.
+        tracing::warn!(error = %e, "actor call failed");
+        Self::Unavailable
+    }
+}
+
+/// Result of a use case.
+pub type ServiceResult<T> = Result<T, ServiceError>;

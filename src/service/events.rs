@@ -1,0 +1,438 @@
+//! SDK events (`POST /v1/sdk/events` and the WebSocket `event` message): their wire shape,
+//! validation, and what each one changes.
+//!
+//! Telemetry events feed the session's live features and the L1 model; money events go
+//! through the store's atomic wallet step (idempotent by `tx_id`). Currency enters wallets
+//! only through `currency_earned`; `purchase` records real-money revenue.
+
+use chrono::{DateTime, Utc};
+use offer_actors::session::SessionChange;
+use offer_actors::{GameHandle, SessionHandle};
+use offer_domain::environment::Environment;
+use offer_domain::game::Game;
+use offer_domain::validation::{MAX_ID_LEN, is_snake_case};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::Services;
+use super::{ServiceError, ServiceResult};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+use offer_wire::event::SdkEvent;
+
+/// Largest amount of one money event.
+const MAX_AMOUNT: i64 = 1_000_000_000;
+
+/// A refused event.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Rejected {
+    /// Position in the batch.
+    pub index: usize,
+    /// `insufficient_funds` or `sdk_disabled`.
+    pub code: &'static str,
+    /// Explanation.
+    pub message: String,
+}
+
+/// A wallet's balance after a money event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Balance {
+    /// The currency of the wallet.
+    pub currency_id: String,
+    /// Its balance in units.
+    pub balance: i64,
+}
+
+/// Why a well-formed event was refused; nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A spend above the wallet's balance.
+    InsufficientFunds {
+        /// The wallet's currency.
+        currency_id: String,
+        /// Its balance.
+        balance: i64,
+        /// The refused amount.
+        amount: i64,
+    },
+    /// The `tx_id` was already used for a different change.
+    TxIdReused {
+        /// The reused id.
+        tx_id: String,
+    },
+    /// The kill switch turned the SDK off between the check and the wallet step.
+    SdkDisabled,
+}
+
+impl Refusal {
+    /// The stable code clients branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InsufficientFunds { .. } => "insufficient_funds",
+            Self::TxIdReused { .. } => "tx_id_reused",
+            Self::SdkDisabled => "sdk_disabled",
+        }
+    }
+
+    /// The explanation shown to a developer.
+    pub fn message(&self) -> String {
+        match self {
+            Self::InsufficientFunds {
+                currency_id,
+                balance,
+                amount,
+            } => format!("balance of {currency_id} is {balance}, below {amount}"),
+            Self::TxIdReused { tx_id } => {
+                format!("tx_id `{tx_id}` was already used for a different change")
+            }
+            Self::SdkDisabled => "the SDK is disabled for this game (kill switch level 3)".into(),
+        }
+    }
+}
+
+/// What applying one event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// Applied (or an idempotent replay); the new balance of a money event.
+    Accepted(Option<Balance>),
+    /// Refused; nothing changed.
+    Rejected(Refusal),
+}
+
+/// How far an SDK event's `ts` may be from the server's clock. Money events land in the
+/// day aggregates by `ts`, so a client must not write into another week; history goes
+/// through the admin import.
+const MAX_CLOCK_SKEW_HOURS: i64 = 24;
+
+/// Checks every event of a batch before any is applied, so a bad batch changes nothing.
+pub fn validate_all(game: &Game, events: &[SdkEvent]) -> ServiceResult<()> {
+    let mut errors = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if let Err(reason) = validate(game, e) {
+            errors.push(offer_domain::validation::FieldError::new("events", reason).at(i));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ServiceError::Validation(errors))
+    }
+}
+
+/// Checks one event.
+pub fn validate(game: &Game, e: &SdkEvent) -> Result<(), String> {
+    if let Some(ts) = e.ts()
+        && (ts - Utc::now()).num_hours().abs() >= MAX_CLOCK_SKEW_HOURS
+    {
+        return Err(format!(
+            "ts must be within {MAX_CLOCK_SKEW_HOURS} hours of the server's clock; send history through the admin import"
+        ));
+    }
+    let currency = |id: &str| {
+        if game.currencies.iter().any(|c| c.currency_id == id) {
+            Ok(())
+        } else {
+            Err(format!("unknown currency `{id}`"))
+        }
+    };
+    let tx = |tx: &str| {
+        if tx.is_empty() || tx.chars().count() > 128 {
+            Err("tx_id must be 1 to 128 characters".to_owned())
+        } else {
+            Ok(())
+        }
+    };
+    let amount = |a: i64| {
+        if (1..=MAX_AMOUNT).contains(&a) {
+            Ok(())
+        } else {
+            Err(format!("amount must be between 1 and {MAX_AMOUNT}"))
+        }
+    };
+    match e {
+        SdkEvent::CurrencyLow { currency_id, .. } => currency(currency_id),
+        SdkEvent::CurrencyEarned {
+            currency_id,
+            amount: a,
+            tx_id,
+            ..
+        }
+        | SdkEvent::CurrencySpent {
+            currency_id,
+            amount: a,
+            tx_id,
+            ..
+        } => currency(currency_id).and(tx(tx_id)).and(amount(*a)),
+        SdkEvent::Purchase {
+            item_ids,
+            price_cents,
+            tx_id,
+            ..
+        } => {
+            tx(tx_id)?;
+            if item_ids.len() > 50 {
+                return Err("at most 50 item_ids".into());
+            }
+            if let Some(id) = item_ids.iter().find(|id| !is_snake_case(id, MAX_ID_LEN)) {
+                return Err(format!(
+                    "item_ids: `{id}` is not a catalogue item id (snake_case)"
+                ));
+            }
+            if !(0..=10_000_000).contains(price_cents) {
+                return Err("price_cents must be between 0 and 10000000".into());
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Applies one validated event for a session.
+pub async fn apply(
+    state: &Services,
+    game: &GameHandle,
+    session: &SessionHandle,
+    env: Environment,
+    event: &SdkEvent,
+) -> ServiceResult<Applied> {
+    let info = session.info();
+    let money = |kind: MoneyKind,
+                 currency_id: &str,
+                 amount: i64,
+                 tx_id: &str,
+                 ts: &Option<DateTime<Utc>>| MoneyOp {
+        game_id: info.game_id,
+        env,
+        player_id: info.player_id.clone(),
+        tx_id: tx_id.to_owned(),
+        kind,
+        currency_id: currency_id.to_owned(),
+        amount,
+        ts: ts.unwrap_or_else(Utc::now),
+        holdout: session.player(false).holdout,
+        import: false,
+    };
+    let op = match event {
+        SdkEvent::SessionStart { .. } => {
+            session.touch();
+            return Ok(Applied::Accepted(None));
+        }
+        SdkEvent::OfferShown { offer_id, .. } => {
+            session.event_seen();
+            super::offers::learn(state, game, *offer_id, false);
+            return Ok(Applied::Accepted(None));
+        }
+        SdkEvent::CurrencyLow { .. }
+        | SdkEvent::FirstLoss { .. }
+        | SdkEvent::BossRaid { .. }
+        | SdkEvent::OfferDismissed { .. } => {
+            session.event_seen();
+            return Ok(Applied::Accepted(None));
+        }
+        SdkEvent::CurrencyEarned {
+            currency_id,
+            amount,
+            tx_id,
+            ts,
+            ..
+        } => money(MoneyKind::Earned, currency_id, *amount, tx_id, ts),
+        SdkEvent::CurrencySpent {
+            currency_id,
+            amount,
+            tx_id,
+            ts,
+            ..
+        } => money(MoneyKind::Spent, currency_id, *amount, tx_id, ts),
+        SdkEvent::Purchase {
+            price_cents,
+            tx_id,
+            ts,
+            ..
+        } => money(MoneyKind::Purchase, "", *price_cents, tx_id, ts),
+    };
+    session.event_seen();
+    Ok(match state.store.apply_money(&op).await? {
+        MoneyOutcome::Applied { balance } => {
+            if let SdkEvent::Purchase {
+                offer_id,
+                price_cents,
+                ..
+            } = event
+            {
+                session.change(SessionChange::Spent(*price_cents));
+                if let Some(offer_id) = offer_id {
+                    super::offers::learn(state, game, *offer_id, true);
+                }
+                Applied::Accepted(None)
+            } else {
+                Applied::Accepted(Some(Balance {
+                    currency_id: op.currency_id,
+                    balance,
+                }))
+            }
+        }
+        MoneyOutcome::Duplicate { balance } => match op.kind {
+            MoneyKind::Purchase => Applied::Accepted(None),
+            _ => Applied::Accepted(Some(Balance {
+                currency_id: op.currency_id,
+                balance,
+            })),
+        },
+        MoneyOutcome::InsufficientFunds { balance } => {
+            Applied::Rejected(Refusal::InsufficientFunds {
+                currency_id: op.currency_id,
+                balance,
+                amount: op.amount,
+            })
+        }
+        MoneyOutcome::TxConflict => Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }),
+        MoneyOutcome::KillSwitch => Applied::Rejected(Refusal::SdkDisabled),
+    })
+}
+
+/// Most events one call may carry.
+pub const MAX_BATCH: usize = 100;
+
+/// What a batch of events did: how many were applied (a replayed `tx_id` counts, it is
+/// idempotent) and which were refused, by index.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BatchOutcome {
+    /// Events applied.
+    pub accepted: usize,
+    /// Events refused, e.g. a spend above the balance.
+    pub rejected: Vec<Rejected>,
+}
+
+/// Applies a batch of a session's events in order. The whole batch is checked first (size,
+/// then every event, then the kill switch), so a malformed batch changes nothing; after
+/// that each event stands alone and a refused one does not stop the rest.
+pub async fn apply_batch(
+    state: &Services,
+    game: &GameHandle,
+    env: Environment,
+    session_id: Uuid,
+    events: &[SdkEvent],
+) -> ServiceResult<BatchOutcome> {
+    if events.len() > MAX_BATCH {
+        return Err(ServiceError::PayloadTooLarge(format!(
+            "at most {MAX_BATCH} events per call"
+        )));
+    }
+    validate_all(&game.view().game, events)?;
+    if !game.view().kill_switch.level.allows_sdk() {
+        return Err(ServiceError::SdkDisabled);
+    }
+    let game_id = game.view().game.game_id;
+    let session = super::sessions::resolve(state, game_id, env, session_id).await?;
+    let mut outcome = BatchOutcome {
+        accepted: 0,
+        rejected: Vec::new(),
+    };
+    for (index, event) in events.iter().enumerate() {
+        match apply(state, game, &session, env, event).await? {
+            Applied::Accepted(_) => outcome.accepted += 1,
+            Applied::Rejected(refusal) => outcome.rejected.push(Rejected {
+                index,
+                code: refusal.code(),
+                message: refusal.message(),
+            }),
+        }
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use offer_domain::testing;
+
+    use super::*;
+
+    /// A game with the fixture currencies `gems` and `gold`.
+    fn game() -> Game {
+        Game {
+            currencies: testing::currencies(),
+            ..testing::game("rpg")
+        }
+    }
+
+    fn earned(currency_id: &str, amount: i64, tx_id: &str) -> SdkEvent {
+        SdkEvent::CurrencyEarned {
+            currency_id: currency_id.into(),
+            amount,
+            source: None,
+            tx_id: tx_id.into(),
+            ts: None,
+        }
+    }
+
+    #[test]
+    fn a_money_event_names_a_currency_of_the_game_and_a_positive_bounded_amount() {
+        let game = game();
+        assert_eq!(validate(&game, &earned("gems", 5, "t1")), Ok(()));
+        assert!(validate(&game, &earned("silver", 5, "t1")).is_err());
+        assert!(validate(&game, &earned("gems", 0, "t1")).is_err());
+        assert!(validate(&game, &earned("gems", MAX_AMOUNT + 1, "t1")).is_err());
+        assert!(validate(&game, &earned("gems", 5, "")).is_err());
+        // The length of a tx_id is counted in characters, as its schema says.
+        assert_eq!(
+            validate(&game, &earned("gems", 5, &"é".repeat(128))),
+            Ok(())
+        );
+        assert!(validate(&game, &earned("gems", 5, &"é".repeat(129))).is_err());
+    }
+
+    #[test]
+    fn a_purchase_names_catalogue_item_ids() {
+        let purchase = |item_ids: &[&str]| SdkEvent::Purchase {
+            offer_id: None,
+            item_ids: item_ids.iter().map(|s| (*s).to_owned()).collect(),
+            price_cents: 99,
+            tx_id: "p1".into(),
+            ts: None,
+        };
+        assert_eq!(validate(&game(), &purchase(&["gems_100", "sword"])), Ok(()));
+        assert!(validate(&game(), &purchase(&["Gems 100"])).is_err());
+    }
+
+    #[test]
+    fn a_client_clock_more_than_a_day_off_is_refused() {
+        let game = game();
+        let at = |hours: i64| SdkEvent::FirstLoss {
+            ts: Some(Utc::now() + chrono::Duration::hours(hours)),
+        };
+        assert_eq!(validate(&game, &at(23)), Ok(()));
+        assert!(validate(&game, &at(-25)).is_err());
+        assert!(validate(&game, &at(25)).is_err());
+    }
+
+    #[test]
+    fn a_batch_reports_every_bad_event_with_its_index() {
+        let game = game();
+        let batch = [
+            earned("silver", 1, "a"),
+            earned("gems", 1, "b"),
+            earned("gems", -1, "c"),
+        ];
+        let Err(ServiceError::Validation(errors)) = validate_all(&game, &batch) else {
+            panic!("expected a validation error");
+        };
+        let indexes: Vec<_> = errors.iter().map(|e| e.index).collect();
+        assert_eq!(indexes, vec![Some(0), Some(2)]);
+    }
+
+    #[test]
+    fn every_refusal_has_a_stable_code() {
+        let insufficient = Refusal::InsufficientFunds {
+            currency_id: "gems".into(),
+            balance: 3,
+            amount: 5,
+        };
+        assert_eq!(insufficient.code(), "insufficient_funds");
+        assert!(insufficient.message().contains("gems"));
+        assert_eq!(
+            Refusal::TxIdReused { tx_id: "t".into() }.code(),
+            "tx_id_reused"
+        );
+        assert_eq!(Refusal::SdkDisabled.code(), "sdk_disabled");
+    }
+}

@@ -1,0 +1,96 @@
+//! The use cases: one module per resource. Services validate with the domain's rules, read
+//! and write the [`Store`](crate::store::Store), drive the actors and tell the other nodes
+//! over the bus. They know nothing of HTTP or WebSocket: they take typed inputs and return
+//! [`ServiceResult`], which the transport maps to answers in one place.
+//!
+//! Every change to a game goes through [`Services::commit`], so the sequence "take the
+//! game's write lock, write the store, publish the change to the game's actor, notify the
+//! other nodes" is written once.
+
+pub mod approvals;
+pub mod assets;
+pub mod decision_log;
+pub mod error;
+pub mod events;
+pub mod games;
+pub mod items;
+pub mod offer_config;
+pub mod offers;
+pub mod sessions;
+mod write;
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use offer_actors::ActorSystem;
+use offer_domain::game::GenreTable;
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use crate::config::Settings;
+use crate::store::SharedStore;
+pub use decision_log::DecisionLog;
+pub use error::{ServiceError, ServiceResult};
+pub use write::Committed;
+
+/// What every use case works with. Cheap to clone: one `Arc`.
+#[derive(Clone)]
+pub struct Services(Arc<Inner>);
+
+/// The parts of [`Services`].
+pub struct Inner {
+    /// The validated configuration (limits, timeouts, the offer settings).
+    pub settings: Settings,
+    /// The storage backend.
+    pub store: SharedStore,
+    /// Game and session actors of this node.
+    pub actors: ActorSystem,
+    /// Genre calibration: default templates and healthy FSR ranges.
+    pub genres: GenreTable,
+    /// This node's id on the bus, so the bus follower can tell its own messages.
+    pub node_id: Uuid,
+    /// Recent decisions and shadow counts of this node.
+    pub decisions: DecisionLog,
+    /// One writer at a time per game on this node, so a catalogue read-modify-write (values
+    /// depend on every item) never loses a concurrent change. Readers never take it.
+    write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
+}
+
+impl Services {
+    /// Assembles the services over a store and the started actor system.
+    pub fn new(
+        settings: Settings,
+        store: SharedStore,
+        actors: ActorSystem,
+        genres: GenreTable,
+    ) -> Self {
+        let decisions = DecisionLog::new(settings.offers.decision_log_capacity);
+        Self(Arc::new(Inner {
+            settings,
+            store,
+            actors,
+            genres,
+            node_id: Uuid::new_v4(),
+            decisions,
+            write_locks: DashMap::new(),
+        }))
+    }
+
+    /// Whether the store answers: the readiness probe.
+    pub async fn ready(&self) -> ServiceResult<()> {
+        Ok(self.store.ping().await?)
+    }
+
+    /// The write lock of one game on this node.
+    fn write_lock(&self, game_id: Uuid) -> Arc<Mutex<()>> {
+        self.write_locks.entry(game_id).or_default().clone()
+    }
+}
+
+impl Deref for Services {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

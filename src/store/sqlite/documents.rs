@@ -1,0 +1,88 @@
+//! The document collections in SQLite: one row per document in `docs`, keyed by scope,
+//! collection and id. Each function runs on a connection it is handed: the writes on the
+//! writer thread inside the group's transaction (each in its own savepoint, so
+//! [`put_all`] is all or nothing), the reads on a reader.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::super::{Collection, StoreResult};
+use super::schema::scope_key;
+
+/// One document, if present.
+pub fn get(conn: &Connection, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT value FROM docs WHERE scope = ?1 AND coll = ?2 AND id = ?3")?;
+    Ok(stmt
+        .query_row(params![scope_key(coll.scope), coll.name, id], |row| {
+            row.get(0)
+        })
+        .optional()?)
+}
+
+/// Every document of a collection.
+pub fn list(conn: &Connection, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id, value FROM docs WHERE scope = ?1 AND coll = ?2")?;
+    let rows = stmt.query_map(params![scope_key(coll.scope), coll.name], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Writes every entry (the caller's savepoint makes them one step).
+pub fn put_all(
+    conn: &Connection,
+    coll: Collection,
+    entries: &[(String, Vec<u8>)],
+) -> StoreResult<()> {
+    for (id, value) in entries {
+        upsert(conn, coll, id, value)?;
+    }
+    Ok(())
+}
+
+/// Writes one document, replacing it when present.
+fn upsert(conn: &Connection, coll: Collection, id: &str, value: &[u8]) -> StoreResult<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO docs (scope, coll, id, value) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (scope, coll, id) DO UPDATE SET value = excluded.value",
+    )?;
+    stmt.execute(params![scope_key(coll.scope), coll.name, id, value])?;
+    Ok(())
+}
+
+/// Writes the document only if absent; `false` when it existed.
+pub fn insert_new(
+    conn: &Connection,
+    coll: Collection,
+    id: &str,
+    value: &[u8],
+) -> StoreResult<bool> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO docs (scope, coll, id, value) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (scope, coll, id) DO NOTHING",
+    )?;
+    Ok(stmt.execute(params![scope_key(coll.scope), coll.name, id, value])? == 1)
+}
+
+/// Replaces the document only if it still equals `expected` (`None`: absent).
+pub fn compare_and_swap(
+    conn: &Connection,
+    coll: Collection,
+    id: &str,
+    expected: Option<&[u8]>,
+    new: &[u8],
+) -> StoreResult<bool> {
+    if get(conn, coll, id)?.as_deref() != expected {
+        return Ok(false);
+    }
+    upsert(conn, coll, id, new)?;
+    Ok(true)
+}
+
+/// Removes a document; `false` when it was absent.
+pub fn delete(conn: &Connection, coll: Collection, id: &str) -> StoreResult<bool> {
+    let mut stmt =
+        conn.prepare_cached("DELETE FROM docs WHERE scope = ?1 AND coll = ?2 AND id = ?3")?;
+    Ok(stmt.execute(params![scope_key(coll.scope), coll.name, id])? == 1)
+}

@@ -1,0 +1,416 @@
+//! Money in SQLite: the atomic money step and the reads of wallets, lifetime spend, the
+//! ledger and the day aggregates.
+//!
+//! [`apply`] runs on the writer thread inside a savepoint of the group's transaction, so it
+//! is all or nothing and sees every earlier event of its group. It makes every check before
+//! its first write, in the order of the Redis script: (a) the idempotency record (a known
+//! `tx_id` answers `Duplicate` with the balance its ledger line recorded, or `TxConflict`
+//! when the player, kind, currency or amount differ), (b) the kill level (a level that
+//! turns the SDK off, or no level at all, answers `KillSwitch`), (c) for a spend that is not
+//! imported, the balance. Only then does it write the balance (or the lifetime spend, for a
+//! purchase), the ledger line, the idempotency record (pointing at that line) and the day
+//! aggregate. A refused event writes nothing, so its `tx_id` may be used again.
+//!
+//! Imported spends skip the balance check (history has no opening balance) but still move
+//! the balance, so a wallet may go negative while history is replayed out of order; the
+//! balance always equals its ledger's sum. Sums saturate at the bounds of `i64` instead of
+//! wrapping.
+
+use chrono::{DateTime, NaiveDate};
+use offer_domain::environment::Environment;
+use offer_domain::kill_level::KillLevel;
+use rusqlite::{Connection, OptionalExtension, params};
+use uuid::Uuid;
+
+use super::super::{
+    DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult,
+};
+use super::schema::{DayField, day_code, env_code, kind_code, kind_from_code, tx_hash};
+
+/// Applies one money event.
+pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
+    let game = op.game_id.as_bytes().as_slice();
+    let env = env_code(op.env);
+    let hash = tx_hash(op.game_id, op.env, &op.tx_id);
+    if let Some(first) = first_application(conn, hash, game, env, &op.tx_id)? {
+        let same = first.player_id == op.player_id
+            && first.kind == op.kind
+            && first.currency_id == op.currency_id
+            && first.amount == op.amount;
+        return Ok(if same {
+            MoneyOutcome::Duplicate {
+                balance: first.balance_after,
+            }
+        } else {
+            MoneyOutcome::TxConflict
+        });
+    }
+    if !kill_level(conn, game)?.is_some_and(KillLevel::allows_sdk) {
+        return Ok(MoneyOutcome::KillSwitch);
+    }
+    let current = if op.kind == MoneyKind::Purchase {
+        0
+    } else {
+        balance_of(conn, game, env, &op.player_id, &op.currency_id)?
+    };
+    if op.kind == MoneyKind::Spent && !op.import && current < op.amount {
+        return Ok(MoneyOutcome::InsufficientFunds { balance: current });
+    }
+
+    let balance_after = match op.kind {
+        MoneyKind::Earned => current.saturating_add(op.amount),
+        MoneyKind::Spent => current.saturating_sub(op.amount),
+        MoneyKind::Purchase => 0,
+    };
+    if op.kind == MoneyKind::Purchase {
+        let spent = spend_of(conn, game, env, &op.player_id)?;
+        conn.prepare_cached(
+            "INSERT INTO spend (game, env, player, cents) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (game, env, player) DO UPDATE SET cents = excluded.cents",
+        )?
+        .execute(params![
+            game,
+            env,
+            op.player_id,
+            spent.saturating_add(op.amount)
+        ])?;
+    } else {
+        conn.prepare_cached(
+            "INSERT INTO wallets (game, env, player, currency, balance) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (game, env, player, currency) DO UPDATE SET balance = excluded.balance",
+        )?
+        .execute(params![
+            game,
+            env,
+            op.player_id,
+            op.currency_id,
+            balance_after
+        ])?;
+    }
+    conn.prepare_cached(
+        "INSERT INTO ledger (game, env, tx_id, player, kind, currency, amount, balance_after,
+                             ts, ts_nanos)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        game,
+        env,
+        op.tx_id,
+        op.player_id,
+        kind_code(op.kind),
+        op.currency_id,
+        op.amount,
+        balance_after,
+        op.ts.timestamp(),
+        op.ts.timestamp_subsec_nanos(),
+    ])?;
+    let id = conn.last_insert_rowid();
+    conn.prepare_cached("INSERT INTO tx (id, hash) VALUES (?1, ?2)")?
+        .execute(params![id, hash])?;
+    let (field, currency) = match op.kind {
+        MoneyKind::Earned => (DayField::Earned, op.currency_id.as_str()),
+        MoneyKind::Spent => (DayField::Spent, op.currency_id.as_str()),
+        MoneyKind::Purchase if op.holdout => (DayField::RevenueControl, ""),
+        MoneyKind::Purchase => (DayField::RevenueTreatment, ""),
+    };
+    add_to_day(
+        conn,
+        game,
+        env,
+        op.ts.date_naive(),
+        field,
+        currency,
+        op.amount,
+    )?;
+    Ok(MoneyOutcome::Applied {
+        balance: balance_after,
+    })
+}
+
+/// What the first application of a `tx_id` recorded, while its idempotency record is kept:
+/// the records with its hash lead to candidate ledger lines, and only the line of exactly this
+/// game, environment and `tx_id` counts. `CROSS JOIN` keeps the hash index as the outer
+/// loop: left to itself the planner may walk the whole game's ledger by its index instead.
+fn first_application(
+    conn: &Connection,
+    hash: i64,
+    game: &[u8],
+    env: i64,
+    tx_id: &str,
+) -> StoreResult<Option<LedgerEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.tx_id, l.player, l.kind, l.currency, l.amount, l.balance_after, l.ts, l.ts_nanos
+         FROM tx t CROSS JOIN ledger l ON l.id = t.id
+         WHERE t.hash = ?1 AND l.game = ?2 AND l.env = ?3 AND l.tx_id = ?4",
+    )?;
+    let row = stmt
+        .query_row(params![hash, game, env, tx_id], LedgerRow::read)
+        .optional()?;
+    row.map(LedgerRow::entry).transpose()
+}
+
+/// A game's kill level as the money step reads it: never set is 0; a number that is no
+/// level is `None` (and refuses, like the Redis script).
+fn kill_level(conn: &Connection, game: &[u8]) -> StoreResult<Option<KillLevel>> {
+    let level: Option<i64> = conn
+        .prepare_cached("SELECT level FROM kill WHERE game = ?1")?
+        .query_row(params![game], |row| row.get(0))
+        .optional()?;
+    Ok(u8::try_from(level.unwrap_or(0))
+        .ok()
+        .and_then(|l| KillLevel::try_from(l).ok()))
+}
+
+/// Adds `amount` to one total of a day aggregate.
+fn add_to_day(
+    conn: &Connection,
+    game: &[u8],
+    env: i64,
+    day: NaiveDate,
+    field: DayField,
+    currency: &str,
+    amount: i64,
+) -> StoreResult<()> {
+    let day = day_code(day);
+    let total: i64 = conn
+        .prepare_cached(
+            "SELECT total FROM days
+             WHERE game = ?1 AND env = ?2 AND day = ?3 AND field = ?4 AND currency = ?5",
+        )?
+        .query_row(params![game, env, day, field.code(), currency], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .unwrap_or(0);
+    conn.prepare_cached(
+        "INSERT INTO days (game, env, day, field, currency, total) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (game, env, day, field, currency) DO UPDATE SET total = excluded.total",
+    )?
+    .execute(params![
+        game,
+        env,
+        day,
+        field.code(),
+        currency,
+        total.saturating_add(amount)
+    ])?;
+    Ok(())
+}
+
+/// Stores a game's kill level for the money step.
+pub fn set_kill_level(conn: &Connection, game_id: Uuid, level: u8) -> StoreResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO kill (game, level) VALUES (?1, ?2)
+         ON CONFLICT (game) DO UPDATE SET level = excluded.level",
+    )?
+    .execute(params![game_id.as_bytes().as_slice(), level])?;
+    Ok(())
+}
+
+/// A balance, 0 when never touched.
+fn balance_of(
+    conn: &Connection,
+    game: &[u8],
+    env: i64,
+    player: &str,
+    currency: &str,
+) -> StoreResult<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT balance FROM wallets
+             WHERE game = ?1 AND env = ?2 AND player = ?3 AND currency = ?4",
+        )?
+        .query_row(params![game, env, player, currency], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// A lifetime spend in cents, 0 when the player never paid.
+fn spend_of(conn: &Connection, game: &[u8], env: i64, player: &str) -> StoreResult<i64> {
+    Ok(conn
+        .prepare_cached("SELECT cents FROM spend WHERE game = ?1 AND env = ?2 AND player = ?3")?
+        .query_row(params![game, env, player], |row| row.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// A player's balance of one currency.
+pub fn balance(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    currency_id: &str,
+) -> StoreResult<i64> {
+    balance_of(
+        conn,
+        game_id.as_bytes(),
+        env_code(env),
+        player_id,
+        currency_id,
+    )
+}
+
+/// A player's lifetime real-money spend in cents.
+pub fn spend_cents(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> StoreResult<i64> {
+    spend_of(conn, game_id.as_bytes(), env_code(env), player_id)
+}
+
+/// The ledger of one game and environment in append order.
+pub fn ledger(conn: &Connection, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos
+         FROM ledger WHERE game = ?1 AND env = ?2 ORDER BY id",
+    )?;
+    let rows = stmt.query_map(
+        params![game_id.as_bytes().as_slice(), env_code(env)],
+        LedgerRow::read,
+    )?;
+    rows.map(|row| row.map_err(StoreError::from).and_then(LedgerRow::entry))
+        .collect()
+}
+
+/// The day aggregates of the given days (missing days are empty).
+pub fn day_aggregates(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+    days: &[NaiveDate],
+) -> StoreResult<Vec<DayAggregate>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT field, currency, total FROM days WHERE game = ?1 AND env = ?2 AND day = ?3",
+    )?;
+    let game = game_id.as_bytes().as_slice();
+    let env = env_code(env);
+    let mut out = Vec::with_capacity(days.len());
+    for day in days {
+        let mut aggregate = DayAggregate::default();
+        let rows = stmt.query_map(params![game, env, day_code(*day)], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (field, currency, total) = row?;
+            match DayField::from_code(field)? {
+                DayField::Earned => {
+                    aggregate.earned.insert(currency, total);
+                }
+                DayField::Spent => {
+                    aggregate.spent.insert(currency, total);
+                }
+                DayField::RevenueTreatment => aggregate.revenue_treatment_cents = total,
+                DayField::RevenueControl => aggregate.revenue_control_cents = total,
+            }
+        }
+        out.push(aggregate);
+    }
+    Ok(out)
+}
+
+/// A ledger row as read, before its codes are checked.
+struct LedgerRow {
+    tx_id: String,
+    player_id: String,
+    kind: i64,
+    currency_id: String,
+    amount: i64,
+    balance_after: i64,
+    ts: i64,
+    ts_nanos: u32,
+}
+
+impl LedgerRow {
+    /// Reads the columns `tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos`.
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            tx_id: row.get(0)?,
+            player_id: row.get(1)?,
+            kind: row.get(2)?,
+            currency_id: row.get(3)?,
+            amount: row.get(4)?,
+            balance_after: row.get(5)?,
+            ts: row.get(6)?,
+            ts_nanos: row.get(7)?,
+        })
+    }
+
+    /// The ledger entry; an unknown kind or an impossible time is corrupt data.
+    fn entry(self) -> StoreResult<LedgerEntry> {
+        let ts = DateTime::from_timestamp(self.ts, self.ts_nanos).ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "ledger time {}.{} out of range",
+                self.ts, self.ts_nanos
+            ))
+        })?;
+        Ok(LedgerEntry {
+            tx_id: self.tx_id,
+            player_id: self.player_id,
+            kind: kind_from_code(self.kind)?,
+            currency_id: self.currency_id,
+            amount: self.amount,
+            balance_after: self.balance_after,
+            ts,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::Utc;
+
+    use super::*;
+    use crate::store::sqlite::SyncMode;
+    use crate::store::sqlite::schema::{Location, open_writer};
+
+    fn earn(game_id: Uuid, tx_id: &str, amount: i64) -> MoneyOp {
+        MoneyOp {
+            game_id,
+            env: Environment::Production,
+            player_id: "p1".into(),
+            tx_id: tx_id.into(),
+            kind: MoneyKind::Earned,
+            currency_id: "gold".into(),
+            amount,
+            ts: Utc::now(),
+            holdout: false,
+            import: false,
+        }
+    }
+
+    #[test]
+    fn a_hash_collision_never_answers_for_another_tx_id() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let game = Uuid::new_v4();
+        assert_eq!(
+            apply(&conn, &earn(game, "c", 5)).expect("apply"),
+            MoneyOutcome::Applied { balance: 5 }
+        );
+        // Make the record of `c` collide with `b`'s hash.
+        let b_hash = tx_hash(game, Environment::Production, "b");
+        conn.execute("UPDATE tx SET hash = ?1", params![b_hash])
+            .expect("collide");
+        assert_eq!(
+            apply(&conn, &earn(game, "b", 7)).expect("apply"),
+            MoneyOutcome::Applied { balance: 12 }
+        );
+        assert_eq!(
+            apply(&conn, &earn(game, "b", 7)).expect("apply"),
+            MoneyOutcome::Duplicate { balance: 12 }
+        );
+        assert_eq!(
+            apply(&conn, &earn(game, "b", 8)).expect("apply"),
+            MoneyOutcome::TxConflict
+        );
+    }
+}

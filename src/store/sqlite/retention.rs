@@ -1,0 +1,58 @@
+//! How long a money event's `tx_id` is remembered.
+//!
+//! Ledger ids only grow, so the time an event was received is kept coarsely, for a whole
+//! range of ids at once: at most once a minute the writer's group also writes a `received`
+//! mark, "every ledger line up to this id had been received by now" ([`mark`]). A record is
+//! expired once a mark covering its line is older than the retention; the sweep ([`prune`])
+//! then deletes records by id range, in bounded chunks, between groups of writes, so a large
+//! backlog never holds the writer for long. A record is therefore kept at least the retention
+//! from when the engine received its event, and about a minute more at most.
+//!
+//! Within the retention a retried event counts once; after it, a retry with the same `tx_id`
+//! counts again: the trade-off that keeps the file from growing by a record per event
+//! forever. The ledger lines themselves are never deleted.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::super::StoreResult;
+
+/// Most records deleted in one transaction.
+pub const CHUNK: usize = 10_000;
+
+/// Notes that every ledger line written so far was received by `now` (nothing when the
+/// ledger is empty; the first mark of an id is kept, the earliest time that covers it).
+pub fn mark(conn: &Connection, now: DateTime<Utc>) -> StoreResult<()> {
+    conn.prepare_cached(
+        "INSERT INTO received (id, at_ms)
+         SELECT id, ?1 FROM ledger WHERE true ORDER BY id DESC LIMIT 1
+         ON CONFLICT (id) DO NOTHING",
+    )?
+    .execute(params![now.timestamp_millis()])?;
+    Ok(())
+}
+
+/// Deletes at most [`CHUNK`] idempotency records whose events were all received at or before
+/// `cutoff`; returns how many it deleted (fewer than [`CHUNK`]: none of them is left). Marks
+/// older than the one it used are deleted with the last chunk.
+pub fn prune(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    let upto: Option<i64> = conn
+        .prepare_cached("SELECT max(id) FROM received WHERE at_ms <= ?1")?
+        .query_row(params![cutoff.timestamp_millis()], |row| row.get(0))
+        .optional()?
+        .flatten();
+    let Some(upto) = upto else {
+        return Ok(0);
+    };
+    let limit = i64::try_from(CHUNK).unwrap_or(i64::MAX);
+    let deleted = conn
+        .prepare_cached(
+            "DELETE FROM tx WHERE id IN (SELECT id FROM tx WHERE id <= ?1 ORDER BY id LIMIT ?2)",
+        )?
+        .execute(params![upto, limit])?;
+    if deleted < CHUNK {
+        conn.prepare_cached("DELETE FROM received WHERE id < ?1")?
+            .execute(params![upto])?;
+    }
+    Ok(deleted)
+}

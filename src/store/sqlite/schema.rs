@@ -1,0 +1,248 @@
+//! The SQLite file's layout: how a connection is opened and set up, the tables, and how the
+//! store's values are written into columns.
+//!
+//! | table | key | content |
+//! | --- | --- | --- |
+//! | `docs` | scope, collection, id | the JSON bytes of one document (every collection) |
+//! | `kill` | game | the kill-switch level the money step reads |
+//! | `wallets` | game, env, player, currency | balance |
+//! | `spend` | game, env, player | lifetime real-money spend in cents |
+//! | `ledger` | id (append order, never reused) | one money event; indexed by game and env |
+//! | `tx` | the ledger id of a `tx_id`'s line | a hash of game, env and `tx_id` (indexed) |
+//! | `received` | a ledger id | when every line up to it had been received ([`super::retention`]) |
+//! | `days` | game, env, day, field, currency | one total of a day aggregate |
+//!
+//! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
+//! a kind and a day field are small integers ([`env_code`], [`kind_code`], [`DayField`]); a
+//! day is its number of days from the common era; an event time is its Unix seconds and
+//! nanoseconds (any time the SDK may send reads back exactly). Tables keyed by their natural
+//! key are clustered on it (`WITHOUT ROWID`), so the key is stored once.
+//!
+//! The idempotency record holds no copy of the `tx_id`: its hash finds the candidate ledger
+//! lines and the lookup compares their game, environment and `tx_id` exactly, so a hash
+//! collision costs one more row read, never a wrong answer. Since ledger ids grow with time,
+//! the retention sweep deletes records by id range up to the last `received` mark old
+//! enough, without an index by age. Per money event the file grows by about 160 bytes: the
+//! ledger line (about 90 bytes with a 36-character `tx_id`) and its index entry (30), kept,
+//! and the idempotency record with its hash index (35), deleted after the retention.
+//!
+//! `PRAGMA user_version` is the layout's version: a file of a newer layout is refused rather
+//! than misread.
+
+use std::path::Path;
+use std::time::Duration;
+
+use offer_domain::environment::Environment;
+use rusqlite::{Connection, OpenFlags};
+
+use super::super::{MoneyKind, Scope, StoreError, StoreResult};
+use super::SyncMode;
+
+/// The layout this build writes.
+const VERSION: i64 = 1;
+
+/// The tables and their indexes, created once in a new file.
+const CREATE: &str = "
+CREATE TABLE docs (
+  scope BLOB NOT NULL, coll TEXT NOT NULL, id TEXT NOT NULL, value BLOB NOT NULL,
+  PRIMARY KEY (scope, coll, id)
+) WITHOUT ROWID;
+CREATE TABLE kill (
+  game BLOB NOT NULL PRIMARY KEY, level INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE wallets (
+  game BLOB NOT NULL, env INTEGER NOT NULL, player TEXT NOT NULL, currency TEXT NOT NULL,
+  balance INTEGER NOT NULL,
+  PRIMARY KEY (game, env, player, currency)
+) WITHOUT ROWID;
+CREATE TABLE spend (
+  game BLOB NOT NULL, env INTEGER NOT NULL, player TEXT NOT NULL, cents INTEGER NOT NULL,
+  PRIMARY KEY (game, env, player)
+) WITHOUT ROWID;
+CREATE TABLE ledger (
+  id INTEGER PRIMARY KEY,
+  game BLOB NOT NULL, env INTEGER NOT NULL,
+  tx_id TEXT NOT NULL, player TEXT NOT NULL, kind INTEGER NOT NULL, currency TEXT NOT NULL,
+  amount INTEGER NOT NULL, balance_after INTEGER NOT NULL,
+  ts INTEGER NOT NULL, ts_nanos INTEGER NOT NULL
+);
+CREATE INDEX ledger_by_game ON ledger (game, env);
+CREATE TABLE tx (
+  id INTEGER PRIMARY KEY, hash INTEGER NOT NULL
+);
+CREATE INDEX tx_by_hash ON tx (hash);
+CREATE TABLE received (
+  id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL
+);
+CREATE TABLE days (
+  game BLOB NOT NULL, env INTEGER NOT NULL, day INTEGER NOT NULL, field INTEGER NOT NULL,
+  currency TEXT NOT NULL, total INTEGER NOT NULL,
+  PRIMARY KEY (game, env, day, field, currency)
+) WITHOUT ROWID;
+";
+
+/// Prepared statements kept per connection: every statement of the store fits.
+const STATEMENT_CACHE: usize = 64;
+
+/// Where the data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite file (its folder is created when missing).
+    File(std::path::PathBuf),
+    /// SQLite in memory: one connection, nothing kept when the store is dropped.
+    Memory,
+}
+
+/// Opens the connection that writes: creates the file when missing (its folder must exist), turns
+/// on write-ahead logging (so readers never wait for the writer) with `sync`, and creates
+/// the tables in a new file.
+/// `busy` bounds a wait for a lock held by another connection (a checkpoint, or a tool
+/// reading the file).
+pub fn open_writer(location: &Location, sync: SyncMode, busy: Duration) -> StoreResult<Connection> {
+    let conn = match location {
+        Location::Memory => Connection::open_in_memory()?,
+        Location::File(path) => {
+            let conn = Connection::open(path).map_err(|e| {
+                StoreError::Unavailable(format!("cannot open {}: {e}", path.display()))
+            })?;
+            let mode: String =
+                conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Unavailable(format!(
+                    "{} cannot use write-ahead logging (journal mode {mode})",
+                    path.display()
+                )));
+            }
+            let level = match sync {
+                SyncMode::Full => "FULL",
+                SyncMode::Normal => "NORMAL",
+            };
+            conn.pragma_update(None, "synchronous", level)?;
+            conn.busy_timeout(busy)?;
+            conn
+        }
+    };
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+/// Opens one more connection to `path` that only reads (the read pool of a file store).
+/// It opens the file read-write without creating it (write-ahead logging needs a reader to
+/// write its shared-memory index) and then refuses writes with `query_only`.
+pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.pragma_update(None, "query_only", true)?;
+    conn.busy_timeout(busy)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(conn)
+}
+
+/// Creates the tables in a new file; refuses a file of a newer layout.
+fn migrate(conn: &Connection) -> StoreResult<()> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    match version {
+        0 => {
+            conn.execute_batch(&format!(
+                "BEGIN; {CREATE} PRAGMA user_version = {VERSION}; COMMIT;"
+            ))?;
+            Ok(())
+        }
+        VERSION => Ok(()),
+        other => Err(StoreError::Corrupt(format!(
+            "the SQLite file has layout version {other}; this build reads version {VERSION}"
+        ))),
+    }
+}
+
+/// The key of a document's scope: a game's 16 bytes, or nothing for the deployment.
+pub fn scope_key(scope: Scope) -> Vec<u8> {
+    match scope {
+        Scope::Global => Vec::new(),
+        Scope::Game(game_id) => game_id.as_bytes().to_vec(),
+    }
+}
+
+/// An environment as stored.
+pub fn env_code(env: Environment) -> i64 {
+    match env {
+        Environment::Production => 0,
+        Environment::Sandbox => 1,
+    }
+}
+
+/// A money kind as stored.
+pub fn kind_code(kind: MoneyKind) -> i64 {
+    match kind {
+        MoneyKind::Earned => 0,
+        MoneyKind::Spent => 1,
+        MoneyKind::Purchase => 2,
+    }
+}
+
+/// A stored money kind read back.
+pub fn kind_from_code(code: i64) -> StoreResult<MoneyKind> {
+    match code {
+        0 => Ok(MoneyKind::Earned),
+        1 => Ok(MoneyKind::Spent),
+        2 => Ok(MoneyKind::Purchase),
+        other => Err(StoreError::Corrupt(format!("unknown money kind {other}"))),
+    }
+}
+
+/// One total of a day aggregate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DayField {
+    /// Units of a currency earned.
+    Earned,
+    /// Units of a currency spent.
+    Spent,
+    /// Revenue in cents from treated players (no currency).
+    RevenueTreatment,
+    /// Revenue in cents from holdout players (no currency).
+    RevenueControl,
+}
+
+impl DayField {
+    /// As stored.
+    pub fn code(self) -> i64 {
+        match self {
+            Self::Earned => 0,
+            Self::Spent => 1,
+            Self::RevenueTreatment => 2,
+            Self::RevenueControl => 3,
+        }
+    }
+
+    /// A stored field read back.
+    pub fn from_code(code: i64) -> StoreResult<Self> {
+        match code {
+            0 => Ok(Self::Earned),
+            1 => Ok(Self::Spent),
+            2 => Ok(Self::RevenueTreatment),
+            3 => Ok(Self::RevenueControl),
+            other => Err(StoreError::Corrupt(format!("unknown day field {other}"))),
+        }
+    }
+}
+
+/// The idempotency record's hash of a `tx_id` of one game and environment: the first 8 bytes
+/// of SHA-256 over the game's 16 bytes, the environment's code and the `tx_id` (fixed-length
+/// fields first, so no two inputs run together). Stable across builds, since it is stored.
+pub fn tx_hash(game_id: uuid::Uuid, env: Environment, tx_id: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(game_id.as_bytes());
+    hasher.update(env_code(env).to_be_bytes());
+    hasher.update(tx_id.as_bytes());
+    let digest = hasher.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
+/// A UTC day as stored.
+pub fn day_code(day: chrono::NaiveDate) -> i64 {
+    i64::from(chrono::Datelike::num_days_from_ce(&day))
+}

@@ -1,0 +1,99 @@
+//! What only sockets need on a node: the shutdown signal every socket task watches, the
+//! configuration its clients were last told about, and the broadcast to every session of a
+//! game, encoded once for all of them.
+
+use dashmap::DashMap;
+use offer_actors::{GameView, PushResult};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use super::WsContext;
+use super::protocol::ServerMessage;
+
+/// The node's socket-wide state.
+pub struct Hub {
+    /// Turns true when the node shuts down: every socket writes what is queued and closes
+    /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
+    pub closing: watch::Sender<bool>,
+    /// Per game, a checksum of the configuration this node's sockets were last told about,
+    /// so `config` is pushed only for changes a client can see.
+    announced_config: DashMap<Uuid, u32>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            closing: watch::channel(false).0,
+            announced_config: DashMap::new(),
+        }
+    }
+}
+
+/// Pushes one message to every session of `game_id` on this node, encoded once for all of
+/// them. Returns how many sessions had a socket that took it.
+pub fn broadcast(state: &WsContext, game_id: Uuid, msg: &ServerMessage) -> usize {
+    let outbound = msg.outbound();
+    let mut delivered = 0;
+    let mut cut = 0;
+    state
+        .services
+        .actors
+        .for_each_session_of(game_id, |session| match session.push(outbound.clone()) {
+            PushResult::Queued => delivered += 1,
+            PushResult::Full => cut += 1,
+            PushResult::NoSocket => {}
+        });
+    if cut > 0 {
+        tracing::info!(%game_id, cut, "slow consumers cut off during a broadcast");
+    }
+    delivered
+}
+
+/// A checksum of what a client sees of a game's configuration (mode, catalogue, templates,
+/// bundles, experiments). `config_version` also moves for changes no client sees (a launch
+/// date, the approval queue, the model's learning), so `config` is pushed only when this
+/// changes.
+fn client_config(view: &GameView) -> u32 {
+    let parts = (
+        view.game.mode,
+        &view.items,
+        &view.templates,
+        &view.bundles,
+        &view.experiments,
+    );
+    serde_json::to_vec(&parts).map_or(0, |bytes| crc32fast::hash(&bytes))
+}
+
+/// Remembers what this node's clients of `view`'s game were told, the first time one
+/// connects.
+pub fn note_config(state: &WsContext, view: &GameView) {
+    let game_id = view.game.game_id;
+    if !state.hub.announced_config.contains_key(&game_id) {
+        state
+            .hub
+            .announced_config
+            .entry(game_id)
+            .or_insert_with(|| client_config(view));
+    }
+}
+
+/// After a configuration change: pushes `config` to the game's sessions on this node when
+/// something they see changed.
+pub fn announce_config(state: &WsContext, view: &GameView) {
+    let game_id = view.game.game_id;
+    let now = client_config(view);
+    let changed = match state.hub.announced_config.get_mut(&game_id) {
+        Some(mut seen) => std::mem::replace(&mut *seen, now) != now,
+        // No client connected here since start: nobody to tell.
+        None => false,
+    };
+    if changed {
+        broadcast(
+            state,
+            game_id,
+            &ServerMessage::Config {
+                config_version: view.version,
+            },
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! The HTTP edge, through a real socket: connections that never finish a head or a body, or
+//! idle on keep-alive, are closed; heads hyper cannot parse are answered in the error shape;
+//! past the connection limit a new connection is refused in the error shape; a shutdown does
+//! not wait for slow clients.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use tokio::io::AsyncWriteExt;
+
+use super::helpers::{TestApp, default_backend, spawn_tuned};
+use super::raw::{
+    HANG_GUARD, connect, exchange, parse_all, parse_single, read_one, read_until_closed,
+};
+
+/// Deadline of the tests that wait for one: short, so they finish fast.
+const SHORT_MS: u64 = 300;
+
+/// A server whose three deadlines are [`SHORT_MS`].
+async fn short_deadlines() -> TestApp {
+    spawn_tuned(default_backend(), |s| {
+        s.server.header_timeout_ms = SHORT_MS;
+        s.server.body_timeout_ms = SHORT_MS;
+        s.server.idle_timeout_ms = SHORT_MS;
+    })
+    .await
+}
+
+/// The server still answers an ordinary request.
+async fn still_serves(app: &TestApp) {
+    app.get("/healthz").no_token().expect(StatusCode::OK).await;
+}
+
+#[tokio::test]
+async fn an_incomplete_head_is_closed_after_the_header_timeout() {
+    let app = short_deadlines().await;
+    let mut half_sent = connect(app.addr).await;
+    half_sent
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .expect("write");
+    let mut silent = connect(app.addr).await;
+    assert!(
+        read_until_closed(&mut half_sent).await.is_empty(),
+        "closed without an answer"
+    );
+    assert!(read_until_closed(&mut silent).await.is_empty());
+    still_serves(&app).await;
+}
+
+#[tokio::test]
+async fn a_short_body_is_closed_after_the_body_timeout() {
+    let app = short_deadlines().await;
+    let mut short = connect(app.addr).await;
+    let head = format!(
+        "POST /v1/games HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\": ",
+        app.admin
+    );
+    short.write_all(head.as_bytes()).await.expect("write");
+    assert!(
+        read_until_closed(&mut short).await.is_empty(),
+        "closed without an answer"
+    );
+    // Nothing of the half-sent game was created.
+    let games = app.get_json("/v1/games").await;
+    assert_eq!(games["games"].as_array().map(Vec::len), Some(0), "{games}");
+    still_serves(&app).await;
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_without_a_next_request_is_closed_after_the_idle_timeout() {
+    let app = short_deadlines().await;
+    let mut kept = connect(app.addr).await;
+    for _ in 0..2 {
+        kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .expect("write");
+        assert_eq!(read_one(&mut kept).await.status, 200);
+    }
+    assert!(read_until_closed(&mut kept).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_over_long_uri_answers_414_in_the_error_shape() {
+    let app = spawn_tuned(default_backend(), |_| {}).await;
+    let long = "a".repeat(100 * 1024);
+    for target in [format!("/healthz?q={long}"), format!("/v1/games/{long}")] {
+        let raw = exchange(
+            app.addr,
+            format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes(),
+        )
+        .await;
+        let answer = parse_single(&raw);
+        answer.assert_error(414, "uri_too_long");
+        assert_eq!(answer.header("connection"), Some("close"));
+    }
+    still_serves(&app).await;
+}
+
+#[tokio::test]
+async fn a_head_over_the_limit_answers_431_in_the_error_shape() {
+    let app = spawn_tuned(default_backend(), |_| {}).await;
+    let big_header = format!("X-Big: {}\r\n", "b".repeat(20 * 1024));
+    let many_headers: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
+    for headers in [big_header, many_headers] {
+        let raw = exchange(
+            app.addr,
+            format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n").as_bytes(),
+        )
+        .await;
+        parse_single(&raw).assert_error(431, "headers_too_large");
+    }
+}
+
+#[tokio::test]
+async fn malformed_http_answers_400_in_the_error_shape() {
+    let app = spawn_tuned(default_backend(), |_| {}).await;
+    // The start of a TLS 1.2 ClientHello, as a client configured for https sends it.
+    let mut client_hello = vec![
+        0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03,
+    ];
+    client_hello.extend_from_slice(&[0x42; 32]);
+    for request in [
+        b"POST /v1/games HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n".to_vec(),
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"
+            .to_vec(),
+        b"GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n".to_vec(),
+        b"G\x01T / HTTP/1.1\r\n\r\n".to_vec(),
+        client_hello,
+    ] {
+        let raw = exchange(app.addr, &request).await;
+        parse_single(&raw).assert_error(400, "bad_request");
+    }
+    still_serves(&app).await;
+}
+
+#[tokio::test]
+async fn a_malformed_head_after_a_kept_alive_answer_is_answered_in_the_error_shape() {
+    let app = spawn_tuned(default_backend(), |_| {}).await;
+    let good = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    let bad = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n";
+    // One after the other on a kept-alive connection...
+    let mut kept = connect(app.addr).await;
+    kept.write_all(good).await.expect("write");
+    assert_eq!(read_one(&mut kept).await.status, 200);
+    kept.write_all(bad).await.expect("write");
+    parse_single(&read_until_closed(&mut kept).await).assert_error(400, "bad_request");
+    // ...and pipelined in one write.
+    let raw = exchange(app.addr, &[&good[..], &good[..], &bad[..]].concat()).await;
+    let answers = parse_all(&raw);
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!((answers[0].status, answers[1].status), (200, 200));
+    answers[2].assert_error(400, "bad_request");
+}
+
+#[tokio::test]
+async fn past_the_connection_limit_a_new_connection_is_refused_in_the_error_shape() {
+    let app = spawn_tuned(default_backend(), |s| s.server.max_connections = 3).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut c = connect(app.addr).await;
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .expect("write");
+        assert_eq!(read_one(&mut c).await.status, 200);
+        held.push(c);
+    }
+    let raw = exchange(app.addr, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let refused = parse_single(&raw);
+    refused.assert_error(503, "unavailable");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let r = app.get("/healthz").no_token().send().await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // A place freed is a place taken again.
+    drop(held.pop());
+    let served = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            let r = app.get("/healthz").no_token().send().await;
+            if r.status() == StatusCode::OK {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(served.is_ok(), "a freed place was never taken again");
+}
+
+#[tokio::test]
+async fn shutdown_closes_slow_clients_at_once_instead_of_waiting_for_the_grace_period() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.server.shutdown_grace_s = 600;
+        s.server.header_timeout_ms = 600_000;
+    })
+    .await;
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let mut c = connect(app.addr).await;
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("write");
+        slow.push(c);
+    }
+    still_serves(&app).await;
+    let _ = app.running.shutdown.send(true);
+    // Neither deadline (ten minutes each) closes them within the hang guard: the shutdown does.
+    for c in &mut slow {
+        assert!(read_until_closed(c).await.is_empty());
+    }
+}

@@ -1,0 +1,189 @@
+//! A WebSocket SDK client for the tests: connect with a subprotocol, say `hello`, send and
+//! read messages in either wire format (JSON text or MessagePack binary frames), wait for
+//! a message of one type or for the server's close code; and the message bodies the tests
+//! send.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use offer_domain::holdout::is_holdout;
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_PROTOCOL};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use uuid::Uuid;
+
+use super::helpers::TestApp;
+
+/// Only to avoid hangs: every wait in the WebSocket tests is bounded by this.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The subprotocol that selects JSON text frames.
+pub const JSON_PROTOCOL: &str = "svc.v1.json";
+/// The subprotocol that selects MessagePack binary frames.
+const MSGPACK_PROTOCOL: &str = "svc.v1.msgpack";
+
+/// The wire format of a connection.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Fmt {
+    Json,
+    MsgPack,
+}
+
+/// One SDK socket and the format it speaks.
+pub struct Client {
+    /// The raw socket, for tests that send malformed frames, split it or close it.
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    fmt: Fmt,
+}
+
+/// Opens `/v1/sdk/ws` with `key`, offering `proto` as `Sec-WebSocket-Protocol` (none: no
+/// header, which the server refuses); the error is the server's refusal, for tests of bad
+/// keys and subprotocols.
+pub async fn try_connect(app: &TestApp, key: &str, proto: Option<&str>) -> Result<Client, WsError> {
+    let mut req = format!("ws://{}/v1/sdk/ws", app.addr)
+        .into_client_request()
+        .expect("request");
+    req.headers_mut().insert(
+        AUTHORIZATION,
+        format!("Bearer {key}").parse().expect("header"),
+    );
+    if let Some(p) = proto {
+        req.headers_mut()
+            .insert(SEC_WEBSOCKET_PROTOCOL, p.parse().expect("header"));
+    }
+    let (ws, _) = tokio_tungstenite::connect_async(req).await?;
+    let fmt = if proto == Some(MSGPACK_PROTOCOL) {
+        Fmt::MsgPack
+    } else {
+        Fmt::Json
+    };
+    Ok(Client { ws, fmt })
+}
+
+/// Opens `/v1/sdk/ws` with `key` in format `fmt`; panics when refused.
+pub async fn connect(app: &TestApp, key: &str, fmt: Fmt) -> Client {
+    let proto = match fmt {
+        Fmt::Json => JSON_PROTOCOL,
+        Fmt::MsgPack => MSGPACK_PROTOCOL,
+    };
+    try_connect(app, key, Some(proto)).await.expect("connects")
+}
+
+impl Client {
+    /// Sends `v` encoded in this connection's format.
+    pub async fn send(&mut self, v: Value) {
+        let frame = match self.fmt {
+            Fmt::Json => Message::text(v.to_string()),
+            Fmt::MsgPack => Message::binary(rmp_serde::to_vec_named(&v).expect("msgpack")),
+        };
+        self.ws.send(frame).await.expect("send");
+    }
+
+    /// The next data message, decoded; panics on close or silence.
+    pub async fn recv(&mut self) -> Value {
+        loop {
+            let msg = tokio::time::timeout(PATIENCE, self.ws.next())
+                .await
+                .expect("a message in time")
+                .expect("socket open")
+                .expect("no error");
+            match (self.fmt, msg) {
+                (Fmt::Json, Message::Text(t)) => {
+                    return serde_json::from_str(t.as_str()).expect("json");
+                }
+                (Fmt::MsgPack, Message::Binary(b)) => {
+                    return rmp_serde::from_slice(&b).expect("msgpack map");
+                }
+                (_, Message::Ping(_) | Message::Pong(_)) => {}
+                (fmt, other) => panic!("unexpected frame on {fmt:?}: {other:?}"),
+            }
+        }
+    }
+
+    /// The next message of `kind`, skipping others.
+    pub async fn recv_type(&mut self, kind: &str) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m["type"] == kind {
+                return m;
+            }
+        }
+    }
+
+    /// The next message that answers this client (broadcasts skipped: a kill switch set
+    /// just before `hello` may still be fanning out).
+    pub async fn recv_answer(&mut self) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m["type"] != "kill_switch" && m["type"] != "config" {
+                return m;
+            }
+        }
+    }
+
+    /// Reads (and drops) everything until the server's close frame; returns its code. The
+    /// whole wait is bounded, so a socket kept busy with pings still fails the test.
+    pub async fn close_code(&mut self) -> u16 {
+        let wait = async {
+            loop {
+                match self.ws.next().await {
+                    Some(Ok(Message::Close(Some(CloseFrame { code, .. })))) => return code.into(),
+                    Some(Ok(Message::Close(None))) => panic!("close without a code"),
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => panic!("socket error before the close frame: {e}"),
+                    None => panic!("socket ended without a close frame"),
+                }
+            }
+        };
+        tokio::time::timeout(PATIENCE, wait)
+            .await
+            .expect("the server closes in time")
+    }
+
+    /// Opens (or resumes after `resume_from`) `session` for player `p-{session}`; returns
+    /// the first answer (`ready`, or the first replayed message of a resume).
+    pub async fn hello(&mut self, session: Uuid, resume_from: Option<u64>) -> Value {
+        let mut hello = json!({"type": "hello", "session_id": session, "player_id": format!("p-{session}"),
+                               "attributes": {"country": "DE", "platform": "ios"}});
+        if let Some(k) = resume_from {
+            hello["resume_from"] = json!(k);
+        }
+        self.send(hello).await;
+        self.recv().await
+    }
+}
+
+/// A session id whose player (`p-{session}`, as [`Client::hello`] names it) is outside the
+/// game's holdout, so the offer pipeline is not skipped for it.
+pub fn fresh(game: &str) -> Uuid {
+    let game_id: Uuid = game.parse().expect("game id is a uuid");
+    loop {
+        let session = Uuid::new_v4();
+        if !is_holdout(&format!("p-{session}"), game_id) {
+            return session;
+        }
+    }
+}
+
+/// The client message asking for an offer on `event_type`.
+pub fn offer_request(event_type: &str) -> Value {
+    json!({"type": "offer_request", "trigger_context": {"event_type": event_type}})
+}
+
+/// The client message carrying one game event.
+pub fn event(event: Value) -> Value {
+    json!({"type": "event", "event": event})
+}
+
+/// Asserts that message `m` has every field of the object `expected` (its other fields are
+/// not looked at).
+#[track_caller]
+pub fn assert_fields(m: &Value, expected: Value) {
+    for (field, value) in expected.as_object().expect("expected fields are an object") {
+        assert_eq!(&m[field], value, "field {field} of {m}");
+    }
+}

@@ -1,0 +1,209 @@
+//! `wallet-stores`: wallet operations per second through the engine on its two durable
+//! stores, in one run: the embedded SQLite file with `sync = full` against Redis with
+//! `appendonly yes` and `appendfsync always`, the Redis setting under which no acknowledged
+//! money event is lost either.
+//!
+//! Three child processes: a private `redis-server` (append-only file synced on every write, in
+//! the logs folder), the engine on it, and a second engine on a SQLite file in the logs
+//! folder. Each engine is driven exactly as `wallet` drives it: `--concurrency` WebSocket
+//! sessions, each sending one `currency_earned` event with a fresh `tx_id` and waiting for its
+//! `balance` push before the next. Rounds alternate SQLite and Redis; the table gives the
+//! median ops/s of each, the ratio SQLite/Redis (target at least 0.5), and the SQLite file's
+//! size per ledger entry (every answered operation is one ledger line).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use crate::compare::{Server, free_port, ratio};
+use crate::parse_duration;
+use crate::wallet::{Run, engine_run, runs_table};
+use crate::ws_client;
+use crate::ws_load::{logs_dir, start_engine, wait_tcp};
+
+/// Flags of `wallet-stores`.
+#[derive(Debug, Args)]
+pub struct WalletStoresArgs {
+    /// Operations in flight on each engine (WebSocket sessions).
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Measured duration of each round.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Unmeasured warm-up of each before the rounds.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Measured rounds; each round is one SQLite run then one Redis run.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// The `redis-server` binary.
+    #[arg(long, default_value = "redis-server")]
+    pub redis_bin: PathBuf,
+    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
+    #[arg(long, default_value = "target/release/offer-engine")]
+    pub engine_bin: PathBuf,
+    /// Directory for the servers' output and data (default: a fresh directory under the temp
+    /// dir); the SQLite file and Redis's append-only file go there, so pick a disk like the
+    /// production one.
+    #[arg(long)]
+    pub logs: Option<PathBuf>,
+    /// Longest wait for a server to answer after its start.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub start_timeout: Duration,
+}
+
+/// The bytes of a SQLite file with its write-ahead log.
+fn sqlite_bytes(db: &Path) -> u64 {
+    let size = |path: PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    size(db.to_owned()) + size(PathBuf::from(wal))
+}
+
+/// Runs `wallet-stores`.
+pub async fn run(args: WalletStoresArgs) -> Result<()> {
+    if args.concurrency == 0 || args.rounds == 0 {
+        bail!("--concurrency and --rounds must be at least 1");
+    }
+    let logs = logs_dir(args.logs.as_ref())?;
+    let redis_dir = logs.join("redis");
+    std::fs::create_dir_all(&redis_dir)
+        .with_context(|| format!("creating {}", redis_dir.display()))?;
+    let addr = free_port()?;
+    let mut cmd = Command::new(&args.redis_bin);
+    cmd.arg("--port")
+        .arg(addr.port().to_string())
+        .arg("--bind")
+        .arg("127.0.0.1")
+        .arg("--save")
+        .arg("")
+        .arg("--appendonly")
+        .arg("yes")
+        .arg("--appendfsync")
+        .arg("always")
+        .arg("--dir")
+        .arg(&redis_dir);
+    let mut redis = Server::spawn("redis", cmd, &logs)?;
+    wait_tcp(&mut redis, addr, args.start_timeout).await?;
+    let redis_url = format!("redis://{addr}/0");
+
+    let db = logs.join("sqlite.db");
+    let (mut sqlite, sqlite_addr, _, sqlite_prepared) = start_engine(
+        "sqlite",
+        &args.engine_bin,
+        &[("OFFER__STORE__SYNC", "full".to_owned())],
+        &logs,
+        args.start_timeout,
+    )
+    .await?;
+    let (mut on_redis, redis_engine_addr, _, redis_prepared) = start_engine(
+        "redis-engine",
+        &args.engine_bin,
+        &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
+        &logs,
+        args.start_timeout,
+    )
+    .await?;
+    eprintln!(
+        "engine on SQLite {} at {sqlite_addr}, engine on Redis {redis_url} \
+         (appendfsync always) at {redis_engine_addr}; logs in {}",
+        db.display(),
+        logs.display()
+    );
+    let mut sqlite_sockets = ws_client::open_many(
+        &format!("ws://{sqlite_addr}/v1/sdk/ws"),
+        &sqlite_prepared.api_key,
+        args.concurrency,
+        64,
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "opening the SQLite engine's sessions; {}",
+            sqlite.log_tail()
+        )
+    })?;
+    let mut redis_sockets = ws_client::open_many(
+        &format!("ws://{redis_engine_addr}/v1/sdk/ws"),
+        &redis_prepared.api_key,
+        args.concurrency,
+        64,
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "opening the Redis engine's sessions; {}",
+            on_redis.log_tail()
+        )
+    })?;
+
+    let mut sqlite_entries = 0u64;
+    if !args.warmup.is_zero() {
+        let s = engine_run(&mut sqlite_sockets, "warm", args.warmup).await?;
+        let r = engine_run(&mut redis_sockets, "warm", args.warmup).await?;
+        sqlite_entries += s.ok;
+        eprintln!(
+            "warm-up  sqlite {:>9.0} ops/s  redis {:>9.0} ops/s",
+            s.ops_per_s(),
+            r.ops_per_s()
+        );
+    }
+    let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    for round in 1..=args.rounds {
+        let label = format!("r{round}");
+        let s = engine_run(&mut sqlite_sockets, &label, args.duration).await?;
+        sqlite.check_alive()?;
+        sqlite_entries += s.ok;
+        eprintln!(
+            "round {round} sqlite  {:>9.0} ops/s ({} failed)",
+            s.ops_per_s(),
+            s.failed
+        );
+        runs[0].push(s);
+        let r = engine_run(&mut redis_sockets, &label, args.duration).await?;
+        on_redis.check_alive()?;
+        eprintln!(
+            "round {round} redis   {:>9.0} ops/s ({} failed)",
+            r.ops_per_s(),
+            r.failed
+        );
+        runs[1].push(r);
+    }
+    drop(sqlite_sockets);
+    drop(redis_sockets);
+    let bytes = sqlite_bytes(&db);
+
+    let [sqlite_runs, redis_runs] = runs;
+    let mut out = format!(
+        "\nWallet operations (currency_earned over WebSocket) at {} in flight, {} rounds of \
+         {:?} alternating; SQLite sync = full against Redis appendfsync always\n",
+        args.concurrency, args.rounds, args.duration
+    );
+    let (table, [s, r]) = runs_table(
+        "store",
+        [
+            ("SQLite (sync full)", &sqlite_runs),
+            ("Redis (fsync always)", &redis_runs),
+        ],
+    );
+    out.push_str(&table);
+    let q = ratio(s, r);
+    out.push_str(&format!(
+        "SQLite/Redis: {q:.2} (target at least 0.5: {})\n",
+        if q >= 0.5 { "met" } else { "MISSED" }
+    ));
+    if sqlite_entries > 0 {
+        let per_entry = bytes as f64 / sqlite_entries as f64;
+        out.push_str(&format!(
+            "SQLite file with its log: {:.1} MB for {sqlite_entries} ledger entries (and setup): \
+             {per_entry:.0} bytes per entry, {:.0} MB per million\n",
+            bytes as f64 / 1e6,
+            per_entry
+        ));
+    }
+    print!("{out}");
+    Ok(())
+}

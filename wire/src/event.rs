@@ -1,0 +1,155 @@
+//! SDK events as the game sends them, over `POST /v1/sdk/events` and the WebSocket's `event`
+//! message alike: telemetry, triggers and money events, each tagged by `type`.
+
+use chrono::{DateTime, Utc};
+use offer_domain::schema::SnakeCaseId;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// One SDK event. Its `ts`, when sent, is within 24 hours of the server's clock, and a
+/// `currency_id` names a currency of the game (422 otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SdkEvent {
+    /// A session started (sent automatically by SDK init).
+    SessionStart {
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// The player runs low on a currency: triggers currency offers.
+    CurrencyLow {
+        /// The currency.
+        #[schema(value_type = SnakeCaseId)]
+        currency_id: String,
+        /// Its balance as the game sees it.
+        #[serde(default)]
+        balance: Option<i64>,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// The player lost for the first time: triggers consumable templates.
+    FirstLoss {
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// An RPG live event: triggers equipment templates.
+    BossRaid {
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// Currency enters the wallet (faucet).
+    CurrencyEarned {
+        /// The currency.
+        #[schema(value_type = SnakeCaseId)]
+        currency_id: String,
+        /// Units, 1 to 1000000000.
+        #[schema(minimum = 1, maximum = 1000000000)]
+        amount: i64,
+        /// Where it came from.
+        #[serde(default)]
+        source: Option<String>,
+        /// Idempotency key, 1 to 128 characters.
+        #[schema(min_length = 1, max_length = 128)]
+        tx_id: String,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// Currency leaves the wallet (sink); refused above the balance.
+    CurrencySpent {
+        /// The currency.
+        #[schema(value_type = SnakeCaseId)]
+        currency_id: String,
+        /// Units, 1 to 1000000000.
+        #[schema(minimum = 1, maximum = 1000000000)]
+        amount: i64,
+        /// Where it went.
+        #[serde(default)]
+        sink: Option<String>,
+        /// Idempotency key, 1 to 128 characters.
+        #[schema(min_length = 1, max_length = 128)]
+        tx_id: String,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// A real-money purchase.
+    Purchase {
+        /// The offer bought, if it came from one.
+        #[serde(default)]
+        offer_id: Option<Uuid>,
+        /// Items bought (their catalogue ids), at most 50.
+        #[schema(value_type = Vec<SnakeCaseId>, max_items = 50)]
+        item_ids: Vec<String>,
+        /// Money paid, in cents, 0 to 10000000.
+        #[schema(minimum = 0, maximum = 10000000)]
+        price_cents: i64,
+        /// Idempotency key, 1 to 128 characters.
+        #[schema(min_length = 1, max_length = 128)]
+        tx_id: String,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// An offer was shown to the player.
+    OfferShown {
+        /// The offer.
+        offer_id: Uuid,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// The player closed an offer.
+    OfferDismissed {
+        /// The offer.
+        offer_id: Uuid,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+}
+
+impl SdkEvent {
+    /// The event's type name, which is also the trigger name for offer events.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::SessionStart { .. } => "session_start",
+            Self::CurrencyLow { .. } => "currency_low",
+            Self::FirstLoss { .. } => "first_loss",
+            Self::BossRaid { .. } => "boss_raid",
+            Self::CurrencyEarned { .. } => "currency_earned",
+            Self::CurrencySpent { .. } => "currency_spent",
+            Self::Purchase { .. } => "purchase",
+            Self::OfferShown { .. } => "offer_shown",
+            Self::OfferDismissed { .. } => "offer_dismissed",
+        }
+    }
+
+    /// The client's timestamp, if sent.
+    pub fn ts(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Self::SessionStart { ts }
+            | Self::CurrencyLow { ts, .. }
+            | Self::FirstLoss { ts }
+            | Self::BossRaid { ts }
+            | Self::CurrencyEarned { ts, .. }
+            | Self::CurrencySpent { ts, .. }
+            | Self::Purchase { ts, .. }
+            | Self::OfferShown { ts, .. }
+            | Self::OfferDismissed { ts, .. } => *ts,
+        }
+    }
+
+    /// Whether this event asks the engine for an offer (over the WebSocket).
+    pub fn is_trigger(&self) -> bool {
+        matches!(
+            self,
+            Self::CurrencyLow { .. } | Self::FirstLoss { .. } | Self::BossRaid { .. }
+        )
+    }
+}

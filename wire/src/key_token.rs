@@ -1,0 +1,158 @@
+//! SDK and authoring key format: `<prefix>_live_sk_<body>`, `<prefix>_test_sk_<body>`,
+//! `<prefix>_auth_<body>`, where `<body>` is 32 base62 characters of randomness followed by
+//! a 6-character base62 CRC32 checksum of everything before it. A typo fails the checksum
+//! offline, without a store lookup; only the SHA-256 of a key is ever stored.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use offer_domain::environment::Environment;
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const RANDOM_LEN: usize = 32;
+const CHECKSUM_LEN: usize = 6;
+
+/// What a key is for: read from its type marker, and kept on its stored record as
+/// `{"kind": "sdk", "environment": "production"}` or `{"kind": "authoring"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "environment", rename_all = "snake_case")]
+pub enum KeyKind {
+    /// SDK key of one environment: `/v1/sdk/*` and the WebSocket.
+    Sdk(Environment),
+    /// Authoring key for custom pages: never publishes, never touches `/v1/sdk`.
+    Authoring,
+}
+
+impl KeyKind {
+    /// Whether this is an SDK key (of either environment).
+    pub fn is_sdk(&self) -> bool {
+        matches!(self, Self::Sdk(_))
+    }
+
+    /// Whether this is an authoring key.
+    pub fn is_authoring(&self) -> bool {
+        matches!(self, Self::Authoring)
+    }
+
+    fn marker(self) -> &'static str {
+        match self {
+            Self::Sdk(Environment::Production) => "live_sk",
+            Self::Sdk(Environment::Sandbox) => "test_sk",
+            Self::Authoring => "auth",
+        }
+    }
+}
+
+/// Makes a new key of the given type.
+pub fn generate(prefix: &str, kind: KeyKind) -> String {
+    let mut rng = rand::rng();
+    let random: String = (0..RANDOM_LEN)
+        .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
+        .collect();
+    let head = format!("{prefix}_{}_{random}", kind.marker());
+    let checksum = base62_fixed(crc32fast::hash(head.as_bytes()));
+    format!("{head}{checksum}")
+}
+
+/// Reads a bearer token's key type if it is shaped like a key of this deployment with a
+/// valid checksum; `None` for anything else (a JWT, a typo, another deployment's key).
+pub fn parse(token: &str, prefix: &str) -> Option<KeyKind> {
+    let rest = token.strip_prefix(prefix)?.strip_prefix('_')?;
+    let (kind, body) = [
+        KeyKind::Sdk(Environment::Production),
+        KeyKind::Sdk(Environment::Sandbox),
+        KeyKind::Authoring,
+    ]
+    .into_iter()
+    .find_map(|t| {
+        rest.strip_prefix(t.marker())
+            .and_then(|b| b.strip_prefix('_'))
+            .map(|b| (t, b))
+    })?;
+    if body.len() != RANDOM_LEN + CHECKSUM_LEN || !body.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let (head, checksum) = token.split_at(token.len() - CHECKSUM_LEN);
+    (base62_fixed(crc32fast::hash(head.as_bytes())) == checksum).then_some(kind)
+}
+
+/// True when a token looks like any deployment's key (so it is never tried as a JWT).
+pub fn looks_like_key(token: &str) -> bool {
+    let Some((prefix, rest)) = token.split_once('_') else {
+        return false;
+    };
+    (2..=16).contains(&prefix.len())
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && (rest.starts_with("live_sk_")
+            || rest.starts_with("test_sk_")
+            || rest.starts_with("auth_"))
+}
+
+/// SHA-256 of a key, lowercase hex: the only form in which keys are stored.
+pub fn hash(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+fn base62_fixed(mut n: u32) -> String {
+    let mut out = [b'0'; CHECKSUM_LEN];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(n % 62) as usize];
+        n /= 62;
+    }
+    out.iter().map(|b| char::from(*b)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_is_stored_as_a_kind_and_an_environment() {
+        let sdk = serde_json::to_value(KeyKind::Sdk(Environment::Sandbox)).expect("encode");
+        assert_eq!(
+            sdk,
+            serde_json::json!({"kind": "sdk", "environment": "sandbox"})
+        );
+        let authoring = serde_json::to_value(KeyKind::Authoring).expect("encode");
+        assert_eq!(authoring, serde_json::json!({"kind": "authoring"}));
+        for kind in [
+            KeyKind::Sdk(Environment::Production),
+            KeyKind::Sdk(Environment::Sandbox),
+            KeyKind::Authoring,
+        ] {
+            let json = serde_json::to_vec(&kind).expect("encode");
+            assert_eq!(
+                serde_json::from_slice::<KeyKind>(&json).expect("decode"),
+                kind
+            );
+        }
+    }
+
+    #[test]
+    fn round_trip_and_typo() {
+        for t in [
+            KeyKind::Sdk(Environment::Production),
+            KeyKind::Sdk(Environment::Sandbox),
+            KeyKind::Authoring,
+        ] {
+            let key = generate("ofr", t);
+            assert_eq!(parse(&key, "ofr"), Some(t));
+            assert!(looks_like_key(&key));
+            assert_eq!(parse(&key, "other"), None);
+            let mut typo = key.clone().into_bytes();
+            let i = typo.len() - 10;
+            typo[i] = if typo[i] == b'a' { b'b' } else { b'a' };
+            assert_eq!(parse(&String::from_utf8(typo).expect("ascii"), "ofr"), None);
+        }
+        assert_eq!(hash("x").len(), 64);
+    }
+}
