@@ -96,6 +96,19 @@ async fn render(error: ApiError) -> Bytes {
     Bytes::from(out)
 }
 
+/// Refuses a connection past the limit: waits (at most [`LINGER`]) for the client's first
+/// bytes, then lingers with `answer`. An HTTP client that receives an answer before it has
+/// written its request treats it as a protocol error instead of reading it, so the refusal
+/// is only written once a request has begun to arrive.
+pub(super) async fn refuse<S>(mut stream: TcpStream, answer: Bytes, slot: S) {
+    let mut first = [0u8; 1024];
+    match tokio::time::timeout(LINGER, stream.read(&mut first)).await {
+        Ok(Ok(n)) if n > 0 => linger(stream, answer, slot).await,
+        // Closed, failed or silent: there is no one to answer.
+        _ => drop(slot),
+    }
+}
+
 /// Writes `unsent` (what is left of an answer), stops writing, then discards what the client
 /// still sends until it closes or [`LINGER`] passes; `slot` is held until then.
 pub(super) async fn linger<S>(mut stream: TcpStream, unsent: Bytes, slot: S) {

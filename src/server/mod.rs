@@ -37,7 +37,7 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::config::ServerSettings;
 
-use self::answers::{Answers, linger};
+use self::answers::Answers;
 use self::connection::Guarded;
 use self::head::first_head;
 use self::io::EdgeIo;
@@ -224,7 +224,7 @@ impl Server {
         });
     }
 
-    /// Answers 503 in the error shape and closes, if few refusals are already lingering;
+    /// Answers 503 in the error shape once the request begins, if few refusals are already lingering;
     /// otherwise closes at once.
     fn refuse(&self, stream: TcpStream) {
         let now = self.shared.clock.now();
@@ -237,7 +237,7 @@ impl Server {
             );
         }
         if let Ok(place) = self.refusals.clone().try_acquire_owned() {
-            tokio::spawn(linger(
+            tokio::spawn(answers::refuse(
                 stream,
                 self.shared.answers.too_many_connections(),
                 place,
