@@ -160,6 +160,8 @@ pub struct OfferSettings {
     pub session_idle_s: u64,
     /// Decisions kept per node for inspection.
     pub decision_log_capacity: usize,
+    /// Seconds a pending approval waits for a decision before it expires.
+    pub approval_expiry_s: u32,
 }
 
 /// `[websocket]`.
@@ -214,6 +216,11 @@ impl Settings {
 
     /// Cross-field checks serde cannot express.
     fn validate(&self) -> Result<(), ConfigError> {
+        if self.offers.approval_expiry_s == 0 {
+            return Err(ConfigError(
+                "offers.approval_expiry_s must be at least 1".into(),
+            ));
+        }
         let p = &self.auth.key_prefix;
         if !(2..=16).contains(&p.len())
             || !p

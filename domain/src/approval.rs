@@ -19,7 +19,7 @@ pub enum ApprovalStatus {
     Approved,
     /// Rejected: it never serves.
     Rejected,
-    /// Superseded or timed out; no path of the engine produces it yet.
+    /// Left pending past the configured expiry: it can no longer be decided.
     Expired,
 }
 
@@ -119,6 +119,19 @@ impl ApprovalStatus {
 }
 
 impl Approval {
+    /// The expired record, when this one is still pending and was queued at least
+    /// `after` before `now`; `None` otherwise. Expiry is a state change like a decision,
+    /// so the caller stores it with the same compare-and-swap.
+    pub fn expire(&self, now: DateTime<Utc>, after: chrono::Duration) -> Option<Approval> {
+        if self.status != ApprovalStatus::Pending || now < self.created_at + after {
+            return None;
+        }
+        let mut next = self.clone();
+        next.status = ApprovalStatus::Expired;
+        next.decided_at = Some(self.created_at + after);
+        Some(next)
+    }
+
     /// The decided record: only a pending approval can be decided, once.
     pub fn decide(
         &self,
@@ -140,5 +153,56 @@ impl Approval {
         next.decided_at = Some(now);
         next.decided_by = Some(by.to_owned());
         Ok(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+
+    fn pending() -> Approval {
+        Approval {
+            approval_id: Uuid::nil(),
+            game_id: Uuid::nil(),
+            kind: ApprovalKind::Offer,
+            status: ApprovalStatus::Pending,
+            offer: None,
+            page: None,
+            created_at: Utc
+                .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+                .single()
+                .expect("date"),
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            simulation: None,
+        }
+    }
+
+    #[test]
+    fn a_pending_approval_expires_exactly_at_its_deadline_and_then_cannot_be_decided() {
+        let a = pending();
+        let after = Duration::hours(2);
+        let just_before = a.created_at + after - Duration::seconds(1);
+        assert!(a.expire(just_before, after).is_none());
+        let expired = a.expire(a.created_at + after, after).expect("expired");
+        assert_eq!(expired.status, ApprovalStatus::Expired);
+        assert_eq!(expired.decided_at, Some(a.created_at + after));
+        assert_eq!(
+            expired.decide(Verdict::Approve, "x", just_before),
+            Err(AlreadyDecided("expired"))
+        );
+        // Decided or expired records never expire (again).
+        assert!(expired.expire(a.created_at + after * 10, after).is_none());
+        let approved = a
+            .decide(Verdict::Approve, "x", just_before)
+            .expect("pending");
+        assert!(approved.expire(a.created_at + after * 10, after).is_none());
+        assert_eq!(
+            approved.decide(Verdict::Approve, "x", just_before),
+            Err(AlreadyDecided("approved"))
+        );
     }
 }

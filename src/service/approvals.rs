@@ -5,6 +5,11 @@
 //! nodes); approving makes the definition servable at once on every node (actor change
 //! here, bus message to the others). A decision is a compare-and-swap from `pending`, so a
 //! second decision answers 409.
+//!
+//! A pending approval left undecided past `offers.approval_expiry_s` expires. Expiry is
+//! applied when the record is read (listed, fetched or decided), with the same
+//! compare-and-swap as a decision, so no sweeper is needed and two nodes agree: a decision
+//! and an expiry racing for one record cannot both win.
 
 use std::collections::HashSet;
 
@@ -140,7 +145,7 @@ pub async fn list(
 ) -> ServiceResult<Vec<Approval>> {
     let mut out: Vec<Approval> = Vec::new();
     for (_, bytes) in state.store.list(approvals(game_id)).await? {
-        let a: Approval = decode(&bytes)?;
+        let (a, _) = settle(state, decode(&bytes)?, bytes).await?;
         if status.is_none_or(|s| s == a.status) {
             out.push(a);
         }
@@ -164,7 +169,37 @@ pub async fn get(state: &Services, approval_id: Uuid) -> ServiceResult<(Approval
         .get(approvals(game_id), &id)
         .await?
         .ok_or(ServiceError::NotFound("approval"))?;
-    Ok((decode(&bytes)?, bytes))
+    settle(state, decode(&bytes)?, bytes).await
+}
+
+/// The record as it stands now: a pending one past its expiry is stored as expired first
+/// (compare-and-swap). When another node changed the record meanwhile, its version is read
+/// back; that version is decided or expired, so it is final.
+async fn settle(
+    state: &Services,
+    approval: Approval,
+    stored: Vec<u8>,
+) -> ServiceResult<(Approval, Vec<u8>)> {
+    let after = chrono::Duration::seconds(i64::from(state.settings.offers.approval_expiry_s));
+    let Some(expired) = approval.expire(Utc::now(), after) else {
+        return Ok((approval, stored));
+    };
+    let coll = approvals(approval.game_id);
+    let id = approval.approval_id.to_string();
+    let bytes = encode(&expired)?;
+    if state
+        .store
+        .compare_and_swap(coll, &id, Some(&stored), bytes.clone())
+        .await?
+    {
+        return Ok((expired, bytes));
+    }
+    let now = state
+        .store
+        .get(coll, &id)
+        .await?
+        .ok_or(ServiceError::NotFound("approval"))?;
+    Ok((decode(&now)?, now))
 }
 
 /// Approves or rejects a pending approval; a decided one is a 409. Approving makes the

@@ -91,7 +91,7 @@ pub struct DecisionRecord {
     #[serde(serialize_with = "candidate")]
     #[schema(value_type = Option<CandidateView>)]
     pub shadow: Option<Candidate>,
-    /// Assisted mode: the L1/L2 pick waiting for approval.
+    /// Assisted mode: the first L1/L2 pick waiting for approval (every pick is queued).
     #[serde(serialize_with = "candidate")]
     #[schema(value_type = Option<CandidateView>)]
     pub approval_candidate: Option<Candidate>,
@@ -114,7 +114,7 @@ impl DecisionRecord {
             outcome,
             trace,
             shadow,
-            approval_candidate,
+            approval_candidates,
         } = decision;
         let (outcome, level, items, price, learning) = match (served, outcome) {
             (Served::Offer(o), Outcome::Offer(plan)) => (
@@ -145,7 +145,7 @@ impl DecisionRecord {
             price_cents: price,
             trace,
             shadow,
-            approval_candidate,
+            approval_candidate: approval_candidates.into_iter().next(),
             learning,
         }
     }

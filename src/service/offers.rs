@@ -74,14 +74,19 @@ pub fn serve(
         }
         Outcome::NoOffer(reason) => Served::NoOffer(*reason, decision_id),
     };
-    if let Some(candidate) = &decision.approval_candidate
-        && !view.queued.contains(&candidate.definition_key)
-    {
-        let definition = definition(candidate, event_type);
+    let unqueued: Vec<OfferDefinition> = decision
+        .approval_candidates
+        .iter()
+        .filter(|c| !view.queued.contains(&c.definition_key))
+        .map(|c| definition(c, event_type))
+        .collect();
+    if !unqueued.is_empty() {
         let (state, game) = (state.clone(), game.clone());
         tokio::spawn(async move {
-            if let Err(e) = queue_offer(&state, &game, definition).await {
-                tracing::warn!(error = %e, "queueing an approval failed; the next candidate retries");
+            for definition in unqueued {
+                if let Err(e) = queue_offer(&state, &game, definition).await {
+                    tracing::warn!(error = %e, "queueing an approval failed; the next candidate retries");
+                }
             }
         });
     }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, bundle, earned, item, mixed_catalogue, player, spent, template, with};
-use super::helpers::{Role, TestApp, spawn_app};
+use super::helpers::{Role, TestApp, default_backend, spawn_app, spawn_tuned};
 
 /// A featured, treated player's session.
 async fn featured(app: &TestApp, sdk: &Sdk) -> String {
@@ -343,18 +343,7 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 4);
     // The candidate is queued once, however often it comes up.
-    let mut pending = Vec::new();
-    for _ in 0..50 {
-        offer(&app, &sdk, &sid, "boss_raid").await;
-        let list = app
-            .get_json(format!("/v1/games/{}/approvals?status=pending", sdk.game))
-            .await;
-        pending = list["approvals"].as_array().expect("list").clone();
-        if !pending.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let pending = queued_approvals(&app, &sdk, &sid).await;
     assert_eq!(pending.len(), 1);
     offer(&app, &sdk, &sid, "boss_raid").await;
     let list = app
@@ -386,6 +375,65 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     ] {
         again.expect_error(StatusCode::CONFLICT, "conflict").await;
     }
+}
+
+/// Asks for `boss_raid` offers until the game lists a pending approval; the pending list.
+async fn queued_approvals(app: &TestApp, sdk: &Sdk, sid: &str) -> Vec<Value> {
+    for _ in 0..50 {
+        offer(app, sdk, sid, "boss_raid").await;
+        let list = app
+            .get_json(format!("/v1/games/{}/approvals?status=pending", sdk.game))
+            .await;
+        let pending = list["approvals"].as_array().expect("list").clone();
+        if !pending.is_empty() {
+            return pending;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("no approval was queued");
+}
+
+#[tokio::test]
+async fn a_pending_approval_expires_and_can_no_longer_be_decided() {
+    let app = spawn_tuned(default_backend(), |s| s.offers.approval_expiry_s = 1).await;
+    let sdk = app.game_with(json!([item("hat", "cosmetic", 2.99)])).await;
+    app.set_templates(&sdk.game, json!([template("boss_raid", &["cosmetic"])]))
+        .await;
+    app.set_mode(&sdk.game, "assisted")
+        .expect(StatusCode::OK)
+        .await;
+    let sid = featured(&app, &sdk).await;
+    let pending = queued_approvals(&app, &sdk, &sid).await;
+    let approval = format!(
+        "/v1/approvals/{}",
+        pending[0]["approval_id"].as_str().expect("id")
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let record = app.get_json(&approval).await;
+    assert_eq!(record["status"], "expired");
+    assert!(record["decided_at"].is_string(), "{record}");
+    app.post(format!("{approval}/approve"), json!({}))
+        .expect_error(StatusCode::CONFLICT, "conflict")
+        .await;
+    let list = |status: &'static str| {
+        app.get_json(format!("/v1/games/{}/approvals?status={status}", sdk.game))
+    };
+    assert_eq!(
+        list("expired").await["approvals"]
+            .as_array()
+            .expect("list")
+            .len(),
+        1
+    );
+    assert!(
+        list("pending").await["approvals"]
+            .as_array()
+            .expect("list")
+            .is_empty()
+    );
+    // The definition stays unserved: the shelf answers.
+    let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
+    assert_eq!(body["fallback_level"], 4);
 }
 
 #[tokio::test]

@@ -154,8 +154,9 @@ pub struct Decision {
     pub trace: Vec<TraceStep>,
     /// Shadow mode: the L1/L2 pick that would have served.
     pub shadow: Option<Candidate>,
-    /// Assisted mode: the L1/L2 pick waiting for studio approval.
-    pub approval_candidate: Option<Candidate>,
+    /// Assisted mode: every L1/L2 pick waiting for studio approval, L1 first. Each is
+    /// queued, so an L2 definition reaches the studio even while L1 keeps finding an arm.
+    pub approval_candidates: Vec<Candidate>,
 }
 
 impl Decision {
@@ -165,7 +166,7 @@ impl Decision {
             outcome: Outcome::NoOffer(reason),
             trace: Vec::new(),
             shadow: None,
-            approval_candidate: None,
+            approval_candidates: Vec::new(),
         }
     }
 }

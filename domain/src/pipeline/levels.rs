@@ -64,9 +64,7 @@ pub(super) fn ai_levels(cx: &mut Ctx<'_>, rng: &mut impl Rng) -> Option<Candidat
                     return Some(c);
                 }
                 cx.note(level, TraceNote::AwaitingApproval);
-                if cx.approval_candidate.is_none() {
-                    cx.approval_candidate = Some(c);
-                }
+                cx.approval_candidates.push(c);
             }
         }
     }

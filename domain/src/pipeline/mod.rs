@@ -48,7 +48,7 @@ struct Ctx<'a> {
     event_type: &'a str,
     trace: Vec<TraceStep>,
     shadow: Option<Candidate>,
-    approval_candidate: Option<Candidate>,
+    approval_candidates: Vec<Candidate>,
 }
 
 impl Ctx<'_> {
@@ -94,7 +94,7 @@ pub fn decide(
         event_type,
         trace: Vec::new(),
         shadow: None,
-        approval_candidate: None,
+        approval_candidates: Vec::new(),
     };
     let picked = if player.has_features() {
         ai_levels(&mut cx, rng).or_else(|| level3(&mut cx))
@@ -113,7 +113,7 @@ pub fn decide(
         outcome,
         trace: cx.trace,
         shadow: cx.shadow,
-        approval_candidate: cx.approval_candidate,
+        approval_candidates: cx.approval_candidates,
     }
 }
 
@@ -214,7 +214,7 @@ mod tests {
         let d = run(&fx.snapshot(), &player(), "first_loss");
         assert_eq!(offer(&d).level, 3);
         assert_eq!(d.shadow.as_ref().map(|c| c.level), Some(1));
-        assert!(d.approval_candidate.is_none());
+        assert!(d.approval_candidates.is_empty());
         assert_eq!(notes(&d), [(1, "shadow_silent"), (2, "shadow_silent")]);
     }
 
@@ -224,24 +224,39 @@ mod tests {
         fx.game.mode = Mode::Assisted;
         let d = run(&fx.snapshot(), &player(), "boss_raid");
         assert_eq!(offer(&d).level, 4);
-        let pending = d.approval_candidate.expect("queued for approval");
+        let pending = d.approval_candidates[0].clone();
+        assert_eq!(d.approval_candidates.len(), 1);
         assert_eq!(pending.level, 2);
         assert_eq!(pending.definition_key, "L2|tpl:boss_raid|dagger|50");
         fx.approved.insert(pending.definition_key);
         let d = run(&fx.snapshot(), &player(), "boss_raid");
         assert_eq!(offer(&d).level, 2);
-        assert!(d.approval_candidate.is_none());
+        assert!(d.approval_candidates.is_empty());
         // An approved L1 definition serves too: one arm, one item, a deterministic key.
         let mut fx = SnapshotFixture::small();
         fx.game.mode = Mode::Assisted;
         fx.items = vec![item("gems_1000", Category::Currency, 499, 9.9)];
-        let key = run(&fx.snapshot(), &player(), "x")
-            .approval_candidate
-            .expect("queued")
-            .definition_key;
+        let key = run(&fx.snapshot(), &player(), "x").approval_candidates[0]
+            .definition_key
+            .clone();
         assert_eq!(key, "L1|ai:currency:499|gems_1000|499");
         fx.approved.insert(key);
         assert_eq!(offer(&run(&fx.snapshot(), &player(), "x")).level, 1);
+    }
+
+    #[test]
+    fn assisted_queues_every_ai_candidate_not_only_the_first() {
+        let mut fx = SnapshotFixture::small();
+        fx.game.mode = Mode::Assisted;
+        let d = run(&fx.snapshot(), &player(), "boss_raid");
+        let levels: Vec<u8> = d.approval_candidates.iter().map(|c| c.level).collect();
+        assert_eq!(levels, [1, 2]);
+        // Approving the L1 definition serves it; L2 is not proposed once L1 serves.
+        fx.approved
+            .insert(d.approval_candidates[0].definition_key.clone());
+        let d = run(&fx.snapshot(), &player(), "boss_raid");
+        assert_eq!(offer(&d).level, 1);
+        assert!(d.approval_candidates.is_empty());
     }
 
     #[test]
