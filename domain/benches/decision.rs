@@ -69,7 +69,9 @@ fn bench(c: &mut Criterion) {
         now,
         &mut SmallRng::seed_from_u64(1),
     )
-    .approval_candidate
+    .approval_candidates
+    .into_iter()
+    .next()
     .map(|c| c.definition_key)
     .unwrap_or_default();
     let cases = [
