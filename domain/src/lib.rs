@@ -19,6 +19,7 @@
 //! - [`bandit`]: the L1 Thompson-sampling model.
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`economy`]: FSR quadrants.
+//! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
@@ -34,6 +35,7 @@ pub mod environment;
 pub mod game;
 pub mod holdout;
 pub mod kill_level;
+pub mod mann_whitney;
 pub mod offer;
 pub mod offer_validation;
 pub mod pipeline;
