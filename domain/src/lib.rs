@@ -19,6 +19,7 @@
 //! - [`bandit`]: the L1 Thompson-sampling model.
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`economy`]: FSR quadrants.
+//! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
@@ -32,6 +33,7 @@ pub mod category;
 pub mod currency;
 pub mod economy;
 pub mod environment;
+pub mod fsr;
 pub mod game;
 pub mod holdout;
 pub mod kill_level;

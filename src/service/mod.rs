@@ -10,6 +10,7 @@
 pub mod approvals;
 pub mod assets;
 pub mod decision_log;
+pub mod economy;
 pub mod error;
 pub mod events;
 pub mod games;
