@@ -82,6 +82,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::approve))
         .routes(routes!(approvals::reject))
         .routes(routes!(economy::fsr))
+        .routes(routes!(economy::import_events))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(sdk::status))

@@ -14,6 +14,7 @@ pub mod economy;
 pub mod error;
 pub mod events;
 pub mod games;
+pub mod import;
 pub mod items;
 pub mod offer_config;
 pub mod offers;

@@ -152,3 +152,129 @@ async fn another_studios_game_is_not_found() {
         .expect(StatusCode::UNAUTHORIZED)
         .await;
 }
+
+fn import_path(game: &str) -> String {
+    format!("/v1/games/{game}/events/import")
+}
+
+/// `event` as history of `player` at `ts`.
+fn past(player: &str, mut event: Value, ts: chrono::DateTime<chrono::Utc>) -> Value {
+    event["player_id"] = json!(player);
+    event["ts"] = json!(ts.to_rfc3339());
+    event
+}
+
+#[tokio::test]
+async fn imported_history_lands_on_its_days_without_a_balance_check_and_once() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let three_days_ago = chrono::Utc::now() - chrono::Duration::days(3);
+    let body = json!({"events": [
+        // A spend before any earning: history has no opening balance.
+        past("p1", spent("gold", 100, "h1"), three_days_ago),
+        past("p2", earned("gold", 300, "h2"), three_days_ago),
+    ]});
+    let first = app
+        .post(import_path(&sdk.game), body.clone())
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        first,
+        json!({"imported": 2, "duplicates": 0, "rejected": []})
+    );
+    // Re-running the import changes nothing.
+    let again = app
+        .post(import_path(&sdk.game), body)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        again,
+        json!({"imported": 0, "duplicates": 2, "rejected": []})
+    );
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    let daily: Vec<Value> = report["daily_fsr"]
+        .as_array()
+        .expect("daily")
+        .iter()
+        .map(|d| d["fsr"].clone())
+        .collect();
+    // Windows ending before the imported day see nothing; from it on they see 300 / 100.
+    assert_eq!(
+        daily,
+        vec![
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            json!(3.0),
+            json!(3.0),
+            json!(3.0),
+            json!(3.0)
+        ]
+    );
+    // Sandbox history is kept apart.
+    let sandbox = json!({"environment": "sandbox", "events": [
+        past("p1", earned("gold", 5, "s1"), three_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), sandbox)
+        .expect(StatusCode::OK)
+        .await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"][0]["earned"], 300);
+}
+
+#[tokio::test]
+async fn one_bad_event_refuses_the_import_and_writes_nothing() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let mut no_ts = earned("gold", 1, "b3");
+    no_ts["player_id"] = json!("p1");
+    for (bad, index) in [
+        (past("p1", earned("silver", 5, "b2"), yesterday), 1),
+        (no_ts, 1),
+        (past("p1", json!({"type": "first_loss"}), yesterday), 1),
+        (
+            past(
+                "p1",
+                earned("gold", 5, "b4"),
+                chrono::Utc::now() + chrono::Duration::days(2),
+            ),
+            1,
+        ),
+    ] {
+        let body = json!({"events": [past("p1", earned("gold", 5, "b1"), yesterday), bad]});
+        let err = app
+            .post(import_path(&sdk.game), body)
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+            .await;
+        assert_eq!(
+            err["error"]["details"]["errors"][0]["index"], index,
+            "{err}"
+        );
+    }
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"], json!([]));
+}
+
+#[tokio::test]
+async fn import_is_for_admins_of_the_studio_and_at_most_ten_thousand_events() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let one = json!({"events": [past("p1", earned("gold", 5, "a1"), yesterday)]});
+    app.post(import_path(&sdk.game), one.clone())
+        .token(&app.token("studio-a", Role::Developer))
+        .expect(StatusCode::FORBIDDEN)
+        .await;
+    app.post(import_path(&sdk.game), one)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let event = past("p", earned("gold", 1, "x"), yesterday);
+    let too_many: Vec<Value> = (0..10_001).map(|_| event.clone()).collect();
+    app.post(import_path(&sdk.game), json!({"events": too_many}))
+        .expect(StatusCode::PAYLOAD_TOO_LARGE)
+        .await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"], json!([]));
+}
