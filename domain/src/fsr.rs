@@ -93,7 +93,9 @@ pub struct FsrReport {
     pub quadrant: Option<Quadrant>,
     /// The genre's healthy range.
     pub thresholds: Thresholds,
-    /// Whether the aggregate is weighed in USD or in raw units.
+    /// Whether the aggregates are weighed in USD or in raw units: one choice for the whole
+    /// report (every window of `daily_fsr` compares with the others), `usd` when every
+    /// currency that moved on any day the report reads has a USD value.
     pub weighting: Weighting,
     /// For each of the last `period_days` days, oldest first, the window ending that day.
     pub daily_fsr: Vec<DailyFsr>,
