@@ -21,6 +21,7 @@
 //! - [`economy`]: FSR quadrants.
 //! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
+//! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
@@ -36,6 +37,7 @@ pub mod environment;
 pub mod fsr;
 pub mod game;
 pub mod holdout;
+pub mod holdout_arpu;
 pub mod kill_level;
 pub mod mann_whitney;
 pub mod offer;
