@@ -19,6 +19,9 @@
 //! - [`bandit`]: the L1 Thompson-sampling model.
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`economy`]: FSR quadrants.
+//! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
+//! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
+//! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
@@ -31,9 +34,12 @@ pub mod category;
 pub mod currency;
 pub mod economy;
 pub mod environment;
+pub mod fsr;
 pub mod game;
 pub mod holdout;
+pub mod holdout_arpu;
 pub mod kill_level;
+pub mod mann_whitney;
 pub mod offer;
 pub mod offer_validation;
 pub mod pipeline;

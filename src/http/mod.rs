@@ -7,6 +7,7 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod economy;
 pub mod extract;
 pub mod games;
 pub mod items;
@@ -80,6 +81,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::get))
         .routes(routes!(approvals::approve))
         .routes(routes!(approvals::reject))
+        .routes(routes!(economy::fsr))
+        .routes(routes!(economy::import_events))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(sdk::status))

@@ -128,6 +128,12 @@ pub fn validate(game: &Game, e: &SdkEvent) -> Result<(), String> {
             "ts must be within {MAX_CLOCK_SKEW_HOURS} hours of the server's clock; send history through the admin import"
         ));
     }
+    validate_fields(game, e)
+}
+
+/// Checks one event's fields, whatever its time: the rules an SDK event and an imported one
+/// share.
+pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
     let currency = |id: &str| {
         if game.currencies.iter().any(|c| c.currency_id == id) {
             Ok(())

@@ -10,9 +10,11 @@
 pub mod approvals;
 pub mod assets;
 pub mod decision_log;
+pub mod economy;
 pub mod error;
 pub mod events;
 pub mod games;
+pub mod import;
 pub mod items;
 pub mod offer_config;
 pub mod offers;

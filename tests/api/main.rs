@@ -12,6 +12,7 @@ mod bad_input;
 mod catalogue;
 mod cluster;
 mod crash;
+mod economy;
 mod edge;
 mod fixtures;
 mod helpers;

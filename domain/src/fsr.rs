@@ -1,0 +1,369 @@
+//! The faucet/sink ratio (FSR) report of a game: currency earned over currency spent in a
+//! rolling 7-day window, classified against the genre's healthy range.
+//!
+//! The input is one [`Flows`] per UTC day (the store's per-day aggregates), so the cost is
+//! proportional to the number of days asked for, never to the size of the ledger.
+//!
+//! Currencies are not worth the same (a gem may be worth a hundred gold), so the aggregate
+//! weighs each currency by its USD value per unit when every currency that moved has one;
+//! otherwise it falls back to raw units and says so in `weighting`. A window in which
+//! nothing was spent has no ratio (`fsr: null`, never NaN or infinity): its quadrant is
+//! `HYPER_INFL` when something was earned (pure faucet), and `null` when nothing moved.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{Days, NaiveDate};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::economy::Quadrant;
+use crate::schema::SnakeCaseId;
+
+/// Length of the rolling window, in UTC calendar days (the day computed for included).
+pub const WINDOW_DAYS: u32 = 7;
+/// Most days of `daily_fsr` one report covers.
+pub const MAX_PERIOD_DAYS: u32 = 90;
+
+/// Units earned and spent per currency on one UTC day.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flows {
+    /// Units earned (faucet) per currency.
+    pub earned: BTreeMap<String, i64>,
+    /// Units spent (sink) per currency.
+    pub spent: BTreeMap<String, i64>,
+}
+
+/// The genre's healthy FSR range, from the calibration table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct Thresholds {
+    /// Lowest healthy FSR.
+    pub min: f64,
+    /// Highest healthy FSR.
+    pub max: f64,
+}
+
+/// How currencies were added up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Weighting {
+    /// Each currency weighed by its USD value per unit.
+    Usd,
+    /// Raw units: some currency that moved has no USD value.
+    Units,
+}
+
+/// The FSR of the window ending on one day.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct DailyFsr {
+    /// Last day of the window, `YYYY-MM-DD`.
+    #[schema(value_type = String, format = Date)]
+    pub date: NaiveDate,
+    /// Earned over spent in that window; `null` when nothing was spent.
+    pub fsr: Option<f64>,
+}
+
+/// One currency in the current window, in raw units.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct CurrencyFsr {
+    /// The currency.
+    #[schema(value_type = SnakeCaseId)]
+    pub currency_id: String,
+    /// Units earned.
+    pub earned: i64,
+    /// Units spent.
+    pub spent: i64,
+    /// Earned over spent; `null` when nothing was spent.
+    pub fsr: Option<f64>,
+}
+
+/// The FSR report of a game.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct FsrReport {
+    /// The game.
+    pub game_id: Uuid,
+    /// Its genre, whose calibration gives the thresholds.
+    pub genre: String,
+    /// Number of days in `daily_fsr`.
+    pub period_days: u32,
+    /// FSR of the window ending today; `null` when nothing was spent in it.
+    pub fsr: Option<f64>,
+    /// Quadrant of `fsr`; `HYPER_INFL` when currency was earned and none spent, `null` when
+    /// nothing moved.
+    pub quadrant: Option<Quadrant>,
+    /// The genre's healthy range.
+    pub thresholds: Thresholds,
+    /// Whether the aggregates are weighed in USD or in raw units: one choice for the whole
+    /// report (every window of `daily_fsr` compares with the others), `usd` when every
+    /// currency that moved on any day the report reads has a USD value.
+    pub weighting: Weighting,
+    /// For each of the last `period_days` days, oldest first, the window ending that day.
+    pub daily_fsr: Vec<DailyFsr>,
+    /// Each currency that moved in the window ending today, by id, in raw units.
+    pub currency_summary: Vec<CurrencyFsr>,
+}
+
+/// The days a report of `period_days` ending `today` reads, oldest first: the report's days
+/// and the six before the first, which its first window reaches back to.
+pub fn days_needed(today: NaiveDate, period_days: u32) -> Vec<NaiveDate> {
+    let count = period_days + WINDOW_DAYS - 1;
+    (0..count)
+        .rev()
+        .filter_map(|back| today.checked_sub_days(Days::new(u64::from(back))))
+        .collect()
+}
+
+/// What a report needs besides the day flows.
+#[derive(Debug, Clone)]
+pub struct ReportInput<'a> {
+    /// The game.
+    pub game_id: Uuid,
+    /// Its genre.
+    pub genre: &'a str,
+    /// The genre's healthy range.
+    pub thresholds: Thresholds,
+    /// USD per unit of each currency that has a value.
+    pub usd_per_unit: &'a HashMap<String, f64>,
+}
+
+/// Builds the report from the flows of [`days_needed`] (same order, same length).
+pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> FsrReport {
+    let window = WINDOW_DAYS as usize;
+    let period = dates.len().saturating_sub(window - 1);
+    let weights = weights(input.usd_per_unit, flows);
+    let weighting = if weights.is_some() {
+        Weighting::Usd
+    } else {
+        Weighting::Units
+    };
+    let weight = |currency: &str| {
+        weights
+            .as_ref()
+            .and_then(|w| w.get(currency).copied())
+            .unwrap_or(1.0)
+    };
+    let daily_fsr: Vec<DailyFsr> = (0..period)
+        .map(|i| {
+            let totals = window_totals(&flows[i..i + window]);
+            let (earned, spent) = totals.iter().fold((0.0, 0.0), |(e, s), (c, t)| {
+                (
+                    e + t.earned as f64 * weight(c),
+                    s + t.spent as f64 * weight(c),
+                )
+            });
+            DailyFsr {
+                date: dates[i + window - 1],
+                fsr: ratio(earned, spent),
+            }
+        })
+        .collect();
+
+    let current = window_totals(&flows[flows.len().saturating_sub(window)..]);
+    let (earned, spent) = current.iter().fold((0.0, 0.0), |(e, s), (c, t)| {
+        (
+            e + t.earned as f64 * weight(c),
+            s + t.spent as f64 * weight(c),
+        )
+    });
+    let fsr = ratio(earned, spent);
+    let quadrant = match fsr {
+        Some(value) => Some(Quadrant::classify(
+            value,
+            input.thresholds.min,
+            input.thresholds.max,
+        )),
+        None if earned > 0.0 => Some(Quadrant::HyperInfl),
+        None => None,
+    };
+    let currency_summary = current
+        .into_iter()
+        .map(|(currency_id, t)| CurrencyFsr {
+            fsr: ratio(t.earned as f64, t.spent as f64),
+            currency_id,
+            earned: t.earned,
+            spent: t.spent,
+        })
+        .collect();
+    FsrReport {
+        game_id: input.game_id,
+        genre: input.genre.to_owned(),
+        period_days: u32::try_from(period).unwrap_or(u32::MAX),
+        fsr,
+        quadrant,
+        thresholds: input.thresholds,
+        weighting,
+        daily_fsr,
+        currency_summary,
+    }
+}
+
+/// Earned over spent, or `None` when nothing was spent.
+fn ratio(earned: f64, spent: f64) -> Option<f64> {
+    (spent > 0.0).then(|| earned / spent)
+}
+
+/// One currency's units over a window.
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    earned: i64,
+    spent: i64,
+}
+
+/// Units per currency over the given days; only currencies that moved appear.
+fn window_totals(days: &[Flows]) -> BTreeMap<String, Totals> {
+    let mut totals: BTreeMap<String, Totals> = BTreeMap::new();
+    for day in days {
+        for (c, units) in &day.earned {
+            let t = totals.entry(c.clone()).or_default();
+            t.earned = t.earned.saturating_add(*units);
+        }
+        for (c, units) in &day.spent {
+            let t = totals.entry(c.clone()).or_default();
+            t.spent = t.spent.saturating_add(*units);
+        }
+    }
+    totals.retain(|_, t| t.earned != 0 || t.spent != 0);
+    totals
+}
+
+/// The USD weights, when every currency that moved on any of the days has a positive,
+/// finite value; `None` (raw units) otherwise.
+fn weights(usd_per_unit: &HashMap<String, f64>, flows: &[Flows]) -> Option<HashMap<String, f64>> {
+    let mut out = HashMap::new();
+    for day in flows {
+        for (currency, units) in day.earned.iter().chain(&day.spent) {
+            if *units == 0 {
+                continue;
+            }
+            let value = usd_per_unit
+                .get(currency)
+                .copied()
+                .filter(|v| v.is_finite() && *v > 0.0)?;
+            out.insert(currency.clone(), value);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RPG: Thresholds = Thresholds { min: 0.8, max: 2.0 };
+
+    fn day(earned: &[(&str, i64)], spent: &[(&str, i64)]) -> Flows {
+        let map = |pairs: &[(&str, i64)]| {
+            pairs
+                .iter()
+                .map(|(c, u)| ((*c).to_owned(), *u))
+                .collect::<BTreeMap<_, _>>()
+        };
+        Flows {
+            earned: map(earned),
+            spent: map(spent),
+        }
+    }
+
+    fn today() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 3, 10).expect("date")
+    }
+
+    /// A report of `period` days whose last day (today) has `last` and every other day
+    /// nothing.
+    fn run(period: u32, last: Flows, rates: &HashMap<String, f64>) -> FsrReport {
+        let dates = days_needed(today(), period);
+        let mut flows = vec![Flows::default(); dates.len()];
+        if let Some(l) = flows.last_mut() {
+            *l = last;
+        }
+        let input = ReportInput {
+            game_id: Uuid::nil(),
+            genre: "rpg",
+            thresholds: RPG,
+            usd_per_unit: rates,
+        };
+        report(&input, &dates, &flows)
+    }
+
+    #[test]
+    fn days_needed_reaches_six_days_before_the_first() {
+        let d = days_needed(today(), 1);
+        assert_eq!(d.len(), 7);
+        assert_eq!(d[0], NaiveDate::from_ymd_opt(2026, 3, 4).expect("date"));
+        assert_eq!(d[6], today());
+        assert_eq!(days_needed(today(), 90).len(), 96);
+    }
+
+    #[test]
+    fn quadrant_boundaries() {
+        let none = HashMap::new();
+        let q = |earned: i64, spent: i64| {
+            run(1, day(&[("gold", earned)], &[("gold", spent)]), &none).quadrant
+        };
+        assert_eq!(q(8, 10), Some(Quadrant::Healthy)); // exactly min
+        assert_eq!(q(20, 10), Some(Quadrant::Healthy)); // exactly max
+        assert_eq!(q(79, 100), Some(Quadrant::Deflation));
+        assert_eq!(q(50, 10), Some(Quadrant::Inflation)); // exactly max x 2.5
+        assert_eq!(q(501, 100), Some(Quadrant::HyperInfl));
+        assert_eq!(q(21, 10), Some(Quadrant::Inflation));
+    }
+
+    #[test]
+    fn nothing_spent_is_null_and_hyper_inflation_only_when_earned() {
+        let none = HashMap::new();
+        let earned_only = run(1, day(&[("gold", 5)], &[]), &none);
+        assert_eq!(earned_only.fsr, None);
+        assert_eq!(earned_only.quadrant, Some(Quadrant::HyperInfl));
+        assert_eq!(earned_only.currency_summary[0].fsr, None);
+        let quiet = run(3, Flows::default(), &none);
+        assert_eq!(quiet.fsr, None);
+        assert_eq!(quiet.quadrant, None);
+        assert!(quiet.currency_summary.is_empty());
+        assert!(quiet.daily_fsr.iter().all(|d| d.fsr.is_none()));
+    }
+
+    #[test]
+    fn usd_weighting_when_every_moved_currency_has_a_value() {
+        let flows = day(
+            &[("gold", 1000), ("gems", 10)],
+            &[("gold", 100), ("gems", 10)],
+        );
+        let rates = HashMap::from([("gold".to_owned(), 0.001), ("gems".to_owned(), 0.1)]);
+        let r = run(1, flows.clone(), &rates);
+        assert_eq!(r.weighting, Weighting::Usd);
+        // (1000 x 0.001 + 10 x 0.1) / (100 x 0.001 + 10 x 0.1) = 2 / 1.1
+        let fsr = r.fsr.expect("fsr");
+        assert!((fsr - 2.0 / 1.1).abs() < 1e-12, "{fsr}");
+        // Raw units in the summary whatever the weighting.
+        assert_eq!(r.currency_summary[1].currency_id, "gold");
+        assert_eq!(r.currency_summary[1].earned, 1000);
+
+        let partial = HashMap::from([("gold".to_owned(), 0.001)]);
+        let r = run(1, flows, &partial);
+        assert_eq!(r.weighting, Weighting::Units);
+        assert_eq!(r.fsr, Some(1010.0 / 110.0));
+    }
+
+    #[test]
+    fn rolling_window_is_seven_days_ending_each_day() {
+        let dates = days_needed(today(), 3);
+        let mut flows = vec![Flows::default(); dates.len()];
+        // Eight days before today: only in the window of the first reported day (today - 2).
+        flows[0] = day(&[("gold", 10)], &[("gold", 10)]);
+        // Today: only in the window ending today.
+        flows[8] = day(&[("gold", 30)], &[("gold", 10)]);
+        let none = HashMap::new();
+        let input = ReportInput {
+            game_id: Uuid::nil(),
+            genre: "rpg",
+            thresholds: RPG,
+            usd_per_unit: &none,
+        };
+        let r = report(&input, &dates, &flows);
+        assert_eq!(r.period_days, 3);
+        let daily: Vec<Option<f64>> = r.daily_fsr.iter().map(|d| d.fsr).collect();
+        assert_eq!(daily, vec![Some(1.0), None, Some(3.0)]);
+        assert_eq!(r.daily_fsr[2].date, today());
+        assert_eq!(r.fsr, Some(3.0));
+    }
+}

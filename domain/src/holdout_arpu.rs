@@ -1,0 +1,231 @@
+//! The holdout ARPU comparison: average revenue per player of the treated group against the
+//! permanent holdout, its significance, and whether it qualifies for the revenue share.
+//!
+//! Every player of a group counts, non-payers as 0, so the ARPU is revenue over players, not
+//! over payers. The significance test is the one-sided Mann-Whitney U of
+//! [`crate::mann_whitney`] (revenue is power-law distributed, so a t-test is never used).
+//! Eligibility needs all five conditions; each failing one is reported with its value and
+//! what it requires, so a studio sees how far it is from qualifying.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::mann_whitney::{self, Group};
+
+/// Fewest treated players for the uplift to be billed.
+pub const MIN_TREATMENT: u64 = 10_000;
+/// Fewest holdout players.
+pub const MIN_CONTROL: u64 = 1_000;
+/// Fewest days since launch.
+pub const MIN_DAYS_LIVE: i64 = 30;
+/// Largest p-value counted as significant.
+pub const MAX_P_VALUE: f64 = 0.05;
+
+/// One of the five eligibility conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// At least 10,000 treated players.
+    NTreatmentGte10k,
+    /// At least 1,000 holdout players.
+    NControlGte1k,
+    /// At least 30 days since launch.
+    DaysLiveGte30,
+    /// The one-sided p-value is below 0.05.
+    PValueLt005,
+    /// Treated players spend more on average than holdout players.
+    ArpuUpliftPositive,
+}
+
+/// A condition that does not hold: its measured value and what it requires.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct IneligibleReason {
+    /// Which condition.
+    pub condition: Condition,
+    /// The measured value (for the uplift, treatment ARPU minus control ARPU in USD).
+    pub value: f64,
+    /// The bound it must reach (at least, or for the p-value below; the uplift above it).
+    pub required: f64,
+}
+
+/// The holdout ARPU result.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct HoldoutArpu {
+    /// Revenue of treated players over their number, in USD.
+    pub treatment_arpu: f64,
+    /// Revenue of holdout players over their number, in USD.
+    pub control_arpu: f64,
+    /// Relative uplift in percent; `null` when the control ARPU is 0.
+    pub uplift_pct: Option<f64>,
+    /// One-sided Mann-Whitney U p-value of treatment over control.
+    pub p_value: f64,
+    /// Treated players.
+    pub n_treatment: u64,
+    /// Holdout players.
+    pub n_control: u64,
+    /// Whole days since launch.
+    pub days_live: i64,
+    /// Whether all five conditions hold.
+    pub revenue_share_eligible: bool,
+    /// The conditions that do not hold (empty when eligible).
+    pub ineligible_reasons: Vec<IneligibleReason>,
+}
+
+/// Compares the groups' revenue in cents (non-payers as the groups' zero counts).
+pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> HoldoutArpu {
+    let arpu = |g: &Group<'_>| {
+        let players = g.len();
+        if players == 0 {
+            0.0
+        } else {
+            g.paid.iter().map(|c| *c as f64).sum::<f64>() / players as f64 / 100.0
+        }
+    };
+    let (treatment_arpu, control_arpu) = (arpu(&treatment), arpu(&control));
+    let uplift_pct =
+        (control_arpu > 0.0).then(|| (treatment_arpu - control_arpu) / control_arpu * 100.0);
+    let p_value = mann_whitney::greater(treatment, control).p_value;
+    let (n_treatment, n_control) = (treatment.len(), control.len());
+    let checks = [
+        (
+            Condition::NTreatmentGte10k,
+            n_treatment >= MIN_TREATMENT,
+            n_treatment as f64,
+            MIN_TREATMENT as f64,
+        ),
+        (
+            Condition::NControlGte1k,
+            n_control >= MIN_CONTROL,
+            n_control as f64,
+            MIN_CONTROL as f64,
+        ),
+        (
+            Condition::DaysLiveGte30,
+            days_live >= MIN_DAYS_LIVE,
+            days_live as f64,
+            MIN_DAYS_LIVE as f64,
+        ),
+        (
+            Condition::PValueLt005,
+            p_value < MAX_P_VALUE,
+            p_value,
+            MAX_P_VALUE,
+        ),
+        (
+            Condition::ArpuUpliftPositive,
+            treatment_arpu > control_arpu,
+            treatment_arpu - control_arpu,
+            0.0,
+        ),
+    ];
+    let ineligible_reasons: Vec<IneligibleReason> = checks
+        .into_iter()
+        .filter(|(_, holds, _, _)| !holds)
+        .map(|(condition, _, value, required)| IneligibleReason {
+            condition,
+            value,
+            required,
+        })
+        .collect();
+    HoldoutArpu {
+        treatment_arpu,
+        control_arpu,
+        uplift_pct,
+        p_value,
+        n_treatment,
+        n_control,
+        days_live,
+        revenue_share_eligible: ineligible_reasons.is_empty(),
+        ineligible_reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_payers_count_and_a_zero_control_has_no_uplift() {
+        let r = compare(
+            Group {
+                zeros: 3,
+                paid: &[400],
+            },
+            Group {
+                zeros: 2,
+                paid: &[],
+            },
+            10,
+        );
+        // 4 USD over 4 players.
+        assert_eq!(r.treatment_arpu, 1.0);
+        assert_eq!(r.control_arpu, 0.0);
+        assert_eq!(r.uplift_pct, None);
+        assert_eq!((r.n_treatment, r.n_control), (4, 2));
+        assert!(!r.revenue_share_eligible);
+        let failing: Vec<Condition> = r.ineligible_reasons.iter().map(|x| x.condition).collect();
+        assert_eq!(
+            failing,
+            vec![
+                Condition::NTreatmentGte10k,
+                Condition::NControlGte1k,
+                Condition::DaysLiveGte30,
+                Condition::PValueLt005
+            ]
+        );
+        assert_eq!(r.ineligible_reasons[2].value, 10.0);
+        assert_eq!(r.ineligible_reasons[2].required, 30.0);
+    }
+
+    #[test]
+    fn a_large_significant_uplift_is_eligible() {
+        // 20,000 treated: 10% pay 10 USD; 2,000 holdout: 5% pay 10 USD.
+        let t = vec![1000; 2000];
+        let c = vec![1000; 100];
+        let r = compare(
+            Group {
+                zeros: 18_000,
+                paid: &t,
+            },
+            Group {
+                zeros: 1_900,
+                paid: &c,
+            },
+            45,
+        );
+        assert_eq!(r.treatment_arpu, 1.0);
+        assert_eq!(r.control_arpu, 0.5);
+        assert_eq!(r.uplift_pct, Some(100.0));
+        assert!(r.p_value < 1e-10, "{}", r.p_value);
+        assert!(r.revenue_share_eligible, "{:?}", r.ineligible_reasons);
+        assert!(r.ineligible_reasons.is_empty());
+        let json = serde_json::to_value(&r).expect("json");
+        assert_eq!(json["uplift_pct"], 100.0);
+    }
+
+    #[test]
+    fn no_uplift_reports_the_difference() {
+        let r = compare(
+            Group {
+                zeros: 1,
+                paid: &[100],
+            },
+            Group {
+                zeros: 0,
+                paid: &[100, 300],
+            },
+            40,
+        );
+        let uplift = r
+            .ineligible_reasons
+            .iter()
+            .find(|x| x.condition == Condition::ArpuUpliftPositive)
+            .expect("uplift fails");
+        assert_eq!(uplift.value, 0.5 - 2.0);
+        assert_eq!(r.uplift_pct, Some(-75.0));
+        assert_eq!(
+            serde_json::to_value(uplift).expect("json")["condition"],
+            "arpu_uplift_positive"
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Economy endpoints (dashboard): the faucet/sink ratio report (viewer or above) and the
+//! history import (admin).
+
+use axum::Json;
+use axum::extract::State;
+use offer_domain::environment::Environment;
+use offer_domain::fsr::FsrReport;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use offer_wire::event::SdkEvent;
+use utoipa::ToSchema;
+
+use super::access::{Admin, GameAccess, Viewer};
+use super::extract::{ApiJson, ApiQuery};
+use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
+use crate::error::ApiResult;
+use crate::service::economy;
+use crate::service::import::{self, ImportOutcome};
+use crate::state::AppState;
+
+/// Days in the report when `days` is not given: one window.
+const DEFAULT_DAYS: i64 = 7;
+
+/// Query of the FSR report.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct FsrQuery {
+    /// Days of `daily_fsr`, 1 to 90 (default 7); outside that range the answer is 422.
+    #[param(minimum = 1, maximum = 90)]
+    pub days: Option<i64>,
+    /// Production (default) or sandbox: the two never mix.
+    pub environment: Option<Environment>,
+}
+
+/// The faucet/sink ratio: currency earned over currency spent in the rolling 7-day window
+/// ending each UTC day, classified against the genre's healthy range.
+///
+/// Computed from per-day aggregates, so its cost does not grow with the ledger. The
+/// aggregate weighs currencies by their USD value per unit when every currency that moved
+/// has one (`weighting: usd`), otherwise by raw units (`weighting: units`). A window with
+/// nothing spent has `fsr: null`: its quadrant is `HYPER_INFL` when currency was earned,
+/// `null` when nothing moved.
+#[utoipa::path(get, path = "/v1/games/{game_id}/economy/fsr", tag = "economy",
+    operation_id = "get_fsr",
+    params(("game_id" = Uuid, Path), FsrQuery),
+    responses((status = 200, description = "The FSR report", body = FsrReport),
+        AuthErrors, QueryError, NotFound, Invalid, Unavailable))]
+pub async fn fsr(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiQuery(q): ApiQuery<FsrQuery>,
+) -> ApiResult<Json<FsrReport>> {
+    let report = economy::fsr_report(
+        &state.services,
+        &access.game,
+        q.environment.unwrap_or(Environment::Production),
+        q.days.unwrap_or(DEFAULT_DAYS),
+    )
+    .await?;
+    Ok(Json(report))
+}
+
+/// One past event: the SDK event's fields (its `type` one of `currency_earned`,
+/// `currency_spent`, `purchase`, and its `ts` required) and the player it belongs to.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ImportedEvent {
+    /// The player, 1 to 128 characters.
+    #[schema(min_length = 1, max_length = 128)]
+    pub player_id: String,
+    /// The event.
+    #[serde(flatten)]
+    pub event: SdkEvent,
+}
+
+/// `POST /v1/games/{game_id}/events/import` body.
+///
+/// Refused with 422 naming the event's index, and nothing written, when any event breaks a
+/// rule: `ts` missing or more than 24 hours in the future, a type other than the three money
+/// events, a currency the game does not have, an amount or `tx_id` out of bounds. More than
+/// 10,000 events is a 413.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportBody {
+    /// Production (default) or sandbox.
+    #[serde(default)]
+    pub environment: Option<Environment>,
+    /// At most 10,000 events, in the order they are appended.
+    #[schema(max_items = 10000)]
+    pub events: Vec<ImportedEvent>,
+}
+
+/// Imports a game's history (admin): money events appended to the ledger and the day
+/// aggregates as they happened, past timestamps included. There is no balance check
+/// (history has no opening balance and may arrive out of order); `tx_id` still
+/// deduplicates, so re-running an import changes nothing.
+#[utoipa::path(post, path = "/v1/games/{game_id}/events/import", tag = "economy",
+    operation_id = "import_events",
+    params(("game_id" = Uuid, Path)), request_body = ImportBody,
+    responses((status = 200, description = "What was appended, what was already there, what was refused", body = ImportOutcome),
+        AuthErrors, BatchBodyErrors, NotFound, Unavailable))]
+pub async fn import_events(
+    State(state): State<AppState>,
+    access: GameAccess<Admin>,
+    ApiJson(body): ApiJson<ImportBody>,
+) -> ApiResult<Json<ImportOutcome>> {
+    let events = body
+        .events
+        .into_iter()
+        .map(|e| import::ImportedEvent {
+            player_id: e.player_id,
+            event: e.event,
+        })
+        .collect();
+    let outcome = import::import(
+        &state.services,
+        &access.game,
+        body.environment.unwrap_or(Environment::Production),
+        events,
+    )
+    .await?;
+    Ok(Json(outcome))
+}

@@ -1,0 +1,185 @@
+//! History import (`POST /v1/games/{game_id}/events/import`): a game's past money events,
+//! appended to the ledger and the day aggregates as they happened.
+//!
+//! History has no opening balance and may arrive out of order, so an imported spend is not
+//! checked against the balance; `tx_id` still deduplicates, so an import can be re-run.
+//! Every event is checked before the first is written: one bad event refuses the whole call
+//! (422 naming its index) and nothing is written.
+
+use chrono::{Duration, Utc};
+use offer_actors::GameHandle;
+use offer_domain::environment::Environment;
+use offer_domain::holdout::is_holdout;
+use offer_domain::validation::FieldError;
+use offer_wire::event::SdkEvent;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::events::{Refusal, Rejected, validate_fields};
+use super::{ServiceError, ServiceResult, Services};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+
+/// Most events one import call takes (more is a 413).
+pub const MAX_IMPORT: usize = 10_000;
+/// Longest player id.
+const MAX_PLAYER_ID: usize = 128;
+/// How far in the future an imported `ts` may be: history is in the past, give or take the
+/// clocks of the machines it comes from.
+const MAX_FUTURE_HOURS: i64 = 24;
+
+/// One past event of one player.
+#[derive(Debug, Clone)]
+pub struct ImportedEvent {
+    /// The player it belongs to.
+    pub player_id: String,
+    /// The event; its `ts` is required.
+    pub event: SdkEvent,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ImportOutcome {
+    /// Events appended now.
+    pub imported: usize,
+    /// Events whose `tx_id` was already applied with the same change (nothing written).
+    pub duplicates: usize,
+    /// Events refused by the store (a `tx_id` used for another change, the SDK turned off),
+    /// by index; nothing of them was written.
+    pub rejected: Vec<Rejected>,
+}
+
+/// Checks every event, then appends them in order.
+pub async fn import(
+    state: &Services,
+    handle: &GameHandle,
+    env: Environment,
+    events: Vec<ImportedEvent>,
+) -> ServiceResult<ImportOutcome> {
+    if events.len() > MAX_IMPORT {
+        return Err(ServiceError::PayloadTooLarge(format!(
+            "at most {MAX_IMPORT} events per import, got {}",
+            events.len()
+        )));
+    }
+    let view = handle.view();
+    let game = &view.game;
+    let latest = Utc::now() + Duration::hours(MAX_FUTURE_HOURS);
+    let errors: Vec<FieldError> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            check(game, e, latest)
+                .err()
+                .map(|reason| FieldError::new("events", reason).at(i))
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err(ServiceError::Validation(errors));
+    }
+    let mut outcome = ImportOutcome {
+        imported: 0,
+        duplicates: 0,
+        rejected: Vec::new(),
+    };
+    for (index, e) in events.into_iter().enumerate() {
+        let Some(op) = money_op(game.game_id, env, e) else {
+            continue;
+        };
+        let refusal = match state.store.apply_money(&op).await? {
+            MoneyOutcome::Applied { .. } => {
+                outcome.imported += 1;
+                continue;
+            }
+            MoneyOutcome::Duplicate { .. } => {
+                outcome.duplicates += 1;
+                continue;
+            }
+            MoneyOutcome::TxConflict => Refusal::TxIdReused { tx_id: op.tx_id },
+            MoneyOutcome::KillSwitch => Refusal::SdkDisabled,
+            // Imports skip the balance check; a store answering this is not following it.
+            MoneyOutcome::InsufficientFunds { .. } => {
+                return Err(ServiceError::Internal(
+                    "the store checked the balance of an imported spend".into(),
+                ));
+            }
+        };
+        outcome.rejected.push(Rejected {
+            index,
+            code: refusal.code(),
+            message: refusal.message(),
+        });
+    }
+    Ok(outcome)
+}
+
+/// One event's rules: a player id, a `ts` not in the future, a money event, its fields.
+fn check(
+    game: &offer_domain::game::Game,
+    e: &ImportedEvent,
+    latest: chrono::DateTime<Utc>,
+) -> Result<(), String> {
+    let len = e.player_id.chars().count();
+    if len == 0 || len > MAX_PLAYER_ID {
+        return Err(format!("player_id must be 1 to {MAX_PLAYER_ID} characters"));
+    }
+    match e.event.ts() {
+        None => return Err("ts is required in an import".into()),
+        Some(ts) if ts > latest => {
+            return Err(format!(
+                "ts is more than {MAX_FUTURE_HOURS} hours in the future: history is past"
+            ));
+        }
+        Some(_) => {}
+    }
+    if !matches!(
+        e.event,
+        SdkEvent::CurrencyEarned { .. }
+            | SdkEvent::CurrencySpent { .. }
+            | SdkEvent::Purchase { .. }
+    ) {
+        return Err(format!(
+            "`{}` is not imported: only currency_earned, currency_spent and purchase are",
+            e.event.kind()
+        ));
+    }
+    validate_fields(game, &e.event)
+}
+
+/// The ledger change of a checked money event.
+fn money_op(game_id: uuid::Uuid, env: Environment, e: ImportedEvent) -> Option<MoneyOp> {
+    let (kind, currency_id, amount, tx_id, ts) = match e.event {
+        SdkEvent::CurrencyEarned {
+            currency_id,
+            amount,
+            tx_id,
+            ts,
+            ..
+        } => (MoneyKind::Earned, currency_id, amount, tx_id, ts),
+        SdkEvent::CurrencySpent {
+            currency_id,
+            amount,
+            tx_id,
+            ts,
+            ..
+        } => (MoneyKind::Spent, currency_id, amount, tx_id, ts),
+        SdkEvent::Purchase {
+            price_cents,
+            tx_id,
+            ts,
+            ..
+        } => (MoneyKind::Purchase, String::new(), price_cents, tx_id, ts),
+        _ => return None,
+    };
+    Some(MoneyOp {
+        game_id,
+        env,
+        holdout: is_holdout(&e.player_id, game_id),
+        player_id: e.player_id,
+        tx_id,
+        kind,
+        currency_id,
+        amount,
+        ts: ts?,
+        import: true,
+    })
+}

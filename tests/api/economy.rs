@@ -1,0 +1,280 @@
+//! Economy figures through the HTTP surface: the FSR report (rolling window, weighting,
+//! quadrants, null ratios), its bounds, environments and studio isolation.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::fixtures::{Sdk, earned, spent, store_shelf};
+use super::helpers::{Role, TestApp, spawn_app};
+
+/// Sends `events` in one SDK call for a new session of `player`.
+async fn send(app: &TestApp, sdk: &Sdk, player: &str, events: Value) {
+    let sid = app.open_session(sdk, player, json!({})).await;
+    app.post(
+        "/v1/sdk/events",
+        json!({"session_id": sid, "events": events}),
+    )
+    .token(&sdk.key)
+    .expect(StatusCode::ACCEPTED)
+    .await;
+}
+
+fn fsr_path(game: &str, query: &str) -> String {
+    format!("/v1/games/{game}/economy/fsr{query}")
+}
+
+#[tokio::test]
+async fn a_quiet_game_has_no_ratio_and_no_quadrant() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let viewer = app.token("studio-a", Role::Viewer);
+    let report = app
+        .get(fsr_path(&sdk.game, ""))
+        .token(&viewer)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(report["game_id"], sdk.game.as_str());
+    assert_eq!(report["genre"], "rpg");
+    assert_eq!(report["period_days"], 7);
+    assert_eq!(report["fsr"], Value::Null);
+    assert_eq!(report["quadrant"], Value::Null);
+    // The genre's range comes from the calibration table.
+    assert_eq!(report["thresholds"], json!({"min": 0.8, "max": 2.0}));
+    assert_eq!(report["currency_summary"], json!([]));
+    let daily = report["daily_fsr"].as_array().expect("daily");
+    assert_eq!(daily.len(), 7);
+    assert!(daily.iter().all(|d| d["fsr"].is_null()));
+    let today = chrono::Utc::now().date_naive().to_string();
+    assert_eq!(daily[6]["date"], today.as_str());
+}
+
+#[tokio::test]
+async fn earned_with_nothing_spent_is_hyper_inflation_without_a_ratio() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    send(&app, &sdk, "p1", json!([earned("gold", 40, "t1")])).await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["fsr"], Value::Null);
+    assert_eq!(report["quadrant"], "HYPER_INFL");
+    assert_eq!(
+        report["currency_summary"],
+        json!([{"currency_id": "gold", "earned": 40, "spent": 0, "fsr": null}])
+    );
+}
+
+#[tokio::test]
+async fn a_currency_without_usd_value_falls_back_to_units() {
+    let app = spawn_app().await;
+    // Gems have packs (a USD value), gold has none.
+    let sdk = app.game_with(store_shelf()).await;
+    send(
+        &app,
+        &sdk,
+        "p1",
+        json!([
+            earned("gold", 300, "t1"),
+            earned("gems", 60, "t2"),
+            spent("gold", 100, "t3"),
+            spent("gems", 20, "t4")
+        ]),
+    )
+    .await;
+    let report = app.get_json(fsr_path(&sdk.game, "?days=3")).await;
+    assert_eq!(report["weighting"], "units");
+    // (300 + 60) / (100 + 20) = 3: above 2.0, not above 2.0 x 2.5.
+    assert_eq!(report["fsr"], 3.0);
+    assert_eq!(report["quadrant"], "INFLATION");
+    assert_eq!(report["period_days"], 3);
+    assert_eq!(report["daily_fsr"].as_array().expect("daily").len(), 3);
+    assert_eq!(report["daily_fsr"][2]["fsr"], 3.0);
+    assert_eq!(
+        report["currency_summary"],
+        json!([
+            {"currency_id": "gems", "earned": 60, "spent": 20, "fsr": 3.0},
+            {"currency_id": "gold", "earned": 300, "spent": 100, "fsr": 3.0}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn valued_currencies_are_weighed_in_usd_and_exactly_max_is_healthy() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    send(
+        &app,
+        &sdk,
+        "p1",
+        json!([earned("gems", 100, "t1"), spent("gems", 50, "t2")]),
+    )
+    .await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["weighting"], "usd");
+    assert_eq!(report["fsr"], 2.0);
+    assert_eq!(report["quadrant"], "HEALTHY");
+    // Sandbox figures are kept apart from production.
+    let sandbox = app
+        .get_json(fsr_path(&sdk.game, "?environment=sandbox"))
+        .await;
+    assert_eq!(sandbox["fsr"], Value::Null);
+    assert_eq!(sandbox["quadrant"], Value::Null);
+}
+
+#[tokio::test]
+async fn days_outside_one_to_ninety_write_nothing_and_are_refused() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    for days in ["0", "91", "-1"] {
+        let body = app
+            .get(fsr_path(&sdk.game, &format!("?days={days}")))
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+            .await;
+        assert_eq!(body["error"]["details"]["errors"][0]["field"], "days");
+    }
+    let longest = app.get_json(fsr_path(&sdk.game, "?days=90")).await;
+    assert_eq!(longest["daily_fsr"].as_array().expect("daily").len(), 90);
+    // An unknown parameter (cohorts are not offered) is a malformed query.
+    app.get(fsr_path(&sdk.game, "?cohort=2026-W01"))
+        .expect_error(StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+}
+
+#[tokio::test]
+async fn another_studios_game_is_not_found() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let other = app.token("studio-b", Role::Admin);
+    app.get(fsr_path(&sdk.game, ""))
+        .token(&other)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.get(fsr_path(&sdk.game, ""))
+        .no_token()
+        .expect(StatusCode::UNAUTHORIZED)
+        .await;
+}
+
+fn import_path(game: &str) -> String {
+    format!("/v1/games/{game}/events/import")
+}
+
+/// `event` as history of `player` at `ts`.
+fn past(player: &str, mut event: Value, ts: chrono::DateTime<chrono::Utc>) -> Value {
+    event["player_id"] = json!(player);
+    event["ts"] = json!(ts.to_rfc3339());
+    event
+}
+
+#[tokio::test]
+async fn imported_history_lands_on_its_days_without_a_balance_check_and_once() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let three_days_ago = chrono::Utc::now() - chrono::Duration::days(3);
+    let body = json!({"events": [
+        // A spend before any earning: history has no opening balance.
+        past("p1", spent("gold", 100, "h1"), three_days_ago),
+        past("p2", earned("gold", 300, "h2"), three_days_ago),
+    ]});
+    let first = app
+        .post(import_path(&sdk.game), body.clone())
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        first,
+        json!({"imported": 2, "duplicates": 0, "rejected": []})
+    );
+    // Re-running the import changes nothing.
+    let again = app
+        .post(import_path(&sdk.game), body)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        again,
+        json!({"imported": 0, "duplicates": 2, "rejected": []})
+    );
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    let daily: Vec<Value> = report["daily_fsr"]
+        .as_array()
+        .expect("daily")
+        .iter()
+        .map(|d| d["fsr"].clone())
+        .collect();
+    // Windows ending before the imported day see nothing; from it on they see 300 / 100.
+    assert_eq!(
+        daily,
+        vec![
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            json!(3.0),
+            json!(3.0),
+            json!(3.0),
+            json!(3.0)
+        ]
+    );
+    // Sandbox history is kept apart.
+    let sandbox = json!({"environment": "sandbox", "events": [
+        past("p1", earned("gold", 5, "s1"), three_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), sandbox)
+        .expect(StatusCode::OK)
+        .await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"][0]["earned"], 300);
+}
+
+#[tokio::test]
+async fn one_bad_event_refuses_the_import_and_writes_nothing() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let mut no_ts = earned("gold", 1, "b3");
+    no_ts["player_id"] = json!("p1");
+    for (bad, index) in [
+        (past("p1", earned("silver", 5, "b2"), yesterday), 1),
+        (no_ts, 1),
+        (past("p1", json!({"type": "first_loss"}), yesterday), 1),
+        (
+            past(
+                "p1",
+                earned("gold", 5, "b4"),
+                chrono::Utc::now() + chrono::Duration::days(2),
+            ),
+            1,
+        ),
+    ] {
+        let body = json!({"events": [past("p1", earned("gold", 5, "b1"), yesterday), bad]});
+        let err = app
+            .post(import_path(&sdk.game), body)
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+            .await;
+        assert_eq!(
+            err["error"]["details"]["errors"][0]["index"], index,
+            "{err}"
+        );
+    }
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"], json!([]));
+}
+
+#[tokio::test]
+async fn import_is_for_admins_of_the_studio_and_at_most_ten_thousand_events() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let yesterday = chrono::Utc::now() - chrono::Duration::days(1);
+    let one = json!({"events": [past("p1", earned("gold", 5, "a1"), yesterday)]});
+    app.post(import_path(&sdk.game), one.clone())
+        .token(&app.token("studio-a", Role::Developer))
+        .expect(StatusCode::FORBIDDEN)
+        .await;
+    app.post(import_path(&sdk.game), one)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let event = past("p", earned("gold", 1, "x"), yesterday);
+    let too_many: Vec<Value> = (0..10_001).map(|_| event.clone()).collect();
+    app.post(import_path(&sdk.game), json!({"events": too_many}))
+        .expect(StatusCode::PAYLOAD_TOO_LARGE)
+        .await;
+    let report = app.get_json(fsr_path(&sdk.game, "")).await;
+    assert_eq!(report["currency_summary"], json!([]));
+}
