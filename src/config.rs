@@ -160,6 +160,11 @@ pub struct OfferSettings {
     pub session_idle_s: u64,
     /// Decisions kept per node for inspection.
     pub decision_log_capacity: usize,
+    /// How long the store keeps a decision record for every node to show.
+    pub decision_ttl_s: u64,
+    /// Decisions waiting to be written to the store, at most; past it a decision is shown
+    /// by its own node only.
+    pub decision_outbox: usize,
 }
 
 /// `[websocket]`.
@@ -246,6 +251,11 @@ impl Settings {
                  {MIN_IDEMPOTENCY_RETENTION_DAYS} (a client retrying a money event later would \
                  count it twice)"
             )));
+        }
+        if self.offers.decision_ttl_s == 0 || self.offers.decision_outbox == 0 {
+            return Err(ConfigError(
+                "offers.decision_ttl_s and offers.decision_outbox must be positive".into(),
+            ));
         }
         if self.store.path.as_os_str().is_empty() {
             return Err(ConfigError(

@@ -10,6 +10,7 @@
 pub mod approvals;
 pub mod assets;
 pub mod decision_log;
+pub mod decisions;
 pub mod error;
 pub mod events;
 pub mod games;
@@ -50,7 +51,8 @@ pub struct Inner {
     pub genres: GenreTable,
     /// This node's id on the bus, so the bus follower can tell its own messages.
     pub node_id: Uuid,
-    /// Recent decisions and shadow counts of this node.
+    /// Recent decisions and shadow counts of this node, and the outbox of decisions on
+    /// their way to the store.
     pub decisions: DecisionLog,
     /// One writer at a time per game on this node, so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
@@ -65,7 +67,10 @@ impl Services {
         actors: ActorSystem,
         genres: GenreTable,
     ) -> Self {
-        let decisions = DecisionLog::new(settings.offers.decision_log_capacity);
+        let decisions = DecisionLog::new(
+            settings.offers.decision_log_capacity,
+            settings.offers.decision_outbox,
+        );
         Self(Arc::new(Inner {
             settings,
             store,

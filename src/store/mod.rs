@@ -9,7 +9,8 @@
 //!
 //! The interface is a document store (collections of JSON documents per game, written
 //! atomically in batches, with compare-and-swap for state machines) plus the two things a
-//! document store cannot express: the atomic wallet step and the inter-node bus.
+//! document store cannot express: the atomic wallet step and the inter-node bus, plus
+//! decision records that expire by themselves.
 
 pub mod codec;
 pub mod keys;
@@ -291,6 +292,20 @@ pub trait Store: Send + Sync + 'static {
         env: Environment,
         days: &[chrono::NaiveDate],
     ) -> StoreResult<Vec<DayAggregate>>;
+
+    /// Stores decision records of one game in one step, each a JSON document under its
+    /// decision id, kept for `ttl` from now and then forgotten (an id written again is
+    /// replaced and kept `ttl` from the new write). Nodes write their decisions here in
+    /// batches, behind the responses, so that any node can show any decision.
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: std::time::Duration,
+    ) -> StoreResult<()>;
+
+    /// A decision record of a game, while its time to live lasts.
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>>;
 
     /// Sends a message to every node, this one included.
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()>;

@@ -23,8 +23,9 @@
 //! - the wallet script's six keys (tx record, kill level, wallet, ledger, day aggregate,
 //!   lifetime spend) and the day-aggregate pipeline all carry the game's `{game_id}` hash
 //!   tag, so they live in the game's slot;
+//! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
-//!   ledger) names exactly one key;
+//!   ledger, one decision record) names exactly one key;
 //! - the deployment-wide collections (`<prefix>:global:<name>`) are one hash each, reached
 //!   only by single-key calls, so each sits in the slot of its own name;
 //! - the bus channel is not a key to the server: a `PUBLISH` is accepted by any node and
@@ -473,6 +474,44 @@ impl Store for RedisStore {
         let hashes: Vec<std::collections::HashMap<String, i64>> =
             bounded(self.timeout, "day_aggregates", pipe.query_async(&mut conn)).await?;
         Ok(hashes.into_iter().map(parse_day).collect())
+    }
+
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        // At least a millisecond: Redis refuses a time to live of 0.
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        // One transaction: the keys share the game's hash tag, so on a cluster they live in
+        // one slot and `MULTI` stays legal.
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for (id, value) in &records {
+            pipe.cmd("SET")
+                .arg(self.keys.decision(game_id, *id))
+                .arg(value)
+                .arg("PX")
+                .arg(ttl_ms)
+                .ignore();
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_decisions",
+            pipe.query_async::<()>(&mut conn),
+        )
+        .await
+    }
+
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("GET");
+        cmd.arg(self.keys.decision(game_id, decision_id));
+        self.query("get_decision", &cmd).await
     }
 
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {

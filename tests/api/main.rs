@@ -23,6 +23,7 @@ mod process;
 mod protocol_doc;
 mod raw;
 mod redis_harness;
+mod shared_state;
 mod slow_clients;
 mod store_conformance;
 mod ws;

@@ -170,6 +170,7 @@ conformance!(import, case_import_skips_balance_check);
 conformance!(concurrent, case_concurrent_spends);
 conformance!(random, case_randomised_ledger_sums);
 conformance!(bus, case_publish_reaches_subscriber);
+conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -765,6 +766,51 @@ async fn case_publish_reaches_subscriber(ctx: Ctx) {
             .await
             .is_err()
     );
+}
+
+async fn case_decisions_expire_and_stay_in_their_game(ctx: Ctx) {
+    let s = &ctx.store;
+    let (g, other) = (Uuid::new_v4(), Uuid::new_v4());
+    let (d1, d2, brief) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let hour = Duration::from_secs(3600);
+    s.put_decisions(g, Vec::new(), hour).await.expect("empty");
+    s.put_decisions(
+        g,
+        vec![(d1, bytes("{\"n\":1}")), (d2, bytes("{\"n\":2}"))],
+        hour,
+    )
+    .await
+    .expect("put");
+    assert_eq!(
+        s.get_decision(g, d1).await.expect("get"),
+        Some(bytes("{\"n\":1}"))
+    );
+    // Another node reads them; another game, or an unknown id, finds nothing.
+    let peer = ctx.peer().await;
+    assert_eq!(
+        peer.get_decision(g, d2).await.expect("get"),
+        Some(bytes("{\"n\":2}"))
+    );
+    assert_eq!(s.get_decision(other, d1).await.expect("get"), None);
+    assert_eq!(s.get_decision(g, Uuid::new_v4()).await.expect("get"), None);
+    // Written again, a record is replaced.
+    s.put_decisions(g, vec![(d1, bytes("{\"n\":3}"))], hour)
+        .await
+        .expect("replace");
+    assert_eq!(
+        s.get_decision(g, d1).await.expect("get"),
+        Some(bytes("{\"n\":3}"))
+    );
+    // Past its time to live a record is gone; the others stay.
+    s.put_decisions(g, vec![(brief, bytes("{}"))], Duration::from_millis(1))
+        .await
+        .expect("put brief");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.get_decision(g, brief).await.expect("get").is_some() {
+        assert!(Instant::now() < deadline, "the record never expired");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(s.get_decision(g, d2).await.expect("get").is_some());
 }
 
 /// What a store holds of game `g`, read back for comparison across a restart.

@@ -3,7 +3,8 @@
 //!
 //! Everything the Redis backend keeps is kept here too, in one file (`schema.rs` lists the
 //! tables): every document collection, the kill levels, wallets, lifetime spend, the
-//! append-only ledger, the idempotency records and the day aggregates.
+//! append-only ledger, the idempotency records, the day aggregates and the decision records
+//! (until they expire).
 //!
 //! # Threads
 //!
@@ -34,6 +35,7 @@
 //! holds an exclusive lock on `<file>.lock` while it is open; a second process opening the
 //! same file is refused at start. Several nodes share state through Redis.
 
+mod decisions;
 mod documents;
 mod error;
 mod money;
@@ -50,7 +52,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{NaiveDate, TimeDelta};
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use offer_domain::environment::Environment;
 use rusqlite::Connection;
 use serde::Deserialize;
@@ -425,6 +427,33 @@ impl Store for SqliteStore {
         let days = days.to_vec();
         self.read("day_aggregates", move |conn| {
             money::day_aggregates(conn, game_id, env, &days)
+        })
+        .await
+    }
+
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let ttl = TimeDelta::from_std(ttl)
+            .map_err(|e| StoreError::Unavailable(format!("decision time to live: {e}")))?;
+        let expires = Utc::now()
+            .checked_add_signed(ttl)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        self.write("put_decisions", move |conn| {
+            decisions::put(conn, game_id, &records, expires)
+        })
+        .await
+    }
+
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
+        self.read("get_decision", move |conn| {
+            decisions::get(conn, game_id, decision_id, Utc::now())
         })
         .await
     }

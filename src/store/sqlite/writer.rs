@@ -13,7 +13,8 @@
 //! A job whose caller has stopped waiting (it answered 503 after the store's timeout) is
 //! dropped unrun. At most every [`MARK_EVERY`] a group also notes when its ledger lines were
 //! received, and between groups the thread deletes expired idempotency records
-//! ([`super::retention`]): once at start, then every [`SWEEP_EVERY`].
+//! ([`super::retention`]) and expired decision records ([`super::decisions`]): once at
+//! start, then every [`SWEEP_EVERY`].
 //!
 //! An in-memory store has only this connection, so its reads come here too ([`Command::Read`]);
 //! they run after the group's commit, outside any transaction.
@@ -26,12 +27,12 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
 use super::super::{StoreError, StoreResult};
-use super::retention;
+use super::{decisions, retention};
 
 /// Most jobs committed together.
 pub const MAX_GROUP: usize = 512;
 
-/// Time between two sweeps of expired idempotency records.
+/// Time between two sweeps of expired records.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 /// Time between two `received` marks: how much longer than the retention a record may stay.
@@ -206,22 +207,26 @@ impl Writer {
         }
     }
 
-    /// Deletes one chunk of expired idempotency records; `true` while more may be left.
+    /// Deletes one chunk of expired idempotency records and one of expired decision
+    /// records; `true` while more may be left.
     fn sweep_chunk(&mut self) -> bool {
-        // A retention reaching before the first representable time expires nothing.
-        let Some(cutoff) = Utc::now().checked_sub_signed(self.retention) else {
-            return false;
-        };
-        let swept = (|| -> StoreResult<usize> {
+        let retention = self.retention;
+        let swept = (|| -> StoreResult<bool> {
+            let now = Utc::now();
             let tx = self.conn.transaction()?;
-            let deleted = retention::prune(&tx, cutoff)?;
+            // A retention reaching before the first representable time expires nothing.
+            let tx_ids = match now.checked_sub_signed(retention) {
+                Some(cutoff) => retention::prune(&tx, cutoff)?,
+                None => 0,
+            };
+            let decided = decisions::prune(&tx, now, retention::CHUNK)?;
             tx.commit()?;
-            Ok(deleted)
+            Ok(tx_ids == retention::CHUNK || decided == retention::CHUNK)
         })();
         match swept {
-            Ok(deleted) => deleted == retention::CHUNK,
+            Ok(more) => more,
             Err(err) => {
-                tracing::warn!(error = %err, "could not delete expired idempotency records");
+                tracing::warn!(error = %err, "could not delete expired records");
                 false
             }
         }
