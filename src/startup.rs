@@ -198,6 +198,8 @@ fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
         idempotency_retention: Duration::from_secs(
             u64::from(settings.idempotency_retention_days) * 86_400,
         ),
+        ledger_retention: (settings.ledger_retention_days > 0)
+            .then(|| Duration::from_secs(u64::from(settings.ledger_retention_days) * 86_400)),
     }
 }
 

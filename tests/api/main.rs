@@ -16,6 +16,7 @@ mod edge;
 mod fixtures;
 mod helpers;
 mod http;
+mod ledger_export;
 mod offers;
 mod openapi;
 mod ops;

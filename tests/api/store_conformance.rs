@@ -5,7 +5,7 @@
 //! for the embedded store in a file (`sqlite_file`), the embedded store in memory
 //! (`sqlite_memory`) and Redis (`redis`; on the Redis Cluster when
 //! `OFFER_TEST_STORE=redis-cluster`). The cases after them check what only one backend has:
-//! the SQLite file across a restart, its single owner and its idempotency retention; and that
+//! the SQLite file across a restart, its single owner, its idempotency and ledger retention; and that
 //! a missing or dying Redis answers `Unavailable` quickly instead of hanging.
 
 use std::collections::{BTreeMap, HashMap};
@@ -89,6 +89,7 @@ fn sqlite_options(location: Location) -> SqliteOptions {
         sync: SyncMode::Normal,
         timeout: TIMEOUT,
         idempotency_retention: Duration::from_secs(90 * 86_400),
+        ledger_retention: None,
     }
 }
 
@@ -978,6 +979,70 @@ async fn sqlite_forgets_tx_ids_after_the_retention() {
     let ledger = s.ledger(g, Environment::Production).await.expect("ledger");
     assert_eq!(ledger.len(), 2);
     assert!(ledger.iter().all(|e| e.tx_id == "e1"));
+    drop(s);
+    remove_scratch(&file);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_prunes_raw_ledger_lines_and_keeps_the_sums() {
+    let file = scratch_dir().join("store.db");
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let open = || async {
+        let options = SqliteOptions {
+            idempotency_retention: Duration::ZERO,
+            ledger_retention: Some(Duration::ZERO),
+            ..sqlite_options(Location::File(file.clone()))
+        };
+        let store: SharedStore = Arc::new(open_sqlite(options).await.expect("open"));
+        store
+    };
+    let sums = async |s: &SharedStore| {
+        (
+            gold(s, g, env, "p1").await,
+            s.spend_cents(g, env, "p1").await.expect("spend"),
+            s.day_aggregates(g, env, &[day(1)]).await.expect("days"),
+        )
+    };
+    let before = {
+        let s = open().await;
+        for op in [
+            op(g, "e1", MoneyKind::Earned, 100),
+            op(g, "s1", MoneyKind::Spent, 30),
+            op(g, "p1", MoneyKind::Purchase, 499),
+        ] {
+            assert!(matches!(apply(&s, &op).await, MoneyOutcome::Applied { .. }));
+        }
+        assert_eq!(s.ledger(g, env).await.expect("ledger").len(), 3);
+        sums(&s).await
+    };
+    assert_eq!(before.0, 70);
+    {
+        // The first write after a start marks every line so far as received; expired lines
+        // are deleted at the next start.
+        let s = open().await;
+        s.put_all(
+            Collection::game(g, "items"),
+            vec![("a".into(), bytes("{}"))],
+        )
+        .await
+        .expect("a write");
+    }
+    let s = open().await;
+    // The writer sweeps before it takes its first write: once a write is answered, the
+    // sweep is done.
+    s.put_all(
+        Collection::game(g, "items"),
+        vec![("b".into(), bytes("{}"))],
+    )
+    .await
+    .expect("a write");
+    assert!(s.ledger(g, env).await.expect("ledger").is_empty());
+    assert_eq!(
+        sums(&s).await,
+        before,
+        "balances, spend and day totals stay"
+    );
     drop(s);
     remove_scratch(&file);
 }

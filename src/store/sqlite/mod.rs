@@ -33,7 +33,9 @@
 //! The bus is a `tokio::sync::broadcast` channel in this process: it reaches the one node
 //! there is. So that two engines never share a file without hearing each other, the store
 //! holds an exclusive lock on `<file>.lock` while it is open; a second process opening the
-//! same file is refused at start. Several nodes share state through Redis.
+//! same file is refused at start. Several nodes share state through Redis. Only the ledger
+//! export ([`SqliteStore::open_read_only`]) opens a file beside its owner: read connections,
+//! no lock, no writes.
 
 mod decisions;
 mod documents;
@@ -97,6 +99,9 @@ pub struct SqliteOptions {
     pub timeout: Duration,
     /// How long a money event's `tx_id` is remembered, from when the engine received it.
     pub idempotency_retention: Duration,
+    /// How long raw ledger lines are kept, from when the engine received them (`None`:
+    /// forever); never shorter than `idempotency_retention`, which points at them.
+    pub ledger_retention: Option<Duration>,
 }
 
 impl SqliteOptions {
@@ -107,6 +112,7 @@ impl SqliteOptions {
             sync: SyncMode::Full,
             timeout: Duration::from_secs(1),
             idempotency_retention: Duration::from_secs(90 * 86_400),
+            ledger_retention: None,
         }
     }
 }
@@ -209,8 +215,15 @@ impl SqliteStore {
         };
         let retention = TimeDelta::from_std(options.idempotency_retention)
             .map_err(|e| StoreError::Unavailable(format!("idempotency retention: {e}")))?;
+        let ledger_retention = options
+            .ledger_retention
+            .map(|keep| {
+                TimeDelta::from_std(keep.max(options.idempotency_retention))
+                    .map_err(|e| StoreError::Unavailable(format!("ledger retention: {e}")))
+            })
+            .transpose()?;
         let (queue, inbox) = std::sync::mpsc::sync_channel(QUEUE_CAPACITY);
-        let writer = Writer::new(conn, inbox, retention, owner);
+        let writer = Writer::new(conn, inbox, retention, ledger_retention, owner);
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || writer.run())
@@ -222,6 +235,32 @@ impl SqliteStore {
             timeout: options.timeout,
             bus,
             writer: Some(writer),
+        })
+    }
+
+    /// Opens an existing file to read it beside the engine that owns it (the ledger export):
+    /// read connections only, no lock and no writer, so every write answers
+    /// [`StoreError::Unavailable`]. Blocking, like [`SqliteStore::open`].
+    pub fn open_read_only(path: &Path, timeout: Duration) -> StoreResult<Self> {
+        if !path.is_file() {
+            return Err(StoreError::Unavailable(format!(
+                "{} is not a store file",
+                path.display()
+            )));
+        }
+        let conns = (0..READERS)
+            .map(|_| schema::open_reader(path, timeout).map(Mutex::new))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        Ok(Self {
+            queue: None,
+            readers: Some(Arc::new(Readers {
+                conns,
+                next: AtomicUsize::new(0),
+            })),
+            timeout,
+            bus,
+            writer: None,
         })
     }
 
