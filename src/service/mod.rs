@@ -54,7 +54,8 @@ pub struct Inner {
     /// Recent decisions and shadow counts of this node, and the outbox of decisions on
     /// their way to the store.
     pub decisions: DecisionLog,
-    /// One writer at a time per game on this node, so a catalogue read-modify-write (values
+    /// One writer at a time per game on this node (across nodes the catalogue's version
+    /// keeps writers apart: see `items.rs`), so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
 }

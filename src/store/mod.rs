@@ -66,6 +66,18 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Refuses a versioned write whose two collections are not one game's (see
+    /// [`Store::put_all_versioned`]).
+    pub fn same_game(self, other: Collection) -> StoreResult<()> {
+        match (self.scope, other.scope) {
+            (Scope::Game(a), Scope::Game(b)) if a == b => Ok(()),
+            _ => Err(StoreError::Corrupt(format!(
+                "a versioned write spans `{}` and `{}`, which are not one game's",
+                self.name, other.name
+            ))),
+        }
+    }
+
     /// A collection of one game.
     pub fn game(game_id: Uuid, name: &'static str) -> Self {
         Self {
@@ -251,6 +263,24 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         expected: Option<&[u8]>,
         new: Vec<u8>,
+    ) -> StoreResult<bool>;
+
+    /// Writes every entry of `coll` and sets the document `version_id` of `version` to
+    /// `new_version`, in one atomic step, only if that document still equals `expected`
+    /// (`None`: absent); `false`, with nothing written, when another writer changed it first.
+    /// The compare-and-swap of a read-modify-write over a whole collection across nodes (the
+    /// catalogue, whose values depend on every item): read the version, then the
+    /// collection, compute, write here, and start again on `false`. Both collections must
+    /// belong to the same game (on a Redis Cluster, one slot); anything else is refused as
+    /// [`StoreError::Corrupt`] (a bug of the caller).
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
     ) -> StoreResult<bool>;
 
     /// Removes a document; `false` when it was absent.

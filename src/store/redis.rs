@@ -23,6 +23,8 @@
 //! - the wallet script's six keys (tx record, kill level, wallet, ledger, day aggregate,
 //!   lifetime spend) and the day-aggregate pipeline all carry the game's `{game_id}` hash
 //!   tag, so they live in the game's slot;
+//! - a versioned write (the catalogue's compare-and-swap) is one script over two hashes of
+//!   one game (its version document and its collection), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
 //!   ledger, one decision record) names exactly one key;
@@ -144,6 +146,23 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 return 1
 "#;
 
+/// A versioned write of a collection. KEYS: the version hash, the collection's hash (one
+/// game's: one slot). ARGV: version field, expect present (1/0), expected version, new
+/// version, then the entries as field, value pairs.
+const VERSIONED_LUA: &str = r#"
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '1' then
+  if cur ~= ARGV[3] then return 0 end
+elseif cur then
+  return 0
+end
+for i = 5, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return 1
+"#;
+
 /// The Redis backend. Dropping it stops its bus listener.
 pub struct RedisStore {
     conn: CommandConn,
@@ -152,6 +171,7 @@ pub struct RedisStore {
     bus: BusListener,
     money_script: Script,
     cas_script: Script,
+    versioned_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -208,12 +228,17 @@ impl RedisStore {
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
         let money_script = Script::new(MONEY_LUA);
         let cas_script = Script::new(CAS_LUA);
+        let versioned_script = Script::new(VERSIONED_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
             money_script.prepare_invoke().load_async(&mut conn).await?;
             cas_script.prepare_invoke().load_async(&mut conn).await?;
+            versioned_script
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
             Ok(())
         })
         .await?;
@@ -233,6 +258,7 @@ impl RedisStore {
             bus,
             money_script,
             cas_script,
+            versioned_script,
         })
     }
 
@@ -366,6 +392,35 @@ impl Store for RedisStore {
         bounded(
             self.timeout,
             "compare_and_swap",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        let mut invocation = self.versioned_script.key(self.keys.collection(version));
+        invocation
+            .key(self.keys.collection(coll))
+            .arg(version_id)
+            .arg(flag(expected.is_some()))
+            .arg(expected.unwrap_or_default())
+            .arg(new_version);
+        for (id, value) in &entries {
+            invocation.arg(id).arg(value);
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_all_versioned",
             invocation.invoke_async(&mut conn),
         )
         .await

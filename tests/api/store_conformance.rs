@@ -172,6 +172,7 @@ conformance!(concurrent, case_concurrent_spends);
 conformance!(random, case_randomised_ledger_sums);
 conformance!(bus, case_publish_reaches_subscriber);
 conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
+conformance!(versioned, case_versioned_write_is_all_or_nothing);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -812,6 +813,69 @@ async fn case_decisions_expire_and_stay_in_their_game(ctx: Ctx) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(s.get_decision(g, d2).await.expect("get").is_some());
+}
+
+async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let (versions, items) = (
+        Collection::game(g, "versions"),
+        Collection::game(g, "items"),
+    );
+    let entry = |id: &str, v: &str| (id.to_owned(), bytes(v));
+    // No version yet: `None` is expected.
+    assert!(
+        s.put_all_versioned(
+            versions,
+            "c",
+            None,
+            bytes("1"),
+            items,
+            vec![entry("a", "A1")]
+        )
+        .await
+        .expect("first")
+    );
+    // A writer that read before it lost: nothing of its write lands.
+    let peer = ctx.peer().await;
+    assert!(
+        !peer
+            .put_all_versioned(
+                versions,
+                "c",
+                None,
+                bytes("1"),
+                items,
+                vec![entry("b", "B")]
+            )
+            .await
+            .expect("stale")
+    );
+    assert_eq!(s.get(items, "b").await.expect("get"), None);
+    assert_eq!(s.get(versions, "c").await.expect("get"), Some(bytes("1")));
+    // One that read the current version wins, with all its entries.
+    assert!(
+        peer.put_all_versioned(
+            versions,
+            "c",
+            Some(b"1"),
+            bytes("2"),
+            items,
+            vec![entry("a", "A2"), entry("b", "B")]
+        )
+        .await
+        .expect("current")
+    );
+    assert_eq!(s.get(items, "a").await.expect("get"), Some(bytes("A2")));
+    assert_eq!(s.get(items, "b").await.expect("get"), Some(bytes("B")));
+    assert_eq!(s.get(versions, "c").await.expect("get"), Some(bytes("2")));
+    // Two games' collections never make one write.
+    let other = Collection::game(Uuid::new_v4(), "items");
+    assert!(matches!(
+        s.put_all_versioned(versions, "c", Some(b"2"), bytes("3"), other, Vec::new())
+            .await,
+        Err(StoreError::Corrupt(_))
+    ));
 }
 
 /// What a store holds of game `g`, read back for comparison across a restart.

@@ -405,6 +405,31 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        let version_id = version_id.to_owned();
+        let expected = expected.map(<[u8]>::to_vec);
+        self.write("put_all_versioned", move |conn| {
+            documents::put_all_versioned(
+                conn,
+                (version, &version_id),
+                expected.as_deref(),
+                &new_version,
+                coll,
+                &entries,
+            )
+        })
+        .await
+    }
+
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
         let id = id.to_owned();
         self.write("delete", move |conn| documents::delete(conn, coll, &id))
