@@ -18,6 +18,7 @@ use dashmap::DashMap;
 use offer_actors::SessionInfo;
 use offer_domain::bandit::{Arm, Segment};
 use offer_domain::catalogue::Item;
+use offer_domain::environment::Environment;
 use offer_domain::offer::ServedOffer;
 use offer_domain::pipeline::{Candidate, Decision, NoOfferReason, Outcome, TraceStep};
 use offer_domain::schema::SnakeCaseId;
@@ -75,6 +76,9 @@ pub struct DecisionRecord {
     pub game_id: Uuid,
     /// The session.
     pub session_id: Uuid,
+    /// The session's environment, to find its frequency-cap counters.
+    #[serde(skip)]
+    pub env: Environment,
     /// The trigger event.
     pub trigger: String,
     /// When.
@@ -141,6 +145,7 @@ impl DecisionRecord {
             offer_id: id,
             game_id: session.game_id,
             session_id: session.session_id,
+            env: session.env,
             trigger: trigger.to_owned(),
             decided_at: at,
             outcome,
@@ -316,6 +321,7 @@ mod tests {
                 offer_id: *id,
                 game_id: Uuid::nil(),
                 session_id: Uuid::nil(),
+                env: Environment::Production,
                 trigger: "t".into(),
                 decided_at: Utc::now(),
                 outcome: "suppressed",

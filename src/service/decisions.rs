@@ -99,9 +99,12 @@ async fn drain(
     report_dropped(&state.decisions);
 }
 
-/// Writes one batch (one store call per game, so each call stays in one Redis Cluster
-/// slot) and empties it.
+/// Writes one batch (the cap counters of its sessions, then its records; one store call
+/// per game each, so each call stays in one Redis Cluster slot) and empties it.
 async fn write(state: &Services, batch: &mut Vec<Arc<DecisionRecord>>, ttl: Duration) {
+    // The sessions' cap counters first: a decision visible in the store means its session's
+    // counters are there too.
+    super::caps::save(state, batch).await;
     let mut by_game: HashMap<Uuid, Vec<(Uuid, Vec<u8>)>> = HashMap::new();
     for record in batch.drain(..) {
         match encode(&*record) {

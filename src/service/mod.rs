@@ -9,6 +9,7 @@
 
 pub mod approvals;
 pub mod assets;
+pub mod caps;
 pub mod decision_log;
 pub mod decisions;
 pub mod error;
