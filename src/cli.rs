@@ -1,9 +1,13 @@
-//! The operator CLI: `offer-engine serve` (the default) and `offer-engine token`.
+//! The operator CLI: `offer-engine serve` (the default), `offer-engine token` and
+//! `offer-engine export-ledger`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
+use offer_domain::environment::Environment;
+use uuid::Uuid;
 
 use crate::auth::{JwtCodec, Role, dev_secret};
 use crate::config::{ConfigError, Settings};
@@ -62,6 +66,34 @@ pub enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Print a game's raw ledger lines as NDJSON (one JSON entry per line, in append order)
+    /// from the configured store, beside running engines: export them before
+    /// store.ledger_retention_days deletes them.
+    ExportLedger {
+        /// The game.
+        #[arg(long)]
+        game: Uuid,
+        /// First UTC day to export (YYYY-MM-DD), by event time.
+        #[arg(long)]
+        since: NaiveDate,
+        /// production or sandbox.
+        #[arg(long, default_value = "production", value_parser = parse_environment)]
+        env: Environment,
+        /// Extra configuration file (TOML).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+/// Reads `production` or `sandbox`.
+pub fn parse_environment(s: &str) -> Result<Environment, String> {
+    match s {
+        "production" => Ok(Environment::Production),
+        "sandbox" => Ok(Environment::Sandbox),
+        _ => Err(format!(
+            "`{s}` is not an environment: production or sandbox"
+        )),
+    }
 }
 
 /// Parses `90s`, `30m`, `1h`, `7d`; a number without a unit is refused rather than guessed.

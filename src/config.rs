@@ -93,6 +93,10 @@ pub struct StoreSettings {
     /// How long the embedded store remembers a money event's `tx_id`, counted from when the
     /// engine received it; a retry after that counts again.
     pub idempotency_retention_days: u32,
+    /// How many days the embedded store keeps raw ledger lines, counted from when the engine
+    /// received them; 0 keeps them forever. Day aggregates and per-player sums are kept
+    /// regardless.
+    pub ledger_retention_days: u32,
     /// Empty for the embedded store; otherwise one Redis or a Redis Cluster, in one of the
     /// forms of [`RedisTarget`].
     pub redis_url: String,
@@ -162,6 +166,11 @@ pub struct OfferSettings {
     pub decision_log_capacity: usize,
     /// Seconds a pending approval waits for a decision before it expires.
     pub approval_expiry_s: u32,
+    /// How long the store keeps a decision record for every node to show.
+    pub decision_ttl_s: u64,
+    /// Decisions waiting to be written to the store, at most; past it a decision is shown
+    /// by its own node only.
+    pub decision_outbox: usize,
 }
 
 /// `[websocket]`.
@@ -253,6 +262,20 @@ impl Settings {
                  {MIN_IDEMPOTENCY_RETENTION_DAYS} (a client retrying a money event later would \
                  count it twice)"
             )));
+        }
+        let ledger_days = self.store.ledger_retention_days;
+        if ledger_days != 0 && ledger_days < self.store.idempotency_retention_days {
+            return Err(ConfigError(
+                "store.ledger_retention_days must be 0 (keep forever) or at least \
+                 store.idempotency_retention_days (an idempotency record points at its ledger \
+                 line)"
+                    .into(),
+            ));
+        }
+        if self.offers.decision_ttl_s == 0 || self.offers.decision_outbox == 0 {
+            return Err(ConfigError(
+                "offers.decision_ttl_s and offers.decision_outbox must be positive".into(),
+            ));
         }
         if self.store.path.as_os_str().is_empty() {
             return Err(ConfigError(

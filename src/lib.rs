@@ -22,6 +22,7 @@ pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod http;
 pub mod metrics;
 pub mod server;

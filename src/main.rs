@@ -29,6 +29,18 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(&e),
         },
+        Some(Command::ExportLedger {
+            game,
+            since,
+            env,
+            config,
+        }) => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match offer_engine::export::run(config.as_deref(), game, env, since, &mut out) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
+        }
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     }

@@ -153,6 +153,10 @@ impl Application {
     ) -> std::io::Result<()> {
         let state = self.state.clone();
         tokio::spawn(crate::bus::follow(state.clone()));
+        let decisions = tokio::spawn(crate::service::decisions::persist(
+            state.services.clone(),
+            shutdown.clone(),
+        ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
         let app = crate::http::router(state.clone(), crate::ws::routes());
         let server = Server::new(self.listener, app, self.limits).await;
@@ -172,6 +176,10 @@ impl Application {
         {
             tracing::warn!("sockets still closing at the drain deadline");
         }
+        // The decisions served until now go to the store before the process ends.
+        if tokio::time::timeout_at(deadline, decisions).await.is_err() {
+            tracing::warn!("decision records still being written at the drain deadline");
+        }
         state.services.actors.stop();
         Ok(())
     }
@@ -190,6 +198,8 @@ fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
         idempotency_retention: Duration::from_secs(
             u64::from(settings.idempotency_retention_days) * 86_400,
         ),
+        ledger_retention: (settings.ledger_retention_days > 0)
+            .then(|| Duration::from_secs(u64::from(settings.ledger_retention_days) * 86_400)),
     }
 }
 

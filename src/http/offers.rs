@@ -8,16 +8,17 @@ use uuid::Uuid;
 use super::access::{GameAccess, Viewer};
 use super::extract::ApiPath;
 use super::openapi::{AuthErrors, NotFound, Unavailable};
-use crate::error::{ApiError, ApiResult};
-use crate::service::ServiceError;
+use crate::error::ApiResult;
 use crate::service::decision_log::{DecisionRecord, ShadowReport};
+use crate::service::decisions;
 use crate::state::AppState;
 
 /// Most recent shadow decisions returned.
 const SHADOW_RECENT: usize = 50;
 
 /// A decision (an offer or a no-offer answer) with the trace of why each higher level
-/// passed. Decisions are kept on the node that made them, for a bounded time.
+/// passed. Any node shows any decision for `offers.decision_ttl_s` (the deciding node at
+/// once, the others a moment later, once it reached the store).
 #[utoipa::path(get, path = "/v1/games/{game_id}/offers/{offer_id}", tag = "offers",
     params(("game_id" = Uuid, Path), ("offer_id" = Uuid, Path)),
     responses((status = 200, description = "The decision and its trace", body = DecisionRecord),
@@ -26,14 +27,10 @@ pub async fn get_decision(
     State(state): State<AppState>,
     access: GameAccess<Viewer>,
     ApiPath((_, offer_id)): ApiPath<(Uuid, Uuid)>,
-) -> ApiResult<Json<DecisionRecord>> {
-    state
-        .services
-        .decisions
-        .get(&offer_id)
-        .filter(|r| r.game_id == access.game_id())
-        .map(|r| Json(DecisionRecord::clone(&r)))
-        .ok_or(ApiError::Service(ServiceError::NotFound("offer")))
+) -> ApiResult<Json<serde_json::Value>> {
+    Ok(Json(
+        decisions::find(&state.services, access.game_id(), offer_id).await?,
+    ))
 }
 
 /// Shadow decisions: L1/L2 picks computed but kept silent, counted and listed.

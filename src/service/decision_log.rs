@@ -3,17 +3,22 @@
 //! counted and inspected.
 //!
 //! Bounded: the oldest records are overwritten past the capacity. Kept per node in memory,
-//! so the hot path never writes to the store nor takes a lock; a decision is found on the
-//! node that made it.
+//! so the hot path never writes to the store nor takes a lock. Each record also goes into a
+//! bounded outbox, which a task behind the responses writes to the store in batches
+//! ([`super::decisions`]), so that every node can show it; when the outbox is full (the
+//! store fell behind) the record stays on this node only and is counted.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use offer_actors::SessionInfo;
 use offer_domain::bandit::{Arm, Segment};
 use offer_domain::catalogue::Item;
+use offer_domain::environment::Environment;
 use offer_domain::offer::ServedOffer;
 use offer_domain::pipeline::{Candidate, Decision, NoOfferReason, Outcome, TraceStep};
 use offer_domain::schema::SnakeCaseId;
@@ -71,6 +76,9 @@ pub struct DecisionRecord {
     pub game_id: Uuid,
     /// The session.
     pub session_id: Uuid,
+    /// The session's environment, to find its frequency-cap counters.
+    #[serde(skip)]
+    pub env: Environment,
     /// The trigger event.
     pub trigger: String,
     /// When.
@@ -137,6 +145,7 @@ impl DecisionRecord {
             offer_id: id,
             game_id: session.game_id,
             session_id: session.session_id,
+            env: session.env,
             trigger: trigger.to_owned(),
             decided_at: at,
             outcome,
@@ -170,6 +179,12 @@ pub struct DecisionLog {
     slots: Box<[Slot]>,
     next: AtomicU64,
     shadow: DashMap<Uuid, ShadowCounts>,
+    /// Records on their way to the store.
+    outbox: mpsc::Sender<Arc<DecisionRecord>>,
+    /// The outbox's receiving end, until the task that writes the store takes it.
+    inbox: Mutex<Option<mpsc::Receiver<Arc<DecisionRecord>>>>,
+    /// Records the outbox had no room for since the writing task last looked.
+    dropped: AtomicU64,
 }
 
 /// Shadow statistics of a game.
@@ -195,14 +210,34 @@ fn slot_of(id: &Uuid) -> usize {
 }
 
 impl DecisionLog {
-    /// A log keeping the last `capacity` decisions (at most `u32::MAX`).
-    pub fn new(capacity: usize) -> Self {
+    /// A log keeping the last `capacity` decisions (at most `u32::MAX`), with room for
+    /// `outbox` records waiting for the store.
+    pub fn new(capacity: usize, outbox: usize) -> Self {
         let capacity = capacity.clamp(1, u32::MAX as usize);
+        let (sender, receiver) = mpsc::channel(outbox.max(1));
         Self {
             slots: (0..capacity).map(|_| Mutex::new(None)).collect(),
             next: AtomicU64::new(0),
             shadow: DashMap::new(),
+            outbox: sender,
+            inbox: Mutex::new(Some(receiver)),
+            dropped: AtomicU64::new(0),
         }
+    }
+
+    /// The receiving end of the outbox, for the one task that writes it to the store
+    /// (`None` once taken).
+    pub fn take_outbox(&self) -> Option<mpsc::Receiver<Arc<DecisionRecord>>> {
+        self.inbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// How many records found the outbox full since the last call (and so stayed on this
+    /// node only).
+    pub fn take_dropped(&self) -> u64 {
+        self.dropped.swap(0, Ordering::Relaxed)
     }
 
     /// A fresh decision id, bound to the next slot of the ring.
@@ -216,8 +251,13 @@ impl DecisionLog {
         Uuid::from_bytes(bytes)
     }
 
-    /// Stores a record in its id's slot, replacing the oldest decision there.
+    /// Stores a record in its id's slot, replacing the oldest decision there, and hands it
+    /// to the outbox without waiting.
     pub fn record(&self, record: DecisionRecord) {
+        let record = Arc::new(record);
+        if self.outbox.try_send(Arc::clone(&record)).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(shadow) = &record.shadow {
             let bump = |c: &ShadowCounts| match shadow.level {
                 1 => c.level_1.fetch_add(1, Ordering::Relaxed),
@@ -229,7 +269,7 @@ impl DecisionLog {
             };
         }
         if let Some(slot) = self.slots.get(slot_of(&record.offer_id)) {
-            let previous = lock(slot).replace(Arc::new(record));
+            let previous = lock(slot).replace(record);
             // The evicted record is freed after the lock is released.
             drop(previous);
         }
@@ -274,13 +314,14 @@ mod tests {
 
     #[test]
     fn ids_find_their_slot_until_overwritten() {
-        let log = DecisionLog::new(4);
+        let log = DecisionLog::new(4, 8);
         let ids: Vec<Uuid> = (0..5).map(|_| log.next_id()).collect();
         for id in &ids {
             log.record(DecisionRecord {
                 offer_id: *id,
                 game_id: Uuid::nil(),
                 session_id: Uuid::nil(),
+                env: Environment::Production,
                 trigger: "t".into(),
                 decided_at: Utc::now(),
                 outcome: "suppressed",

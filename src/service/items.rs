@@ -2,6 +2,16 @@
 //! value of every affected item (a pack's price changes the face rate of its currency, hence
 //! the value of every pack and every item priced in it) and writes all of them in one atomic
 //! store step.
+//!
+//! Values depend on the whole catalogue, so a write reads the whole catalogue first. Across
+//! nodes this read-modify-write is a compare-and-swap on the game's catalogue version: each
+//! attempt reads the version, then the items, computes, and writes the items together with
+//! the next version only if the version is still the one it read
+//! ([`crate::store::Store::put_all_versioned`]); a writer that lost the race starts again
+//! from a fresh read (at most [`MAX_ATTEMPTS`] times, then 503). Two nodes writing one game at
+//! once therefore never compute values from each other's stale catalogue, and two nodes
+//! creating one item give one 201 and one 409. (On one node the game's write lock already
+//! keeps writers apart.)
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,6 +31,45 @@ use crate::store::codec::{decode, encode};
 
 fn collection(game_id: Uuid) -> Collection {
     Collection::game(game_id, "items")
+}
+
+/// Where a game's catalogue version lives: a counter, raised by every catalogue write.
+fn versions(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "versions")
+}
+
+/// The id of the catalogue's version document.
+const CATALOGUE_VERSION: &str = "catalogue";
+
+/// Attempts of one catalogue write racing writers on other nodes before it answers 503.
+pub const MAX_ATTEMPTS: usize = 16;
+
+/// The catalogue as read for a change: the version it was read at, and every item.
+struct Read {
+    version: Option<Vec<u8>>,
+    items: HashMap<String, Item>,
+}
+
+/// Reads the version first, then the items: a write landing in between raises the version,
+/// so the compare-and-swap of this change fails rather than overwrite it.
+async fn read(state: &Services, game_id: Uuid) -> ServiceResult<Read> {
+    let version = state
+        .store
+        .get(versions(game_id), CATALOGUE_VERSION)
+        .await?;
+    let items = by_id(load_all(state, game_id).await?);
+    Ok(Read { version, items })
+}
+
+/// Counts an attempt that lost the race to another node's write: the caller reads again,
+/// unless it already tried [`MAX_ATTEMPTS`] times (then 503: retry later).
+fn lost_race(attempts: &mut usize) -> ServiceResult<()> {
+    *attempts += 1;
+    if *attempts < MAX_ATTEMPTS {
+        return Ok(());
+    }
+    tracing::warn!("a catalogue write lost the race {MAX_ATTEMPTS} times in a row");
+    Err(ServiceError::Unavailable)
 }
 
 /// Every stored item of a game, soft-deleted ones included.
@@ -75,89 +124,88 @@ pub async fn upsert(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut all: HashMap<String, Item> = load_all(state, game.game_id)
-                .await?
-                .into_iter()
-                .map(|i| (i.item_id.clone(), i))
-                .collect();
-            let now = Utc::now();
-            let mut errors = Vec::new();
-            let mut deleted = Vec::new();
-            let mut seen = HashSet::new();
-            let (mut created, mut updated) = (0, 0);
-            let mut order = Vec::with_capacity(inputs.len());
-            for (i, input) in inputs.into_iter().enumerate() {
-                let input = match input {
-                    Ok(input) => input,
-                    Err(unreadable) => {
-                        errors.extend(unreadable.into_iter().map(|e| e.at(i)));
+            let mut attempts = 0;
+            let (upserted, items) = loop {
+                let Read { version, mut items } = read(state, game.game_id).await?;
+                let now = Utc::now();
+                let mut errors = Vec::new();
+                let mut deleted = Vec::new();
+                let mut seen = HashSet::new();
+                let (mut created, mut updated) = (0, 0);
+                let mut order = Vec::with_capacity(inputs.len());
+                for (i, input) in inputs.iter().cloned().enumerate() {
+                    let input = match input {
+                        Ok(input) => input,
+                        Err(unreadable) => {
+                            errors.extend(unreadable.into_iter().map(|e| e.at(i)));
+                            continue;
+                        }
+                    };
+                    if !seen.insert(input.item_id.clone()) {
+                        errors.push(
+                            FieldError::new("item_id", "duplicate item_id in this request").at(i),
+                        );
                         continue;
                     }
-                };
-                if !seen.insert(input.item_id.clone()) {
-                    errors.push(
-                        FieldError::new("item_id", "duplicate item_id in this request").at(i),
-                    );
-                    continue;
-                }
-                let existing = all.get(&input.item_id);
-                if existing.is_some_and(|e| !e.is_live()) && !input.restore {
-                    deleted.push(FieldError::new("item_id", "deleted").at(i));
-                }
-                if existing.is_some() && on_conflict == OnConflict::Refuse {
-                    return Err(ServiceError::Conflict(format!(
-                        "item `{}` already exists; PATCH it or use the bulk upsert",
-                        input.item_id
-                    )));
-                }
-                match input.into_item(&game.currencies, existing, now) {
-                    Ok(item) => {
-                        if existing.is_some() {
-                            updated += 1;
-                        } else {
-                            created += 1;
-                        }
-                        order.push((i, item.item_id.clone()));
-                        all.insert(item.item_id.clone(), item);
+                    let existing = items.get(&input.item_id);
+                    if existing.is_some_and(|e| !e.is_live()) && !input.restore {
+                        deleted.push(FieldError::new("item_id", "deleted").at(i));
                     }
-                    Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+                    if existing.is_some() && on_conflict == OnConflict::Refuse {
+                        return Err(ServiceError::Conflict(format!(
+                            "item `{}` already exists; PATCH it or use the bulk upsert",
+                            input.item_id
+                        )));
+                    }
+                    match input.into_item(&game.currencies, existing, now) {
+                        Ok(item) => {
+                            if existing.is_some() {
+                                updated += 1;
+                            } else {
+                                created += 1;
+                            }
+                            order.push((i, item.item_id.clone()));
+                            items.insert(item.item_id.clone(), item);
+                        }
+                        Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+                    }
                 }
-            }
-            for (i, id) in &order {
-                if let Some(asset) = all.get(id).and_then(|item| item.image.as_deref())
-                    && !assets::exists(state, game.game_id, asset).await?
-                {
-                    errors.push(
-                        FieldError::new("image", "no such asset in this game's library").at(*i),
-                    );
+                for (i, id) in &order {
+                    if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
+                        && !assets::exists(state, game.game_id, asset).await?
+                    {
+                        errors.push(
+                            FieldError::new("image", "no such asset in this game's library").at(*i),
+                        );
+                    }
                 }
-            }
-            if !errors.is_empty() {
-                return Err(ServiceError::Validation(errors));
-            }
-            if !deleted.is_empty() {
-                return Err(ServiceError::Conflicts(deleted));
-            }
-            let mut changed: HashSet<String> = order.iter().map(|(_, id)| id.clone()).collect();
-            let must_be_new = match (on_conflict, order.as_slice()) {
-                (OnConflict::Refuse, [(_, id)]) => Some(id.as_str()),
-                _ => None,
-            };
-            let items = write_recomputed(state, &game, all, &mut changed, must_be_new).await?;
-            let by_id: HashMap<&str, &Item> =
-                items.iter().map(|i| (i.item_id.as_str(), i)).collect();
-            let written = order
-                .iter()
-                .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
-                .collect();
-            Ok(Committed::changed(
-                Upserted {
+                if !errors.is_empty() {
+                    return Err(ServiceError::Validation(errors));
+                }
+                if !deleted.is_empty() {
+                    return Err(ServiceError::Conflicts(deleted));
+                }
+                let mut changed: HashSet<String> = order.iter().map(|(_, id)| id.clone()).collect();
+                let Some(items) =
+                    write_recomputed(state, &game, version, items, &mut changed).await?
+                else {
+                    lost_race(&mut attempts)?;
+                    continue;
+                };
+                let by_id: HashMap<&str, &Item> =
+                    items.iter().map(|i| (i.item_id.as_str(), i)).collect();
+                let written = order
+                    .iter()
+                    .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+                    .collect();
+                let upserted = Upserted {
                     created,
                     updated,
                     items: written,
-                },
-                GameChange::Items(items),
-            ))
+                };
+                break (upserted, items);
+            };
+            Ok(Committed::changed(upserted, GameChange::Items(items)))
         })
         .await
 }
@@ -172,25 +220,31 @@ pub async fn patch(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut all = by_id(load_all(state, game.game_id).await?);
-            let current = all
-                .get(item_id)
-                .filter(|i| i.is_live())
-                .cloned()
-                .ok_or(ServiceError::NotFound("item"))?;
-            let item = apply_patch(current, patch, &game.currencies, Utc::now())
-                .map_err(ServiceError::Validation)?;
-            if let Some(asset) = item.image.as_deref()
-                && !assets::exists(state, game.game_id, asset).await?
-            {
-                return Err(ServiceError::invalid(
-                    "image",
-                    "no such asset in this game's library",
-                ));
-            }
-            all.insert(item.item_id.clone(), item);
-            let mut changed = std::iter::once(item_id.to_owned()).collect();
-            let items = write_recomputed(state, &game, all, &mut changed, None).await?;
+            let mut attempts = 0;
+            let items = loop {
+                let Read { version, mut items } = read(state, game.game_id).await?;
+                let current = items
+                    .get(item_id)
+                    .filter(|i| i.is_live())
+                    .cloned()
+                    .ok_or(ServiceError::NotFound("item"))?;
+                let item = apply_patch(current, patch.clone(), &game.currencies, Utc::now())
+                    .map_err(ServiceError::Validation)?;
+                if let Some(asset) = item.image.as_deref()
+                    && !assets::exists(state, game.game_id, asset).await?
+                {
+                    return Err(ServiceError::invalid(
+                        "image",
+                        "no such asset in this game's library",
+                    ));
+                }
+                items.insert(item.item_id.clone(), item);
+                let mut changed = std::iter::once(item_id.to_owned()).collect();
+                match write_recomputed(state, &game, version, items, &mut changed).await? {
+                    Some(items) => break items,
+                    None => lost_race(&mut attempts)?,
+                }
+            };
             let patched = items
                 .iter()
                 .find(|i| i.item_id == item_id)
@@ -210,16 +264,22 @@ pub async fn soft_delete(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut all = by_id(load_all(state, game.game_id).await?);
-            let item = all
-                .get_mut(item_id)
-                .filter(|i| i.is_live())
-                .ok_or(ServiceError::NotFound("item"))?;
-            let now = Utc::now();
-            item.deleted_at = Some(now);
-            item.updated_at = now;
-            let mut changed = std::iter::once(item_id.to_owned()).collect();
-            let items = write_recomputed(state, &game, all, &mut changed, None).await?;
+            let mut attempts = 0;
+            let items = loop {
+                let Read { version, mut items } = read(state, game.game_id).await?;
+                let item = items
+                    .get_mut(item_id)
+                    .filter(|i| i.is_live())
+                    .ok_or(ServiceError::NotFound("item"))?;
+                let now = Utc::now();
+                item.deleted_at = Some(now);
+                item.updated_at = now;
+                let mut changed = std::iter::once(item_id.to_owned()).collect();
+                match write_recomputed(state, &game, version, items, &mut changed).await? {
+                    Some(items) => break items,
+                    None => lost_race(&mut attempts)?,
+                }
+            };
             Ok(Committed::changed((), GameChange::Items(items)))
         })
         .await
@@ -230,8 +290,14 @@ pub async fn revalue(state: &Services, handle: &GameHandle) -> ServiceResult<()>
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let all = by_id(load_all(state, game.game_id).await?);
-            let items = write_recomputed(state, &game, all, &mut HashSet::new(), None).await?;
+            let mut attempts = 0;
+            let items = loop {
+                let Read { version, items } = read(state, game.game_id).await?;
+                match write_recomputed(state, &game, version, items, &mut HashSet::new()).await? {
+                    Some(items) => break items,
+                    None => lost_race(&mut attempts)?,
+                }
+            };
             Ok(Committed::changed((), GameChange::Items(items)))
         })
         .await
@@ -242,45 +308,43 @@ fn by_id(items: Vec<Item>) -> HashMap<String, Item> {
 }
 
 /// Recomputes every value and writes the changed items (the given ones plus those whose
-/// value moved) in one atomic step. Returns the whole catalogue for the game's actor.
-///
-/// `created` names an item that must not exist yet (single add): it is written first with
-/// `insert_new`, so two nodes creating the same id at once give one 201 and one 409.
+/// value moved) with the next catalogue version in one atomic step, if the catalogue is
+/// still at `version`. Returns the whole catalogue for the game's actor, or `None` when
+/// another node's write came first (nothing was written: read again).
 async fn write_recomputed(
     state: &Services,
     game: &Game,
+    version: Option<Vec<u8>>,
     all: HashMap<String, Item>,
     changed: &mut HashSet<String>,
-    created: Option<&str>,
-) -> ServiceResult<Vec<Item>> {
+) -> ServiceResult<Option<Vec<Item>>> {
     let mut items: Vec<Item> = all.into_values().collect();
     changed.extend(recompute_values(&mut items, &game.currencies));
     for item in &mut items {
         item.image_url = item.image.as_ref().map(|a| assets::url(game.game_id, a));
-    }
-    if let Some(new) = created.and_then(|id| items.iter().find(|i| i.item_id == id)) {
-        if !state
-            .store
-            .insert_new(collection(game.game_id), &new.item_id, encode(new)?)
-            .await?
-        {
-            return Err(ServiceError::Conflict(format!(
-                "item `{}` already exists; PATCH it or use the bulk upsert",
-                new.item_id
-            )));
-        }
-        changed.remove(&new.item_id);
     }
     let entries = items
         .iter()
         .filter(|i| changed.contains(&i.item_id))
         .map(|i| Ok((i.item_id.clone(), encode(i)?)))
         .collect::<ServiceResult<Vec<_>>>()?;
-    if !entries.is_empty() {
-        state
-            .store
-            .put_all(collection(game.game_id), entries)
-            .await?;
+    if entries.is_empty() {
+        return Ok(Some(items));
     }
-    Ok(items)
+    let next: u64 = match &version {
+        Some(bytes) => decode::<u64>(bytes)?.saturating_add(1),
+        None => 1,
+    };
+    let written = state
+        .store
+        .put_all_versioned(
+            versions(game.game_id),
+            CATALOGUE_VERSION,
+            version.as_deref(),
+            encode(&next)?,
+            collection(game.game_id),
+            entries,
+        )
+        .await?;
+    Ok(written.then_some(items))
 }

@@ -9,7 +9,9 @@
 
 pub mod approvals;
 pub mod assets;
+pub mod caps;
 pub mod decision_log;
+pub mod decisions;
 pub mod economy;
 pub mod error;
 pub mod events;
@@ -52,9 +54,11 @@ pub struct Inner {
     pub genres: GenreTable,
     /// This node's id on the bus, so the bus follower can tell its own messages.
     pub node_id: Uuid,
-    /// Recent decisions and shadow counts of this node.
+    /// Recent decisions and shadow counts of this node, and the outbox of decisions on
+    /// their way to the store.
     pub decisions: DecisionLog,
-    /// One writer at a time per game on this node, so a catalogue read-modify-write (values
+    /// One writer at a time per game on this node (across nodes the catalogue's version
+    /// keeps writers apart: see `items.rs`), so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
 }
@@ -67,7 +71,10 @@ impl Services {
         actors: ActorSystem,
         genres: GenreTable,
     ) -> Self {
-        let decisions = DecisionLog::new(settings.offers.decision_log_capacity);
+        let decisions = DecisionLog::new(
+            settings.offers.decision_log_capacity,
+            settings.offers.decision_outbox,
+        );
         Self(Arc::new(Inner {
             settings,
             store,

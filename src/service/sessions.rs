@@ -294,9 +294,11 @@ async fn activate(
         env,
         player_id: record.player_id.clone(),
     };
-    Ok(state
+    let session = state
         .actors
-        .open_session(info, player_context(game_id, record, &profile)))
+        .open_session(info.clone(), player_context(game_id, record, &profile));
+    super::caps::restore(state, &info, session.counters()).await?;
+    Ok(session)
 }
 
 /// What outlives a session, read from the store's money aggregates.

@@ -14,6 +14,7 @@
 //! | `<prefix>:{<game_id>}:<env>:ledger` | list | one JSON [`LedgerEntry`](super::LedgerEntry) per money event, append order |
 //! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c` |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
+//! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
 //! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](super::BusMessage) |
 //!
 //! `<env>` is [`Environment::tag`] (`prod` or `sandbox`); `<game_id>` is the lowercase
@@ -91,6 +92,11 @@ impl Keys {
         format!("{}:{{{game_id}}}:kill", self.prefix)
     }
 
+    /// One decision record, which Redis deletes when its time to live ends.
+    pub fn decision(&self, game_id: Uuid, decision_id: Uuid) -> String {
+        format!("{}:{{{game_id}}}:decision:{decision_id}", self.prefix)
+    }
+
     /// The pub/sub channel between engine nodes.
     pub fn bus(&self) -> String {
         format!("{}:bus", self.prefix)
@@ -123,6 +129,7 @@ mod tests {
                 NaiveDate::from_ymd_opt(2024, 3, 9).unwrap_or_default(),
             ),
             keys.kill(game),
+            keys.decision(game, Uuid::nil()),
         ];
         for key in &all {
             assert!(key.starts_with(&format!("p:{tag}:")), "{key}");

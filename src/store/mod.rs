@@ -9,7 +9,8 @@
 //!
 //! The interface is a document store (collections of JSON documents per game, written
 //! atomically in batches, with compare-and-swap for state machines) plus the two things a
-//! document store cannot express: the atomic wallet step and the inter-node bus.
+//! document store cannot express: the atomic wallet step and the inter-node bus, plus
+//! decision records that expire by themselves.
 
 pub mod codec;
 pub mod keys;
@@ -65,6 +66,18 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Refuses a versioned write whose two collections are not one game's (see
+    /// [`Store::put_all_versioned`]).
+    pub fn same_game(self, other: Collection) -> StoreResult<()> {
+        match (self.scope, other.scope) {
+            (Scope::Game(a), Scope::Game(b)) if a == b => Ok(()),
+            _ => Err(StoreError::Corrupt(format!(
+                "a versioned write spans `{}` and `{}`, which are not one game's",
+                self.name, other.name
+            ))),
+        }
+    }
+
     /// A collection of one game.
     pub fn game(game_id: Uuid, name: &'static str) -> Self {
         Self {
@@ -252,6 +265,24 @@ pub trait Store: Send + Sync + 'static {
         new: Vec<u8>,
     ) -> StoreResult<bool>;
 
+    /// Writes every entry of `coll` and sets the document `version_id` of `version` to
+    /// `new_version`, in one atomic step, only if that document still equals `expected`
+    /// (`None`: absent); `false`, with nothing written, when another writer changed it first.
+    /// The compare-and-swap of a read-modify-write over a whole collection across nodes (the
+    /// catalogue, whose values depend on every item): read the version, then the
+    /// collection, compute, write here, and start again on `false`. Both collections must
+    /// belong to the same game (on a Redis Cluster, one slot); anything else is refused as
+    /// [`StoreError::Corrupt`] (a bug of the caller).
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool>;
+
     /// Removes a document; `false` when it was absent.
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool>;
 
@@ -291,6 +322,20 @@ pub trait Store: Send + Sync + 'static {
         env: Environment,
         days: &[chrono::NaiveDate],
     ) -> StoreResult<Vec<DayAggregate>>;
+
+    /// Stores decision records of one game in one step, each a JSON document under its
+    /// decision id, kept for `ttl` from now and then forgotten (an id written again is
+    /// replaced and kept `ttl` from the new write). Nodes write their decisions here in
+    /// batches, behind the responses, so that any node can show any decision.
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: std::time::Duration,
+    ) -> StoreResult<()>;
+
+    /// A decision record of a game, while its time to live lasts.
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>>;
 
     /// Sends a message to every node, this one included.
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()>;

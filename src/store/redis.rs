@@ -23,8 +23,11 @@
 //! - the wallet script's six keys (tx record, kill level, wallet, ledger, day aggregate,
 //!   lifetime spend) and the day-aggregate pipeline all carry the game's `{game_id}` hash
 //!   tag, so they live in the game's slot;
+//! - a versioned write (the catalogue's compare-and-swap) is one script over two hashes of
+//!   one game (its version document and its collection), so one slot;
+//! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
-//!   ledger) names exactly one key;
+//!   ledger, one decision record) names exactly one key;
 //! - the deployment-wide collections (`<prefix>:global:<name>`) are one hash each, reached
 //!   only by single-key calls, so each sits in the slot of its own name;
 //! - the bus channel is not a key to the server: a `PUBLISH` is accepted by any node and
@@ -143,6 +146,23 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 return 1
 "#;
 
+/// A versioned write of a collection. KEYS: the version hash, the collection's hash (one
+/// game's: one slot). ARGV: version field, expect present (1/0), expected version, new
+/// version, then the entries as field, value pairs.
+const VERSIONED_LUA: &str = r#"
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '1' then
+  if cur ~= ARGV[3] then return 0 end
+elseif cur then
+  return 0
+end
+for i = 5, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return 1
+"#;
+
 /// The Redis backend. Dropping it stops its bus listener.
 pub struct RedisStore {
     conn: CommandConn,
@@ -151,6 +171,7 @@ pub struct RedisStore {
     bus: BusListener,
     money_script: Script,
     cas_script: Script,
+    versioned_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -207,12 +228,17 @@ impl RedisStore {
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
         let money_script = Script::new(MONEY_LUA);
         let cas_script = Script::new(CAS_LUA);
+        let versioned_script = Script::new(VERSIONED_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
             money_script.prepare_invoke().load_async(&mut conn).await?;
             cas_script.prepare_invoke().load_async(&mut conn).await?;
+            versioned_script
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
             Ok(())
         })
         .await?;
@@ -232,6 +258,7 @@ impl RedisStore {
             bus,
             money_script,
             cas_script,
+            versioned_script,
         })
     }
 
@@ -370,6 +397,35 @@ impl Store for RedisStore {
         .await
     }
 
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        let mut invocation = self.versioned_script.key(self.keys.collection(version));
+        invocation
+            .key(self.keys.collection(coll))
+            .arg(version_id)
+            .arg(flag(expected.is_some()))
+            .arg(expected.unwrap_or_default())
+            .arg(new_version);
+        for (id, value) in &entries {
+            invocation.arg(id).arg(value);
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_all_versioned",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
         let mut cmd = ::redis::cmd("HDEL");
         cmd.arg(self.keys.collection(coll)).arg(id);
@@ -473,6 +529,44 @@ impl Store for RedisStore {
         let hashes: Vec<std::collections::HashMap<String, i64>> =
             bounded(self.timeout, "day_aggregates", pipe.query_async(&mut conn)).await?;
         Ok(hashes.into_iter().map(parse_day).collect())
+    }
+
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        // At least a millisecond: Redis refuses a time to live of 0.
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        // One transaction: the keys share the game's hash tag, so on a cluster they live in
+        // one slot and `MULTI` stays legal.
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for (id, value) in &records {
+            pipe.cmd("SET")
+                .arg(self.keys.decision(game_id, *id))
+                .arg(value)
+                .arg("PX")
+                .arg(ttl_ms)
+                .ignore();
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_decisions",
+            pipe.query_async::<()>(&mut conn),
+        )
+        .await
+    }
+
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("GET");
+        cmd.arg(self.keys.decision(game_id, decision_id));
+        self.query("get_decision", &cmd).await
     }
 
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {

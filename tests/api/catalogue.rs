@@ -1,6 +1,7 @@
 //! Catalogue through the real HTTP surface, on the embedded store and on Redis: bulk
 //! upserts and their limits, item values, single items (conflict, patch, soft delete),
-//! paging, item art, game creation, and two nodes racing on one Redis.
+//! paging, item art, game creation, and two nodes racing on one Redis (one item created
+//! twice; one catalogue written by both at once).
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -378,6 +379,60 @@ async fn two_nodes_creating_one_item_give_one_201_and_one_409() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(a.items(&game).await.len(), 10);
+}
+
+#[tokio::test]
+async fn two_nodes_writing_one_catalogue_at_once_never_use_a_stale_copy() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    // A potion priced in gems is worth 200 gems at the face rate of the smallest pack, so
+    // its value depends on the pack that node A reprices while node B adds the potion.
+    let potion = json!({"item_id": "potion", "item_name": "Potion", "category": "consumable",
+                        "price_usd": 0, "earned_price": {"currency_id": "gems", "amount": 200}});
+    // Hundreds of other items make each write's read, recomputation and write long enough
+    // for the two to overlap.
+    let mut catalogue = consumables("filler", 400);
+    catalogue
+        .as_array_mut()
+        .expect("array")
+        .push(pack("gems_100", 100, 0.99));
+    for round in 0..10 {
+        let game = a.create_game().await;
+        a.bulk(&game, catalogue.clone())
+            .expect(StatusCode::OK)
+            .await;
+        // Node B loads the game first, so that both writes start together.
+        assert_eq!(b.items(&game).await.len(), 401);
+        let (repriced, added) = tokio::join!(
+            a.bulk(&game, json!([pack("gems_100", 100, 1.99)])).send(),
+            b.bulk(&game, json!([potion.clone()])).send()
+        );
+        assert_eq!(repriced.status(), StatusCode::OK, "round {round}");
+        assert_eq!(added.status(), StatusCode::OK, "round {round}");
+        // Each node shows the other's write once the bus made it reload; both then show the
+        // values the store holds.
+        for node in [&a, &b] {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let items = node.items(&game).await;
+                let value = |id: &str| {
+                    items
+                        .iter()
+                        .find(|i| i["item_id"] == id)
+                        .map(|i| i["value_usd"].clone())
+                };
+                let seen = (value("gems_100"), value("potion"));
+                if seen == (Some(json!(1.99)), Some(json!(3.98))) {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "round {round}: the potion's value must follow the new pack price: {seen:?}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    }
 }
 
 #[tokio::test]

@@ -381,6 +381,7 @@ async fn killing_the_engine_loses_no_acknowledged_money_event_on_sqlite() {
         sync: SyncMode::Full,
         timeout: Duration::from_secs(2),
         idempotency_retention: Duration::from_secs(90 * 86_400),
+        ledger_retention: None,
     };
     let store: SharedStore = Arc::new(
         tokio::task::spawn_blocking(move || SqliteStore::open(&options))

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::fixtures::{game_body, item};
 use super::helpers::{Backend, Role, SECRET, spawn_tuned};
 
-const BIN: &str = env!("CARGO_BIN_EXE_offer-engine");
+pub const BIN: &str = env!("CARGO_BIN_EXE_offer-engine");
 
 /// The built `offer-engine` binary, run from the package root without the caller's
 /// `OFFER__` variables, its development secret kept at `dev_secret` and its store in
@@ -88,6 +88,11 @@ fn bad_configuration_stops_the_start_with_one_line() {
             "OFFER__STORE__IDEMPOTENCY_RETENTION_DAYS",
             "7",
             "idempotency_retention_days",
+        ),
+        (
+            "OFFER__STORE__LEDGER_RETENTION_DAYS",
+            "30",
+            "ledger_retention_days",
         ),
     ] {
         let out = engine().arg("serve").env(key, value).output().expect("run");

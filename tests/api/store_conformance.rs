@@ -5,7 +5,7 @@
 //! for the embedded store in a file (`sqlite_file`), the embedded store in memory
 //! (`sqlite_memory`) and Redis (`redis`; on the Redis Cluster when
 //! `OFFER_TEST_STORE=redis-cluster`). The cases after them check what only one backend has:
-//! the SQLite file across a restart, its single owner and its idempotency retention; and that
+//! the SQLite file across a restart, its single owner, its idempotency and ledger retention; and that
 //! a missing or dying Redis answers `Unavailable` quickly instead of hanging.
 
 use std::collections::{BTreeMap, HashMap};
@@ -89,6 +89,7 @@ fn sqlite_options(location: Location) -> SqliteOptions {
         sync: SyncMode::Normal,
         timeout: TIMEOUT,
         idempotency_retention: Duration::from_secs(90 * 86_400),
+        ledger_retention: None,
     }
 }
 
@@ -170,6 +171,8 @@ conformance!(import, case_import_skips_balance_check);
 conformance!(concurrent, case_concurrent_spends);
 conformance!(random, case_randomised_ledger_sums);
 conformance!(bus, case_publish_reaches_subscriber);
+conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
+conformance!(versioned, case_versioned_write_is_all_or_nothing);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -767,6 +770,114 @@ async fn case_publish_reaches_subscriber(ctx: Ctx) {
     );
 }
 
+async fn case_decisions_expire_and_stay_in_their_game(ctx: Ctx) {
+    let s = &ctx.store;
+    let (g, other) = (Uuid::new_v4(), Uuid::new_v4());
+    let (d1, d2, brief) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let hour = Duration::from_secs(3600);
+    s.put_decisions(g, Vec::new(), hour).await.expect("empty");
+    s.put_decisions(
+        g,
+        vec![(d1, bytes("{\"n\":1}")), (d2, bytes("{\"n\":2}"))],
+        hour,
+    )
+    .await
+    .expect("put");
+    assert_eq!(
+        s.get_decision(g, d1).await.expect("get"),
+        Some(bytes("{\"n\":1}"))
+    );
+    // Another node reads them; another game, or an unknown id, finds nothing.
+    let peer = ctx.peer().await;
+    assert_eq!(
+        peer.get_decision(g, d2).await.expect("get"),
+        Some(bytes("{\"n\":2}"))
+    );
+    assert_eq!(s.get_decision(other, d1).await.expect("get"), None);
+    assert_eq!(s.get_decision(g, Uuid::new_v4()).await.expect("get"), None);
+    // Written again, a record is replaced.
+    s.put_decisions(g, vec![(d1, bytes("{\"n\":3}"))], hour)
+        .await
+        .expect("replace");
+    assert_eq!(
+        s.get_decision(g, d1).await.expect("get"),
+        Some(bytes("{\"n\":3}"))
+    );
+    // Past its time to live a record is gone; the others stay.
+    s.put_decisions(g, vec![(brief, bytes("{}"))], Duration::from_millis(1))
+        .await
+        .expect("put brief");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.get_decision(g, brief).await.expect("get").is_some() {
+        assert!(Instant::now() < deadline, "the record never expired");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(s.get_decision(g, d2).await.expect("get").is_some());
+}
+
+async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let (versions, items) = (
+        Collection::game(g, "versions"),
+        Collection::game(g, "items"),
+    );
+    let entry = |id: &str, v: &str| (id.to_owned(), bytes(v));
+    // No version yet: `None` is expected.
+    assert!(
+        s.put_all_versioned(
+            versions,
+            "c",
+            None,
+            bytes("1"),
+            items,
+            vec![entry("a", "A1")]
+        )
+        .await
+        .expect("first")
+    );
+    // A writer that read before it lost: nothing of its write lands.
+    let peer = ctx.peer().await;
+    assert!(
+        !peer
+            .put_all_versioned(
+                versions,
+                "c",
+                None,
+                bytes("1"),
+                items,
+                vec![entry("b", "B")]
+            )
+            .await
+            .expect("stale")
+    );
+    assert_eq!(s.get(items, "b").await.expect("get"), None);
+    assert_eq!(s.get(versions, "c").await.expect("get"), Some(bytes("1")));
+    // One that read the current version wins, with all its entries.
+    assert!(
+        peer.put_all_versioned(
+            versions,
+            "c",
+            Some(b"1"),
+            bytes("2"),
+            items,
+            vec![entry("a", "A2"), entry("b", "B")]
+        )
+        .await
+        .expect("current")
+    );
+    assert_eq!(s.get(items, "a").await.expect("get"), Some(bytes("A2")));
+    assert_eq!(s.get(items, "b").await.expect("get"), Some(bytes("B")));
+    assert_eq!(s.get(versions, "c").await.expect("get"), Some(bytes("2")));
+    // Two games' collections never make one write.
+    let other = Collection::game(Uuid::new_v4(), "items");
+    assert!(matches!(
+        s.put_all_versioned(versions, "c", Some(b"2"), bytes("3"), other, Vec::new())
+            .await,
+        Err(StoreError::Corrupt(_))
+    ));
+}
+
 /// What a store holds of game `g`, read back for comparison across a restart.
 #[derive(Debug, PartialEq)]
 struct Held {
@@ -932,6 +1043,70 @@ async fn sqlite_forgets_tx_ids_after_the_retention() {
     let ledger = s.ledger(g, Environment::Production).await.expect("ledger");
     assert_eq!(ledger.len(), 2);
     assert!(ledger.iter().all(|e| e.tx_id == "e1"));
+    drop(s);
+    remove_scratch(&file);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_prunes_raw_ledger_lines_and_keeps_the_sums() {
+    let file = scratch_dir().join("store.db");
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let open = || async {
+        let options = SqliteOptions {
+            idempotency_retention: Duration::ZERO,
+            ledger_retention: Some(Duration::ZERO),
+            ..sqlite_options(Location::File(file.clone()))
+        };
+        let store: SharedStore = Arc::new(open_sqlite(options).await.expect("open"));
+        store
+    };
+    let sums = async |s: &SharedStore| {
+        (
+            gold(s, g, env, "p1").await,
+            s.spend_cents(g, env, "p1").await.expect("spend"),
+            s.day_aggregates(g, env, &[day(1)]).await.expect("days"),
+        )
+    };
+    let before = {
+        let s = open().await;
+        for op in [
+            op(g, "e1", MoneyKind::Earned, 100),
+            op(g, "s1", MoneyKind::Spent, 30),
+            op(g, "p1", MoneyKind::Purchase, 499),
+        ] {
+            assert!(matches!(apply(&s, &op).await, MoneyOutcome::Applied { .. }));
+        }
+        assert_eq!(s.ledger(g, env).await.expect("ledger").len(), 3);
+        sums(&s).await
+    };
+    assert_eq!(before.0, 70);
+    {
+        // The first write after a start marks every line so far as received; expired lines
+        // are deleted at the next start.
+        let s = open().await;
+        s.put_all(
+            Collection::game(g, "items"),
+            vec![("a".into(), bytes("{}"))],
+        )
+        .await
+        .expect("a write");
+    }
+    let s = open().await;
+    // The writer sweeps before it takes its first write: once a write is answered, the
+    // sweep is done.
+    s.put_all(
+        Collection::game(g, "items"),
+        vec![("b".into(), bytes("{}"))],
+    )
+    .await
+    .expect("a write");
+    assert!(s.ledger(g, env).await.expect("ledger").is_empty());
+    assert_eq!(
+        sums(&s).await,
+        before,
+        "balances, spend and day totals stay"
+    );
     drop(s);
     remove_scratch(&file);
 }

@@ -2,7 +2,8 @@
 //! actor and the readers on the offer path.
 //!
 //! A slot is reserved with a compare-exchange, so concurrent requests of one session can
-//! never exceed a cap.
+//! never exceed a cap. The service keeps a copy in the store, written behind the answers,
+//! and merges it back in when a session starts on another node ([`OfferCounters::merge`]).
 
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
@@ -28,6 +29,17 @@ impl OfferCounters {
         match self.last_ms.load(Ordering::Acquire) {
             0 => None,
             ms => DateTime::from_timestamp_millis(ms),
+        }
+    }
+
+    /// Takes in counts kept elsewhere (the store, when the session moved from another node
+    /// or the node restarted): each counter keeps the larger of its value and the given one,
+    /// so a merge never lowers what this node already counted.
+    pub fn merge(&self, shown: u32, last: Option<DateTime<Utc>>) {
+        self.shown.fetch_max(shown, Ordering::AcqRel);
+        if let Some(last) = last {
+            self.last_ms
+                .fetch_max(last.timestamp_millis(), Ordering::AcqRel);
         }
     }
 

@@ -80,6 +80,24 @@ pub fn compare_and_swap(
     Ok(true)
 }
 
+/// Writes `entries` into `coll` and `new_version` into `version_id` of `version`, only if
+/// that document still equals `expected` (the caller's savepoint makes it one step).
+pub fn put_all_versioned(
+    conn: &Connection,
+    (version, version_id): (Collection, &str),
+    expected: Option<&[u8]>,
+    new_version: &[u8],
+    coll: Collection,
+    entries: &[(String, Vec<u8>)],
+) -> StoreResult<bool> {
+    if get(conn, version, version_id)?.as_deref() != expected {
+        return Ok(false);
+    }
+    put_all(conn, coll, entries)?;
+    upsert(conn, version, version_id, new_version)?;
+    Ok(true)
+}
+
 /// Removes a document; `false` when it was absent.
 pub fn delete(conn: &Connection, coll: Collection, id: &str) -> StoreResult<bool> {
     let mut stmt =

@@ -3,7 +3,8 @@
 //!
 //! Everything the Redis backend keeps is kept here too, in one file (`schema.rs` lists the
 //! tables): every document collection, the kill levels, wallets, lifetime spend, the
-//! append-only ledger, the idempotency records and the day aggregates.
+//! append-only ledger, the idempotency records, the day aggregates and the decision records
+//! (until they expire).
 //!
 //! # Threads
 //!
@@ -32,8 +33,11 @@
 //! The bus is a `tokio::sync::broadcast` channel in this process: it reaches the one node
 //! there is. So that two engines never share a file without hearing each other, the store
 //! holds an exclusive lock on `<file>.lock` while it is open; a second process opening the
-//! same file is refused at start. Several nodes share state through Redis.
+//! same file is refused at start. Several nodes share state through Redis. Only the ledger
+//! export ([`SqliteStore::open_read_only`]) opens a file beside its owner: read connections,
+//! no lock, no writes.
 
+mod decisions;
 mod documents;
 mod error;
 mod money;
@@ -50,7 +54,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{NaiveDate, TimeDelta};
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use offer_domain::environment::Environment;
 use rusqlite::Connection;
 use serde::Deserialize;
@@ -95,6 +99,9 @@ pub struct SqliteOptions {
     pub timeout: Duration,
     /// How long a money event's `tx_id` is remembered, from when the engine received it.
     pub idempotency_retention: Duration,
+    /// How long raw ledger lines are kept, from when the engine received them (`None`:
+    /// forever); never shorter than `idempotency_retention`, which points at them.
+    pub ledger_retention: Option<Duration>,
 }
 
 impl SqliteOptions {
@@ -105,6 +112,7 @@ impl SqliteOptions {
             sync: SyncMode::Full,
             timeout: Duration::from_secs(1),
             idempotency_retention: Duration::from_secs(90 * 86_400),
+            ledger_retention: None,
         }
     }
 }
@@ -207,8 +215,15 @@ impl SqliteStore {
         };
         let retention = TimeDelta::from_std(options.idempotency_retention)
             .map_err(|e| StoreError::Unavailable(format!("idempotency retention: {e}")))?;
+        let ledger_retention = options
+            .ledger_retention
+            .map(|keep| {
+                TimeDelta::from_std(keep.max(options.idempotency_retention))
+                    .map_err(|e| StoreError::Unavailable(format!("ledger retention: {e}")))
+            })
+            .transpose()?;
         let (queue, inbox) = std::sync::mpsc::sync_channel(QUEUE_CAPACITY);
-        let writer = Writer::new(conn, inbox, retention, owner);
+        let writer = Writer::new(conn, inbox, retention, ledger_retention, owner);
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || writer.run())
@@ -220,6 +235,32 @@ impl SqliteStore {
             timeout: options.timeout,
             bus,
             writer: Some(writer),
+        })
+    }
+
+    /// Opens an existing file to read it beside the engine that owns it (the ledger export):
+    /// read connections only, no lock and no writer, so every write answers
+    /// [`StoreError::Unavailable`]. Blocking, like [`SqliteStore::open`].
+    pub fn open_read_only(path: &Path, timeout: Duration) -> StoreResult<Self> {
+        if !path.is_file() {
+            return Err(StoreError::Unavailable(format!(
+                "{} is not a store file",
+                path.display()
+            )));
+        }
+        let conns = (0..READERS)
+            .map(|_| schema::open_reader(path, timeout).map(Mutex::new))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        Ok(Self {
+            queue: None,
+            readers: Some(Arc::new(Readers {
+                conns,
+                next: AtomicUsize::new(0),
+            })),
+            timeout,
+            bus,
+            writer: None,
         })
     }
 
@@ -364,6 +405,31 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        let version_id = version_id.to_owned();
+        let expected = expected.map(<[u8]>::to_vec);
+        self.write("put_all_versioned", move |conn| {
+            documents::put_all_versioned(
+                conn,
+                (version, &version_id),
+                expected.as_deref(),
+                &new_version,
+                coll,
+                &entries,
+            )
+        })
+        .await
+    }
+
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
         let id = id.to_owned();
         self.write("delete", move |conn| documents::delete(conn, coll, &id))
@@ -425,6 +491,33 @@ impl Store for SqliteStore {
         let days = days.to_vec();
         self.read("day_aggregates", move |conn| {
             money::day_aggregates(conn, game_id, env, &days)
+        })
+        .await
+    }
+
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let ttl = TimeDelta::from_std(ttl)
+            .map_err(|e| StoreError::Unavailable(format!("decision time to live: {e}")))?;
+        let expires = Utc::now()
+            .checked_add_signed(ttl)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        self.write("put_decisions", move |conn| {
+            decisions::put(conn, game_id, &records, expires)
+        })
+        .await
+    }
+
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
+        self.read("get_decision", move |conn| {
+            decisions::get(conn, game_id, decision_id, Utc::now())
         })
         .await
     }

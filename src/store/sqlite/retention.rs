@@ -1,4 +1,4 @@
-//! How long a money event's `tx_id` is remembered.
+//! How long a money event's `tx_id`, and its raw ledger line, are kept.
 //!
 //! Ledger ids only grow, so the time an event was received is kept coarsely, for a whole
 //! range of ids at once: at most once a minute the writer's group also writes a `received`
@@ -10,7 +10,14 @@
 //!
 //! Within the retention a retried event counts once; after it, a retry with the same `tx_id`
 //! counts again: the trade-off that keeps the file from growing by a record per event
-//! forever. The ledger lines themselves are never deleted.
+//! forever.
+//!
+//! The raw ledger lines are kept forever unless a ledger retention is configured; then the
+//! same marks date them and [`prune_ledger`] deletes the lines received before it, once no
+//! idempotency record points at them any more (the ledger retention is never shorter than
+//! the idempotency retention). The day aggregates, balances and lifetime spends, which every
+//! economy figure reads, are separate tables and are never pruned. Marks are forgotten
+//! ([`forget_marks`]) only when no sweep can need them again.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -32,27 +39,52 @@ pub fn mark(conn: &Connection, now: DateTime<Utc>) -> StoreResult<()> {
     Ok(())
 }
 
-/// Deletes at most [`CHUNK`] idempotency records whose events were all received at or before
-/// `cutoff`; returns how many it deleted (fewer than [`CHUNK`]: none of them is left). Marks
-/// older than the one it used are deleted with the last chunk.
-pub fn prune(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<usize> {
-    let upto: Option<i64> = conn
+/// The last ledger id every line up to which had been received by `cutoff`.
+fn received_by(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<Option<i64>> {
+    Ok(conn
         .prepare_cached("SELECT max(id) FROM received WHERE at_ms <= ?1")?
         .query_row(params![cutoff.timestamp_millis()], |row| row.get(0))
         .optional()?
-        .flatten();
-    let Some(upto) = upto else {
+        .flatten())
+}
+
+/// Deletes at most [`CHUNK`] idempotency records whose events were all received at or before
+/// `cutoff`; returns how many it deleted (fewer than [`CHUNK`]: none of them is left).
+pub fn prune(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    let Some(upto) = received_by(conn, cutoff)? else {
         return Ok(0);
     };
     let limit = i64::try_from(CHUNK).unwrap_or(i64::MAX);
-    let deleted = conn
+    Ok(conn
         .prepare_cached(
             "DELETE FROM tx WHERE id IN (SELECT id FROM tx WHERE id <= ?1 ORDER BY id LIMIT ?2)",
         )?
-        .execute(params![upto, limit])?;
-    if deleted < CHUNK {
+        .execute(params![upto, limit])?)
+}
+
+/// Deletes at most [`CHUNK`] raw ledger lines received at or before `cutoff` that no
+/// idempotency record points at; returns how many it deleted.
+pub fn prune_ledger(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<usize> {
+    let Some(upto) = received_by(conn, cutoff)? else {
+        return Ok(0);
+    };
+    let limit = i64::try_from(CHUNK).unwrap_or(i64::MAX);
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM ledger WHERE id IN (
+               SELECT id FROM ledger
+               WHERE id <= ?1 AND id < coalesce((SELECT min(id) FROM tx), ?1 + 1)
+               ORDER BY id LIMIT ?2)",
+        )?
+        .execute(params![upto, limit])?)
+}
+
+/// Forgets the marks older than the last one at or before `cutoff`, the oldest time any
+/// sweep still asks about (sweep cutoffs only move forward, so they are never needed again).
+pub fn forget_marks(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<()> {
+    if let Some(upto) = received_by(conn, cutoff)? {
         conn.prepare_cached("DELETE FROM received WHERE id < ?1")?
             .execute(params![upto])?;
     }
-    Ok(deleted)
+    Ok(())
 }

@@ -11,6 +11,7 @@
 //! | `tx` | the ledger id of a `tx_id`'s line | a hash of game, env and `tx_id` (indexed) |
 //! | `received` | a ledger id | when every line up to it had been received ([`super::retention`]) |
 //! | `days` | game, env, day, field, currency | one total of a day aggregate |
+//! | `decisions` | decision id | a game's decision record and when it expires ([`super::decisions`]) |
 //!
 //! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
 //! a kind and a day field are small integers ([`env_code`], [`kind_code`], [`DayField`]); a
@@ -26,8 +27,9 @@
 //! ledger line (about 90 bytes with a 36-character `tx_id`) and its index entry (30), kept,
 //! and the idempotency record with its hash index (35), deleted after the retention.
 //!
-//! `PRAGMA user_version` is the layout's version: a file of a newer layout is refused rather
-//! than misread.
+//! `PRAGMA user_version` is the layout's version: a file of an older layout is brought up to
+//! date when opened (each step adds tables, in one transaction), a file of a newer layout
+//! is refused rather than misread.
 
 use std::path::Path;
 use std::time::Duration;
@@ -38,8 +40,8 @@ use rusqlite::{Connection, OpenFlags};
 use super::super::{MoneyKind, Scope, StoreError, StoreResult};
 use super::SyncMode;
 
-/// The layout this build writes.
-const VERSION: i64 = 1;
+/// The layout this build writes: 1 the first, 2 added `decisions`.
+const VERSION: i64 = 2;
 
 /// The tables and their indexes, created once in a new file.
 const CREATE: &str = "
@@ -139,13 +141,21 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
     Ok(conn)
 }
 
-/// Creates the tables in a new file; refuses a file of a newer layout.
+/// Creates the tables in a new file, adds the later ones to a file of an older layout;
+/// refuses a file of a newer layout.
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let decisions = super::decisions::CREATE;
     match version {
         0 => {
             conn.execute_batch(&format!(
-                "BEGIN; {CREATE} PRAGMA user_version = {VERSION}; COMMIT;"
+                "BEGIN; {CREATE} {decisions} PRAGMA user_version = {VERSION}; COMMIT;"
+            ))?;
+            Ok(())
+        }
+        1 => {
+            conn.execute_batch(&format!(
+                "BEGIN; {decisions} PRAGMA user_version = {VERSION}; COMMIT;"
             ))?;
             Ok(())
         }

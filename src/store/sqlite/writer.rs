@@ -12,8 +12,9 @@
 //!
 //! A job whose caller has stopped waiting (it answered 503 after the store's timeout) is
 //! dropped unrun. At most every [`MARK_EVERY`] a group also notes when its ledger lines were
-//! received, and between groups the thread deletes expired idempotency records
-//! ([`super::retention`]): once at start, then every [`SWEEP_EVERY`].
+//! received, and between groups the thread deletes expired idempotency records and raw
+//! ledger lines ([`super::retention`]) and expired decision records ([`super::decisions`]): once at
+//! start, then every [`SWEEP_EVERY`].
 //!
 //! An in-memory store has only this connection, so its reads come here too ([`Command::Read`]);
 //! they run after the group's commit, outside any transaction.
@@ -26,12 +27,12 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
 use super::super::{StoreError, StoreResult};
-use super::retention;
+use super::{decisions, retention};
 
 /// Most jobs committed together.
 pub const MAX_GROUP: usize = 512;
 
-/// Time between two sweeps of expired idempotency records.
+/// Time between two sweeps of expired records.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 /// Time between two `received` marks: how much longer than the retention a record may stay.
@@ -114,6 +115,8 @@ pub struct Writer {
     conn: Connection,
     queue: Receiver<Command>,
     retention: TimeDelta,
+    /// How long raw ledger lines are kept (`None`: forever).
+    ledger_retention: Option<TimeDelta>,
     /// When the last `received` mark was committed (`None`: not since the start).
     marked: Option<Instant>,
     /// The lock that makes this process the file's only owner, held while the thread runs.
@@ -122,17 +125,20 @@ pub struct Writer {
 
 impl Writer {
     /// A writer over `conn` fed by `queue`, deleting idempotency records older than
-    /// `retention`; `owner` is released when the thread ends.
+    /// `retention` and raw ledger lines older than `ledger_retention`; `owner` is released
+    /// when the thread ends.
     pub fn new(
         conn: Connection,
         queue: Receiver<Command>,
         retention: TimeDelta,
+        ledger_retention: Option<TimeDelta>,
         owner: Option<std::fs::File>,
     ) -> Self {
         Self {
             conn,
             queue,
             retention,
+            ledger_retention,
             marked: None,
             _owner: owner,
         }
@@ -206,22 +212,43 @@ impl Writer {
         }
     }
 
-    /// Deletes one chunk of expired idempotency records; `true` while more may be left.
+    /// Deletes one chunk of each kind of expired record: idempotency records, raw ledger
+    /// lines (when a ledger retention is set, and only once no idempotency record is left
+    /// to delete) and decision records; `true` while more may be left. Once nothing is
+    /// left, forgets the `received` marks no sweep needs any more.
     fn sweep_chunk(&mut self) -> bool {
-        // A retention reaching before the first representable time expires nothing.
-        let Some(cutoff) = Utc::now().checked_sub_signed(self.retention) else {
-            return false;
-        };
-        let swept = (|| -> StoreResult<usize> {
+        let (retention, ledger_retention) = (self.retention, self.ledger_retention);
+        let swept = (|| -> StoreResult<bool> {
+            let now = Utc::now();
             let tx = self.conn.transaction()?;
-            let deleted = retention::prune(&tx, cutoff)?;
+            // A retention reaching before the first representable time expires nothing.
+            let tx_cutoff = now.checked_sub_signed(retention);
+            let tx_ids = match tx_cutoff {
+                Some(cutoff) => retention::prune(&tx, cutoff)?,
+                None => 0,
+            };
+            let ledger_cutoff = ledger_retention.and_then(|keep| now.checked_sub_signed(keep));
+            let lines = match ledger_cutoff {
+                Some(cutoff) if tx_ids < retention::CHUNK => retention::prune_ledger(&tx, cutoff)?,
+                _ => 0,
+            };
+            let decided = decisions::prune(&tx, now, retention::CHUNK)?;
+            let more = [tx_ids, lines, decided].contains(&retention::CHUNK);
+            // The marks the oldest sweep still needs: the ledger's when it is pruned too.
+            let oldest = match ledger_retention {
+                Some(_) => ledger_cutoff,
+                None => tx_cutoff,
+            };
+            if let Some(cutoff) = oldest.filter(|_| !more) {
+                retention::forget_marks(&tx, cutoff)?;
+            }
             tx.commit()?;
-            Ok(deleted)
+            Ok(more)
         })();
         match swept {
-            Ok(deleted) => deleted == retention::CHUNK,
+            Ok(more) => more,
             Err(err) => {
-                tracing::warn!(error = %err, "could not delete expired idempotency records");
+                tracing::warn!(error = %err, "could not delete expired records");
                 false
             }
         }
