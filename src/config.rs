@@ -164,6 +164,9 @@ pub struct OfferSettings {
     pub session_idle_s: u64,
     /// Decisions kept per node for inspection.
     pub decision_log_capacity: usize,
+    /// How often each node adds what the L1 model learned to the store's shared totals and
+    /// reads them back, in milliseconds.
+    pub model_sync_ms: u64,
     /// Seconds a pending approval waits for a decision before it expires.
     pub approval_expiry_s: u32,
     /// How long the store keeps a decision record for every node to show.
@@ -225,6 +228,11 @@ impl Settings {
 
     /// Cross-field checks serde cannot express.
     fn validate(&self) -> Result<(), ConfigError> {
+        if self.offers.model_sync_ms < 100 {
+            return Err(ConfigError(
+                "offers.model_sync_ms must be at least 100".into(),
+            ));
+        }
         if self.offers.approval_expiry_s == 0 {
             return Err(ConfigError(
                 "offers.approval_expiry_s must be at least 1".into(),

@@ -157,6 +157,10 @@ impl Application {
             state.services.clone(),
             shutdown.clone(),
         ));
+        let model = tokio::spawn(crate::service::model::keep_synced(
+            state.services.clone(),
+            shutdown.clone(),
+        ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
         let app = crate::http::router(state.clone(), crate::ws::routes());
         let server = Server::new(self.listener, app, self.limits).await;
@@ -179,6 +183,10 @@ impl Application {
         // The decisions served until now go to the store before the process ends.
         if tokio::time::timeout_at(deadline, decisions).await.is_err() {
             tracing::warn!("decision records still being written at the drain deadline");
+        }
+        // So is what the L1 model learned since its last sync.
+        if tokio::time::timeout_at(deadline, model).await.is_err() {
+            tracing::warn!("the L1 model still being synced at the drain deadline");
         }
         state.services.actors.stop();
         Ok(())

@@ -7,6 +7,11 @@
 //! the rate of offers shown; they are folded into the view at most once per
 //! [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more than
 //! the freshness is worth.
+//!
+//! The model is shared by every node: the actor keeps the totals last read from the store,
+//! what this node learned since (`pending`), and what it is handing to the store
+//! (`in_flight`). The view serves `totals + in_flight + pending`, so nothing learned is
+//! ever missing from it; a sync that fails gives `in_flight` back to `pending`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -160,9 +165,31 @@ pub struct Learn {
     pub feedback: Feedback,
 }
 
+/// Hands what this node learned since the last sync to the caller, who adds it to the
+/// shared totals in the store and answers with [`ModelSynced`].
+#[derive(Debug, Message)]
+#[rtype(result = "BanditState")]
+pub struct TakeLearned;
+
+/// The end of a model sync: the store's totals after adding what [`TakeLearned`] gave, or
+/// `None` when the store could not be reached (the counts are kept for the next sync).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ModelSynced(pub Option<BanditState>);
+
+/// The L1 model's counts by where they are: the store's totals, and this node's counts not
+/// yet in them.
+#[derive(Debug, Default)]
+struct ModelParts {
+    totals: BanditState,
+    in_flight: BanditState,
+    pending: BanditState,
+}
+
 /// The actor owning one game's live state.
 pub struct GameActor {
     config: GameConfig,
+    model: ModelParts,
     view: Arc<ArcSwap<GameView>>,
     learned_unpublished: bool,
     /// The catalogue changed since the last publish: its JSON must be rendered again.
@@ -227,7 +254,7 @@ impl Handler<GameChange> for GameActor {
             }
             GameChange::Quadrant(q) => c.quadrant = q,
             GameChange::Reload(mut fresh) => {
-                // The model learns per node; a reload of configuration keeps what it learned.
+                // The model is synced on its own schedule; a reload of configuration keeps it.
                 fresh.bandit = std::mem::take(&mut c.bandit);
                 fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
                 *c = *fresh;
@@ -242,7 +269,36 @@ impl Handler<Learn> for GameActor {
     type Result = ();
     fn handle(&mut self, msg: Learn, _: &mut Context<Self>) {
         self.config.bandit.record(msg.pick, msg.feedback);
+        self.model.pending.record(msg.pick, msg.feedback);
         self.learned_unpublished = true;
+    }
+}
+
+impl Handler<TakeLearned> for GameActor {
+    type Result = actix::MessageResult<TakeLearned>;
+    fn handle(&mut self, _: TakeLearned, _: &mut Context<Self>) -> Self::Result {
+        let pending = std::mem::take(&mut self.model.pending);
+        self.model.in_flight.add(&pending);
+        actix::MessageResult(self.model.in_flight.clone())
+    }
+}
+
+impl Handler<ModelSynced> for GameActor {
+    type Result = ();
+    fn handle(&mut self, msg: ModelSynced, _: &mut Context<Self>) {
+        let in_flight = std::mem::take(&mut self.model.in_flight);
+        match msg.0 {
+            Some(totals) => {
+                let mut served = totals.clone();
+                served.add(&self.model.pending);
+                self.model.totals = totals;
+                if served != self.config.bandit {
+                    self.config.bandit = served;
+                    self.learned_unpublished = true;
+                }
+            }
+            None => self.model.pending.add(&in_flight),
+        }
     }
 }
 
@@ -272,6 +328,7 @@ impl GameHandle {
         let actor_view = view.clone();
         let addr = GameActor::start_in_arbiter(arbiter, move |_| GameActor {
             config,
+            model: ModelParts::default(),
             view: actor_view,
             learned_unpublished: false,
             items_changed: false,
@@ -296,5 +353,24 @@ impl GameHandle {
     /// Feeds the L1 model without waiting.
     pub fn learn(&self, pick: ArmPick, feedback: Feedback) {
         self.0.addr.do_send(Learn { pick, feedback });
+    }
+
+    /// Takes what this node learned since the last sync (see [`TakeLearned`]); every call
+    /// must be followed by [`GameHandle::model_synced`].
+    pub async fn take_learned(&self) -> Result<BanditState, ActorError> {
+        self.0
+            .addr
+            .send(TakeLearned)
+            .await
+            .map_err(|e| ActorError::Unavailable(e.to_string()))
+    }
+
+    /// Ends a sync with the store's totals, or `None` when the store failed.
+    pub async fn model_synced(&self, totals: Option<BanditState>) -> Result<(), ActorError> {
+        self.0
+            .addr
+            .send(ModelSynced(totals))
+            .await
+            .map_err(|e| ActorError::Unavailable(e.to_string()))
     }
 }

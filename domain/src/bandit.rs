@@ -309,6 +309,67 @@ impl BanditState {
     }
 }
 
+/// Counts kept as named counters, so that every node can add what it learned to one
+/// shared total (a store adds to named integers atomically) and read the total back. A name
+/// is `<segment and arm as JSON>#s` (shown) or `#p` (purchases): stable across ladder
+/// changes (a row of an arm no longer on the ladder is dropped when read back).
+impl BanditState {
+    /// The non-zero counts as named counters.
+    pub fn to_counters(&self) -> Vec<(String, i64)> {
+        let rows: Vec<ArmRecord> = self.clone().into();
+        let mut out = Vec::with_capacity(rows.len() * 2);
+        for row in rows {
+            let Ok(name) = serde_json::to_string(&(row.segment, row.arm)) else {
+                continue;
+            };
+            for (suffix, n) in [("#s", row.shown), ("#p", row.purchases)] {
+                if n > 0 {
+                    out.push((
+                        format!("{name}{suffix}"),
+                        i64::try_from(n).unwrap_or(i64::MAX),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The state the named counters describe; names it does not know are ignored.
+    pub fn from_counters(counters: &[(String, i64)]) -> Self {
+        let mut state = Self::default();
+        for (name, n) in counters {
+            let Some((pair, kind)) = name.rsplit_once('#') else {
+                continue;
+            };
+            let Ok((segment, arm)) = serde_json::from_str::<(Segment, Arm)>(pair) else {
+                continue;
+            };
+            let n = u64::try_from(*n).unwrap_or(0);
+            if let Some(c) = state.slot(segment, arm) {
+                match kind {
+                    "s" => c.shown = c.shown.saturating_add(n),
+                    "p" => c.purchases = c.purchases.saturating_add(n),
+                    _ => {}
+                }
+            }
+        }
+        state
+    }
+
+    /// Adds every count of `other` to this state.
+    pub fn add(&mut self, other: &BanditState) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            mine.shown = mine.shown.saturating_add(theirs.shown);
+            mine.purchases = mine.purchases.saturating_add(theirs.purchases);
+        }
+    }
+
+    /// Whether nothing was ever recorded.
+    pub fn is_empty(&self) -> bool {
+        self.counts.iter().all(|c| *c == Counts::default())
+    }
+}
+
 /// The prior failure count that gives an arm at `price_cents` the same prior expected
 /// revenue as the cheapest ladder arm under `Beta(1, 1)`; at least 1.
 fn prior_beta(price_cents: i64) -> f64 {
@@ -366,6 +427,27 @@ fn beta_draw(alpha: f64, beta: f64, normals: &mut Normals, rng: &mut impl Rng) -
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn named_counters_round_trip_and_add_up() {
+        let mut a = BanditState::default();
+        let seg = Segment::of(Some("ios"), 0);
+        let arm = Arm::all().nth(3).expect("arm");
+        a.record_shown(seg, arm);
+        a.record_shown(seg, arm);
+        a.record_purchase(seg, arm);
+        assert!(!a.is_empty());
+        let named = a.to_counters();
+        assert_eq!(named.len(), 2);
+        let mut back = BanditState::from_counters(&named);
+        assert_eq!(back, a);
+        back.add(&a);
+        assert_eq!(back.counts(seg, arm), Some((4, 2)));
+        // Unknown names (an arm off the ladder, garbage) are ignored.
+        let odd = vec![("garbage".to_owned(), 3), ("[1,2]#s".to_owned(), 1)];
+        assert!(BanditState::from_counters(&odd).is_empty());
+    }
+
     use super::*;
     use rand::{SeedableRng, rngs::StdRng};
     use std::collections::HashMap;

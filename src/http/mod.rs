@@ -85,6 +85,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::import_events))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
+        .routes(routes!(offers::model))
         .routes(routes!(sdk::status))
         .routes(routes!(sdk::sessions_open))
         .routes(routes!(sdk::post_events))

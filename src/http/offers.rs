@@ -1,8 +1,11 @@
-//! Dashboard views of the engine's decisions: one decision with its trace, and the shadow
-//! decisions of a game.
+//! Dashboard views of the engine's decisions: one decision with its trace, the shadow
+//! decisions of a game, and what its L1 model has learned.
 
 use axum::Json;
 use axum::extract::State;
+use offer_domain::bandit::ArmRecord;
+use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::access::{GameAccess, Viewer};
@@ -49,4 +52,23 @@ pub async fn shadow(
             .decisions
             .shadow_report(game_id, SHADOW_RECENT),
     ))
+}
+
+/// The L1 model's statistics of a game.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelReport {
+    /// Every (segment, arm) the model has counts for; arms never shown are left out.
+    pub arms: Vec<ArmRecord>,
+}
+
+/// What the L1 model has learned: offers shown and bought per segment and arm, the totals
+/// of every node (each node adds its counts to the store every `offers.model_sync_ms` and
+/// serves the totals read back, so this is at most one interval behind on any node).
+#[utoipa::path(get, path = "/v1/games/{game_id}/model", tag = "offers",
+    params(("game_id" = Uuid, Path)),
+    responses((status = 200, description = "The L1 model's counts", body = ModelReport),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn model(access: GameAccess<Viewer>) -> Json<ModelReport> {
+    let arms = access.game.view().snapshot.bandit().clone().into();
+    Json(ModelReport { arms })
 }

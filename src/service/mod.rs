@@ -18,6 +18,7 @@ pub mod events;
 pub mod games;
 pub mod import;
 pub mod items;
+pub mod model;
 pub mod offer_config;
 pub mod offers;
 pub mod sessions;

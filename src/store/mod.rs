@@ -283,6 +283,16 @@ pub trait Store: Send + Sync + 'static {
         entries: Vec<(String, Vec<u8>)>,
     ) -> StoreResult<bool>;
 
+    /// Adds each delta to the counter of that name in `coll`, in one atomic step, and
+    /// returns every counter of `coll` after it (an empty `deltas` only reads them). A
+    /// counter is a document holding a decimal integer; one never written counts 0. Counts
+    /// that every node adds to and reads back (the L1 model's statistics) live here.
+    async fn add_counters(
+        &self,
+        coll: Collection,
+        deltas: Vec<(String, i64)>,
+    ) -> StoreResult<Vec<(String, i64)>>;
+
     /// Removes a document; `false` when it was absent.
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool>;
 

@@ -343,6 +343,25 @@ impl Store for RedisStore {
         bounded(self.timeout, "ping", conn.check()).await
     }
 
+    async fn add_counters(
+        &self,
+        coll: Collection,
+        deltas: Vec<(String, i64)>,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        let key = self.keys.collection(coll);
+        // One transaction on one key: its slot on a cluster.
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for (name, delta) in &deltas {
+            pipe.cmd("HINCRBY").arg(&key).arg(name).arg(*delta).ignore();
+        }
+        pipe.cmd("HGETALL").arg(&key);
+        let mut conn = self.conn.clone();
+        let (all,): (Vec<(String, i64)>,) =
+            bounded(self.timeout, "add_counters", pipe.query_async(&mut conn)).await?;
+        Ok(all)
+    }
+
     async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
         let mut cmd = ::redis::cmd("HGET");
         cmd.arg(self.keys.collection(coll)).arg(id);

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, bundle, earned, item, mixed_catalogue, player, spent, template, with};
-use super::helpers::{Role, TestApp, default_backend, spawn_app, spawn_tuned};
+use super::helpers::{Role, TestApp, default_backend, shared_backend, spawn_app, spawn_tuned};
 
 /// A featured, treated player's session.
 async fn featured(app: &TestApp, sdk: &Sdk) -> String {
@@ -644,4 +644,65 @@ async fn money_events_over_rest_are_exact_and_idempotent() {
         .await
         .expect("balance");
     assert_eq!(balance, 40);
+}
+
+/// The offers shown in a game's L1 model, summed over its segments and arms.
+async fn model_shown(app: &TestApp, game: &str) -> u64 {
+    let report = app.get_json(format!("/v1/games/{game}/model")).await;
+    report["arms"]
+        .as_array()
+        .expect("arms")
+        .iter()
+        .map(|a| a["shown"].as_u64().expect("shown"))
+        .sum()
+}
+
+/// Polls `app` until its model of `game` counts `shown` offers shown; the last count.
+async fn model_reaches(app: &TestApp, game: &str, shown: u64) -> u64 {
+    let mut last = 0;
+    for _ in 0..200 {
+        last = model_shown(app, game).await;
+        if last == shown {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    last
+}
+
+#[tokio::test]
+async fn the_l1_model_learns_from_every_node_and_a_new_node_starts_with_it() {
+    let a = spawn_tuned(shared_backend(), |s| s.offers.model_sync_ms = 100).await;
+    let b = a.spawn_peer().await;
+    let (sdk, sid) = serving_l1(&a).await;
+    // B serves the game too (its model starts from the store's totals: none yet).
+    assert_eq!(model_shown(&b, &sdk.game).await, 0);
+    let mut shown = 0;
+    for _ in 0..40 {
+        let (_, body, _) = offer(&a, &sdk, &sid, "boss_raid").await;
+        if body["fallback_level"] != 1 {
+            continue;
+        }
+        let event = json!({"type": "offer_shown", "offer_id": body["offer_id"]});
+        a.post(
+            "/v1/sdk/events",
+            json!({"session_id": sid, "events": [event]}),
+        )
+        .token(&sdk.key)
+        .expect(StatusCode::ACCEPTED)
+        .await;
+        shown += 1;
+    }
+    assert!(shown > 0, "no L1 offer was served");
+    // What A learned reaches B through the store, and A keeps serving the same totals.
+    assert_eq!(model_reaches(&b, &sdk.game, shown).await, shown);
+    assert_eq!(model_reaches(&a, &sdk.game, shown).await, shown);
+    // A node started afterwards (a restart) serves the totals without having seen anything.
+    let c = a.spawn_peer().await;
+    assert_eq!(model_reaches(&c, &sdk.game, shown).await, shown);
+    // Another studio cannot read the model.
+    a.get(format!("/v1/games/{}/model", sdk.game))
+        .token(&a.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
 }

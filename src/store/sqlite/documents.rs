@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Collection, StoreResult};
+use super::super::{Collection, StoreError, StoreResult};
 use super::schema::scope_key;
 
 /// One document, if present.
@@ -103,4 +103,45 @@ pub fn delete(conn: &Connection, coll: Collection, id: &str) -> StoreResult<bool
     let mut stmt =
         conn.prepare_cached("DELETE FROM docs WHERE scope = ?1 AND coll = ?2 AND id = ?3")?;
     Ok(stmt.execute(params![scope_key(coll.scope), coll.name, id])? == 1)
+}
+
+/// Adds each delta to its counter (a document holding a decimal integer; absent counts 0)
+/// and returns every counter of the collection (the caller's savepoint makes it one step).
+pub fn add_counters(
+    conn: &Connection,
+    coll: Collection,
+    deltas: &[(String, i64)],
+) -> StoreResult<Vec<(String, i64)>> {
+    for (name, delta) in deltas {
+        let now = match get(conn, coll, name)? {
+            Some(bytes) => counter(name, &bytes)?,
+            None => 0,
+        };
+        upsert(
+            conn,
+            coll,
+            name,
+            now.saturating_add(*delta).to_string().as_bytes(),
+        )?;
+    }
+    counters(conn, coll)
+}
+
+/// Every counter of a collection.
+pub fn counters(conn: &Connection, coll: Collection) -> StoreResult<Vec<(String, i64)>> {
+    list(conn, coll)?
+        .into_iter()
+        .map(|(name, bytes)| {
+            let value = counter(&name, &bytes)?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// A counter document's value.
+fn counter(name: &str, bytes: &[u8]) -> StoreResult<i64> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| StoreError::Corrupt(format!("counter {name} is not an integer")))
 }

@@ -382,6 +382,22 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn add_counters(
+        &self,
+        coll: Collection,
+        deltas: Vec<(String, i64)>,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        if deltas.is_empty() {
+            return self
+                .read("add_counters", move |conn| documents::counters(conn, coll))
+                .await;
+        }
+        self.write("add_counters", move |conn| {
+            documents::add_counters(conn, coll, &deltas)
+        })
+        .await
+    }
+
     async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool> {
         let id = id.to_owned();
         self.write("insert_new", move |conn| {
