@@ -153,6 +153,9 @@ impl Application {
     ) -> std::io::Result<()> {
         let state = self.state.clone();
         tokio::spawn(crate::bus::follow(state.clone()));
+        let quadrants = tokio::spawn(crate::service::economy::refresh_schedule(
+            state.services.clone(),
+        ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
         let app = crate::http::router(state.clone(), crate::ws::routes());
         let server = Server::new(self.listener, app, self.limits).await;
@@ -172,6 +175,7 @@ impl Application {
         {
             tracing::warn!("sockets still closing at the drain deadline");
         }
+        quadrants.abort();
         state.services.actors.stop();
         Ok(())
     }
