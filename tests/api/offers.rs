@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, bundle, earned, item, mixed_catalogue, player, spent, template, with};
-use super::helpers::{Role, TestApp, default_backend, spawn_app, spawn_tuned};
+use super::helpers::{Role, TestApp, default_backend, shared_backend, spawn_app, spawn_tuned};
 
 /// A featured, treated player's session.
 async fn featured(app: &TestApp, sdk: &Sdk) -> String {
@@ -466,6 +466,22 @@ async fn hyper_inflation_from_the_economy_suppresses_ai_offers_until_it_is_healt
     wait_for_quadrant(&app, &sdk, "HEALTHY").await;
     let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 1, "{body}");
+}
+
+#[tokio::test]
+async fn every_node_follows_the_quadrant_of_the_shared_economy() {
+    let a = spawn_tuned(shared_backend(), |s| {
+        s.economy.quadrant_interval_ms = 100;
+    })
+    .await;
+    let b = a.spawn_peer().await;
+    let sdk = a.game_with(json!([])).await;
+    wait_for_quadrant(&b, &sdk, "HEALTHY").await;
+    // Events taken by A move the economy B serves the game in.
+    send_events(&a, &sdk, "economy_1", json!([earned("gold", 1000, "e1")])).await;
+    wait_for_quadrant(&b, &sdk, "HYPER_INFL").await;
+    send_events(&a, &sdk, "economy_1", json!([spent("gold", 600, "s1")])).await;
+    wait_for_quadrant(&b, &sdk, "HEALTHY").await;
 }
 
 #[tokio::test]
