@@ -27,7 +27,8 @@ pub struct GameRecord {
     #[serde(flatten)]
     pub game: Game,
     /// The FSR quadrant this node serves the game in, recomputed from the production 7-day
-    /// window every `economy.quadrant_interval_ms` (`HYPER_INFL` suppresses L1 and L2).
+    /// window every `economy.quadrant_interval_ms`, on load and after a production import
+    /// (`HYPER_INFL` suppresses L1 and L2).
     pub quadrant: Quadrant,
 }
 

@@ -6,8 +6,9 @@
 //! calibration, which is configuration and never code.
 //!
 //! The quadrant is recomputed by every node for the games it serves, from the shared store,
-//! on a schedule ([`refresh_schedule`]) and after an import: nothing travels on the bus, so
-//! every node converges on the same quadrant within one interval.
+//! on a schedule ([`refresh_schedule`]), when the node loads a game and after a production
+//! import: nothing travels on the bus, so every node converges on the same quadrant within
+//! one interval.
 
 use std::time::Duration;
 
