@@ -47,6 +47,16 @@ pub struct Settings {
     pub websocket: WebSocketSettings,
     /// The Prometheus endpoint.
     pub metrics: MetricsSettings,
+    /// Economy figures.
+    pub economy: EconomySettings,
+}
+
+/// `[economy]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EconomySettings {
+    /// How often each node recomputes the FSR quadrant of the games it serves.
+    pub quadrant_interval_ms: u64,
 }
 
 /// `[metrics]`.
@@ -256,6 +266,11 @@ impl Settings {
         if self.auth.authoring_key_ttl_days <= 0 {
             return Err(ConfigError(
                 "auth.authoring_key_ttl_days must be positive".into(),
+            ));
+        }
+        if !(100..=86_400_000).contains(&self.economy.quadrant_interval_ms) {
+            return Err(ConfigError(
+                "economy.quadrant_interval_ms must be between 100 and 86400000 (one day)".into(),
             ));
         }
         if self.store.timeout_ms == 0 || self.store.timeout_ms > 2000 {

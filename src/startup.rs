@@ -161,6 +161,9 @@ impl Application {
             state.services.clone(),
             shutdown.clone(),
         ));
+        let quadrants = tokio::spawn(crate::service::economy::refresh_schedule(
+            state.services.clone(),
+        ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
         let app = crate::http::router(state.clone(), crate::ws::routes());
         let server = Server::new(self.listener, app, self.limits).await;
@@ -188,6 +191,7 @@ impl Application {
         if tokio::time::timeout_at(deadline, model).await.is_err() {
             tracing::warn!("the L1 model still being synced at the drain deadline");
         }
+        quadrants.abort();
         state.services.actors.stop();
         Ok(())
     }

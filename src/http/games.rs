@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use offer_domain::catalogue::ItemInput;
 use offer_domain::currency::Currency;
+use offer_domain::economy::Quadrant;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -18,6 +19,18 @@ use crate::auth::{Dashboard, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::service::games;
 use crate::state::AppState;
+
+/// `GET /v1/games/{game_id}`: the game and the live state a dashboard shows with it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameRecord {
+    /// The game.
+    #[serde(flatten)]
+    pub game: Game,
+    /// The FSR quadrant this node serves the game in, recomputed from the production 7-day
+    /// window every `economy.quadrant_interval_ms`, on load and after a production import
+    /// (`HYPER_INFL` suppresses L1 and L2).
+    pub quadrant: Quadrant,
+}
 
 /// Body of `POST /v1/games`.
 ///
@@ -180,7 +193,7 @@ pub async fn list_games(
 #[utoipa::path(get, path = "/v1/games/{game_id}", tag = "games",
     params(("game_id" = Uuid, Path)),
     responses(
-        (status = 200, description = "The game", body = Game, links(
+        (status = 200, description = "The game", body = GameRecord, links(
             ("ListItems" = (operation_id = "list_items",
                 parameters(("game_id" = "$response.body#/game_id")),
                 description = "Its catalogue")),
@@ -195,8 +208,12 @@ pub async fn list_games(
                 description = "Its approvals")),
         )),
         AuthErrors, NotFound, Unavailable))]
-pub async fn get_game(access: GameAccess<Viewer>) -> Json<Game> {
-    Json(access.game.view().game.clone())
+pub async fn get_game(access: GameAccess<Viewer>) -> Json<GameRecord> {
+    let view = access.game.view();
+    Json(GameRecord {
+        game: view.game.clone(),
+        quadrant: view.snapshot.quadrant(),
+    })
 }
 
 /// Updates name, genre, currencies or guardrails (merged field by field) (developer).

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use offer_actors::GameHandle;
 use offer_actors::game::ItemJson;
+use offer_domain::economy::Quadrant;
 use offer_domain::game::Mode;
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,9 @@ pub struct SdkStatus {
     pub mode: Mode,
     /// Version of the game's live configuration.
     pub config_version: u64,
+    /// FSR quadrant of the game's production economy; while `HYPER_INFL` the AI levels
+    /// (L1 and L2) are suppressed.
+    pub quadrant: Quadrant,
     /// Server clock.
     pub server_time: DateTime<Utc>,
 }
@@ -92,8 +96,8 @@ async fn sdk_game(state: &AppState, caller: &SdkCaller) -> ApiResult<GameHandle>
     Ok(games::load(&state.services, caller.key.game_id).await?)
 }
 
-/// Kill switch, mode and configuration version at SDK start (the key's own game; any other
-/// id is a 404).
+/// Kill switch, mode, configuration version and FSR quadrant at SDK start (the key's own
+/// game; any other id is a 404).
 #[utoipa::path(get, path = "/v1/sdk/status/{game_id}", tag = "sdk",
     operation_id = "get_sdk_status",
     params(("game_id" = Uuid, Path)),
@@ -111,6 +115,7 @@ pub async fn status(
         kill_switch: view.kill_switch.clone(),
         mode: view.game.mode,
         config_version: view.version,
+        quadrant: view.snapshot.quadrant(),
         server_time: Utc::now(),
     }))
 }

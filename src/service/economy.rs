@@ -1,12 +1,21 @@
-//! Economy figures of a game: the faucet/sink ratio report.
+//! Economy figures of a game: the faucet/sink ratio report, and the quadrant that gates the
+//! AI levels.
 //!
-//! Read-only: the report is computed from the store's per-day aggregates (one read of at
-//! most 96 days, whatever the size of the ledger), the catalogue's currency values and the
-//! genre's calibration, which is configuration and never code.
+//! The report is computed from the store's per-day aggregates (one read of at most 96 days,
+//! whatever the size of the ledger), the catalogue's currency values and the genre's
+//! calibration, which is configuration and never code.
+//!
+//! The quadrant is recomputed by every node for the games it serves, from the shared store,
+//! on a schedule ([`refresh_schedule`]), when the node loads a game and after a production
+//! import: nothing travels on the bus, so every node converges on the same quadrant within
+//! one interval.
+
+use std::time::Duration;
 
 use chrono::Utc;
-use offer_actors::GameHandle;
+use offer_actors::{GameChange, GameHandle};
 use offer_domain::catalogue::currency_rates;
+use offer_domain::economy::Quadrant;
 use offer_domain::environment::Environment;
 use offer_domain::fsr::{self, Flows, FsrReport, MAX_PERIOD_DAYS, ReportInput, Thresholds};
 
@@ -69,4 +78,97 @@ pub async fn fsr_report(
         usd_per_unit: &rates,
     };
     Ok(fsr::report(&input, &dates, &flows))
+}
+
+/// Recomputes the quadrant of a game this node serves from the production 7-day window
+/// ending today and hands it to the game's actor when it changed. A window in which nothing
+/// moved has no quadrant, so the game keeps its last one. Answers the quadrant now in force.
+///
+/// Production only: the actor holds one quadrant per game, and the sandbox's test traffic
+/// must not switch the live game's AI levels off.
+pub async fn refresh_quadrant(state: &Services, handle: &GameHandle) -> ServiceResult<Quadrant> {
+    let game_id = handle.view().game.game_id;
+    // Under the write lock, so a reload (which carries the actor's quadrant over) never
+    // lands between this read of the quadrant and its change.
+    let lock = state.write_lock(game_id);
+    let _guard = lock.lock().await;
+    let report = fsr_report(state, handle, Environment::Production, 1).await?;
+    let current = handle.view().snapshot.quadrant();
+    match report.quadrant {
+        Some(next) if next != current => {
+            handle.change(GameChange::Quadrant(next)).await?;
+            tracing::info!(%game_id, from = ?current, to = ?next, "FSR quadrant changed");
+            Ok(next)
+        }
+        _ => Ok(current),
+    }
+}
+
+/// Refreshes the quadrant of every game this node serves, one after the other (a failure
+/// is logged and the next game still refreshes).
+async fn refresh_all(state: &Services) {
+    for handle in state.actors.games() {
+        if let Err(e) = refresh_quadrant(state, &handle).await {
+            let game_id = handle.view().game.game_id;
+            tracing::warn!(%game_id, error = %e, "refreshing the FSR quadrant failed");
+        }
+    }
+}
+
+/// Refreshes every served game's quadrant each `economy.quadrant_interval_ms`, for as long
+/// as the process runs. Started with the server, off the request path.
+pub async fn refresh_schedule(state: Services) {
+    let period = Duration::from_millis(state.settings.economy.quadrant_interval_ms);
+    let mut ticks = tokio::time::interval(period);
+    // A slow store delays the next round rather than bunching rounds up behind it.
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        refresh_all(&state).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use offer_actors::ActorSystem;
+
+    use super::*;
+    use crate::config::Settings;
+    use crate::service::games::{self, NewGame};
+    use crate::store::sqlite::{SqliteOptions, SqliteStore};
+
+    #[test]
+    fn a_window_where_nothing_moved_keeps_the_last_quadrant() {
+        actix_rt::System::new().block_on(async {
+            let settings = Settings::load(None).expect("default settings");
+            let genres = settings.genres().expect("genres");
+            let actors = ActorSystem::start(1, Duration::from_secs(60));
+            let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
+            let services = Services::new(settings, Arc::new(store), actors, genres);
+            let game = games::create(
+                &services,
+                "studio",
+                NewGame {
+                    name: "Quiet".into(),
+                    genre: "rpg".into(),
+                    currencies: Vec::new(),
+                    items: Vec::new(),
+                    guardrails: Default::default(),
+                },
+            )
+            .await
+            .expect("game");
+            game.change(GameChange::Quadrant(Quadrant::HyperInfl))
+                .await
+                .expect("actor");
+            let version = game.view().version;
+            let quadrant = refresh_quadrant(&services, &game).await.expect("refresh");
+            assert_eq!(quadrant, Quadrant::HyperInfl);
+            assert_eq!(game.view().snapshot.quadrant(), Quadrant::HyperInfl);
+            assert_eq!(game.view().version, version, "nothing was published");
+            services.actors.stop();
+        });
+    }
 }

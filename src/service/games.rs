@@ -38,7 +38,14 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<GameHandle> 
     };
     let game: Game = decode(&bytes)?;
     let config = load_config(state, &game).await?;
-    Ok(state.actors.start_game(game, config))
+    let handle = state.actors.start_game(game, config);
+    // The quadrant lives in the actors only: a node that starts serving a game computes it
+    // now rather than serve a hyper-inflated economy's AI offers until the next round. The
+    // game itself loaded, so a failure here leaves the round to retry rather than refusing it.
+    if let Err(e) = super::economy::refresh_quadrant(state, &handle).await {
+        tracing::warn!(%game_id, error = %e, "computing the FSR quadrant of a loaded game failed");
+    }
+    Ok(handle)
 }
 
 /// A page of a studio's games ordered by id: at most `limit` games after `cursor`, and the

@@ -4,7 +4,8 @@
 //! History has no opening balance and may arrive out of order, so an imported spend is not
 //! checked against the balance; `tx_id` still deduplicates, so an import can be re-run.
 //! Every event is checked before the first is written: one bad event refuses the whole call
-//! (422 naming its index) and nothing is written.
+//! (422 naming its index) and nothing is written. A production import that appended
+//! anything recomputes the game's FSR quadrant on this node straight away.
 
 use chrono::{Duration, Utc};
 use offer_actors::GameHandle;
@@ -108,6 +109,14 @@ pub async fn import(
             code: refusal.code(),
             message: refusal.message(),
         });
+    }
+    // History can move the production window at once; the schedule would see it within an
+    // interval anyway, so a failed refresh is logged rather than failing what was written.
+    if env == Environment::Production
+        && outcome.imported > 0
+        && let Err(e) = super::economy::refresh_quadrant(state, handle).await
+    {
+        tracing::warn!(game_id = %game.game_id, error = %e, "refreshing the FSR quadrant after an import failed");
     }
     Ok(outcome)
 }

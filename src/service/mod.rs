@@ -93,7 +93,7 @@ impl Services {
     }
 
     /// The write lock of one game on this node.
-    fn write_lock(&self, game_id: Uuid) -> Arc<Mutex<()>> {
+    pub(crate) fn write_lock(&self, game_id: Uuid) -> Arc<Mutex<()>> {
         self.write_locks.entry(game_id).or_default().clone()
     }
 }

@@ -278,3 +278,46 @@ async fn import_is_for_admins_of_the_studio_and_at_most_ten_thousand_events() {
     let report = app.get_json(fsr_path(&sdk.game, "")).await;
     assert_eq!(report["currency_summary"], json!([]));
 }
+
+/// The SDK status's quadrant of `sdk`'s game.
+async fn quadrant(app: &TestApp, sdk: &Sdk) -> Value {
+    app.get(format!("/v1/sdk/status/{}", sdk.game))
+        .token(&sdk.key)
+        .expect(StatusCode::OK)
+        .await["quadrant"]
+        .clone()
+}
+
+#[tokio::test]
+async fn a_production_import_recomputes_the_quadrant_at_once() {
+    // The default schedule (a minute) does not come round during the test: only the import
+    // moves the quadrant.
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    assert_eq!(quadrant(&app, &sdk).await, "HEALTHY");
+    let three_days_ago = chrono::Utc::now() - chrono::Duration::days(3);
+    let earned_only = json!({"events": [
+        past("p1", earned("gold", 1000, "h1"), three_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), earned_only)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(quadrant(&app, &sdk).await, "HYPER_INFL");
+    let record = app.get_json(format!("/v1/games/{}", sdk.game)).await;
+    assert_eq!(record["quadrant"], "HYPER_INFL");
+    // Sandbox history never moves the production quadrant.
+    let sandbox = json!({"environment": "sandbox", "events": [
+        past("p1", spent("gold", 600, "s1"), three_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), sandbox)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(quadrant(&app, &sdk).await, "HYPER_INFL");
+    let spending = json!({"events": [
+        past("p1", spent("gold", 600, "h2"), three_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), spending)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(quadrant(&app, &sdk).await, "HEALTHY");
+}

@@ -459,26 +459,49 @@ async fn mode_changes_follow_the_promotion_rules() {
         .await;
 }
 
+/// Polls the SDK status (and the game record) until the game's quadrant is `quadrant`, for
+/// at most about ten seconds.
+async fn wait_for_quadrant(app: &TestApp, sdk: &Sdk, quadrant: &str) {
+    for _ in 0..200 {
+        let status = app
+            .get(format!("/v1/sdk/status/{}", sdk.game))
+            .token(&sdk.key)
+            .expect(StatusCode::OK)
+            .await;
+        if status["quadrant"] == quadrant {
+            let record = app.get_json(format!("/v1/games/{}", sdk.game)).await;
+            assert_eq!(record["quadrant"], quadrant, "{record}");
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the quadrant never became {quadrant}");
+}
+
+/// Sends `events` for `player` in a session of its own.
+async fn send_events(app: &TestApp, sdk: &Sdk, player: &str, events: Value) {
+    let sid = app.open_session(sdk, player, json!({})).await;
+    app.post(
+        "/v1/sdk/events",
+        json!({"session_id": sid, "events": events}),
+    )
+    .token(&sdk.key)
+    .expect(StatusCode::ACCEPTED)
+    .await;
+}
+
 #[tokio::test]
-async fn hyper_inflation_suppresses_ai_offers_only() {
-    let app = spawn_app().await;
+async fn hyper_inflation_from_the_economy_suppresses_ai_offers_until_it_is_healthy() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.economy.quadrant_interval_ms = 100;
+    })
+    .await;
     let (sdk, sid) = serving_l1(&app).await;
-    // Nothing computes the quadrant from the economy yet; the test sets it on the actor.
-    let game_id: Uuid = sdk.game.parse().expect("uuid");
-    let handle = app
-        .running
-        .state
-        .services
-        .actors
-        .game(&game_id)
-        .expect("loaded");
-    handle
-        .change(offer_actors::GameChange::Quadrant(
-            offer_domain::economy::Quadrant::HyperInfl,
-        ))
-        .await
-        .expect("actor");
-    for _ in 0..10 {
+    wait_for_quadrant(&app, &sdk, "HEALTHY").await;
+    // Currency earned and none spent in the production window: hyper-inflation.
+    send_events(&app, &sdk, "economy_1", json!([earned("gold", 1000, "e1")])).await;
+    wait_for_quadrant(&app, &sdk, "HYPER_INFL").await;
+    for _ in 0..3 {
         let (status, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
         assert_eq!(status, StatusCode::OK, "L3/L4 still serve");
         assert!(
@@ -486,6 +509,27 @@ async fn hyper_inflation_suppresses_ai_offers_only() {
             "{body}"
         );
     }
+    // Spending brings the window's ratio to 1000 / 600, inside the RPG range 0.8 to 2.0.
+    send_events(&app, &sdk, "economy_1", json!([spent("gold", 600, "s1")])).await;
+    wait_for_quadrant(&app, &sdk, "HEALTHY").await;
+    let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
+    assert_eq!(body["fallback_level"], 1, "{body}");
+}
+
+#[tokio::test]
+async fn every_node_follows_the_quadrant_of_the_shared_economy() {
+    let a = spawn_tuned(shared_backend(), |s| {
+        s.economy.quadrant_interval_ms = 100;
+    })
+    .await;
+    let b = a.spawn_peer().await;
+    let sdk = a.game_with(json!([])).await;
+    wait_for_quadrant(&b, &sdk, "HEALTHY").await;
+    // Events taken by A move the economy B serves the game in.
+    send_events(&a, &sdk, "economy_1", json!([earned("gold", 1000, "e1")])).await;
+    wait_for_quadrant(&b, &sdk, "HYPER_INFL").await;
+    send_events(&a, &sdk, "economy_1", json!([spent("gold", 600, "s1")])).await;
+    wait_for_quadrant(&b, &sdk, "HEALTHY").await;
 }
 
 #[tokio::test]
