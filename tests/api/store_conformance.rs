@@ -173,6 +173,7 @@ conformance!(random, case_randomised_ledger_sums);
 conformance!(bus, case_publish_reaches_subscriber);
 conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
 conformance!(versioned, case_versioned_write_is_all_or_nothing);
+conformance!(counters, case_counters_add_up_across_writers);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -291,6 +292,52 @@ async fn case_insert_new(ctx: Ctx) {
             .expect("insert")
     );
     assert_eq!(s.get(coll, "k").await.expect("get"), Some(bytes("first")));
+}
+
+async fn case_counters_add_up_across_writers(ctx: Ctx) {
+    let s = &ctx.store;
+    let coll = Collection::game(Uuid::new_v4(), "l1_model");
+    let sorted = |mut v: Vec<(String, i64)>| {
+        v.sort();
+        v
+    };
+    assert!(
+        s.add_counters(coll, Vec::new())
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    let first = s
+        .add_counters(coll, vec![("a".into(), 2), ("b".into(), 5)])
+        .await
+        .expect("add");
+    assert_eq!(sorted(first), [("a".to_owned(), 2), ("b".to_owned(), 5)]);
+    // Concurrent writers (another instance of the backend too) never lose an addition.
+    let peer = ctx.peer().await;
+    let mut writers = Vec::new();
+    for i in 0..20 {
+        let store = if i % 2 == 0 { s.clone() } else { peer.clone() };
+        writers.push(tokio::spawn(async move {
+            store
+                .add_counters(coll, vec![("a".into(), 1), ("c".into(), 3)])
+                .await
+                .expect("add")
+        }));
+    }
+    for w in writers {
+        w.await.expect("join");
+    }
+    let all = sorted(s.add_counters(coll, Vec::new()).await.expect("read"));
+    assert_eq!(
+        all,
+        [
+            ("a".to_owned(), 22),
+            ("b".to_owned(), 5),
+            ("c".to_owned(), 60)
+        ]
+    );
+    // A counter is a document like any other.
+    assert_eq!(s.get(coll, "b").await.expect("get"), Some(bytes("5")));
 }
 
 async fn case_compare_and_swap(ctx: Ctx) {
