@@ -7,18 +7,6 @@ use serde_json::{Value, json};
 use super::fixtures::{Sdk, earned, spent, store_shelf};
 use super::helpers::{Role, TestApp, spawn_app};
 
-/// Sends `events` in one SDK call for a new session of `player`.
-async fn send(app: &TestApp, sdk: &Sdk, player: &str, events: Value) {
-    let sid = app.open_session(sdk, player, json!({})).await;
-    app.post(
-        "/v1/sdk/events",
-        json!({"session_id": sid, "events": events}),
-    )
-    .token(&sdk.key)
-    .expect(StatusCode::ACCEPTED)
-    .await;
-}
-
 fn fsr_path(game: &str, query: &str) -> String {
     format!("/v1/games/{game}/economy/fsr{query}")
 }
@@ -52,7 +40,8 @@ async fn a_quiet_game_has_no_ratio_and_no_quadrant() {
 async fn earned_with_nothing_spent_is_hyper_inflation_without_a_ratio() {
     let app = spawn_app().await;
     let sdk = app.game_with(json!([])).await;
-    send(&app, &sdk, "p1", json!([earned("gold", 40, "t1")])).await;
+    app.send_events(&sdk, "p1", json!([earned("gold", 40, "t1")]))
+        .await;
     let report = app.get_json(fsr_path(&sdk.game, "")).await;
     assert_eq!(report["fsr"], Value::Null);
     assert_eq!(report["quadrant"], "HYPER_INFL");
@@ -67,8 +56,7 @@ async fn a_currency_without_usd_value_falls_back_to_units() {
     let app = spawn_app().await;
     // Gems have packs (a USD value), gold has none.
     let sdk = app.game_with(store_shelf()).await;
-    send(
-        &app,
+    app.send_events(
         &sdk,
         "p1",
         json!([
@@ -100,8 +88,7 @@ async fn a_currency_without_usd_value_falls_back_to_units() {
 async fn valued_currencies_are_weighed_in_usd_and_exactly_max_is_healthy() {
     let app = spawn_app().await;
     let sdk = app.game_with(store_shelf()).await;
-    send(
-        &app,
+    app.send_events(
         &sdk,
         "p1",
         json!([earned("gems", 100, "t1"), spent("gems", 50, "t2")]),

@@ -191,6 +191,18 @@ impl TestApp {
         sid
     }
 
+    /// Sends `events` in one SDK call, in a new session of `player`.
+    pub async fn send_events(&self, sdk: &Sdk, player: &str, events: Value) {
+        let sid = self.open_session(sdk, player, json!({})).await;
+        self.post(
+            "/v1/sdk/events",
+            json!({"session_id": sid, "events": events}),
+        )
+        .token(&sdk.key)
+        .expect(StatusCode::ACCEPTED)
+        .await;
+    }
+
     /// The change of `game`'s operating mode to `mode`.
     #[track_caller]
     pub fn set_mode(&self, game: &str, mode: &str) -> Call<'_> {

@@ -478,18 +478,6 @@ async fn wait_for_quadrant(app: &TestApp, sdk: &Sdk, quadrant: &str) {
     panic!("the quadrant never became {quadrant}");
 }
 
-/// Sends `events` for `player` in a session of its own.
-async fn send_events(app: &TestApp, sdk: &Sdk, player: &str, events: Value) {
-    let sid = app.open_session(sdk, player, json!({})).await;
-    app.post(
-        "/v1/sdk/events",
-        json!({"session_id": sid, "events": events}),
-    )
-    .token(&sdk.key)
-    .expect(StatusCode::ACCEPTED)
-    .await;
-}
-
 #[tokio::test]
 async fn hyper_inflation_from_the_economy_suppresses_ai_offers_until_it_is_healthy() {
     let app = spawn_tuned(default_backend(), |s| {
@@ -499,7 +487,8 @@ async fn hyper_inflation_from_the_economy_suppresses_ai_offers_until_it_is_healt
     let (sdk, sid) = serving_l1(&app).await;
     wait_for_quadrant(&app, &sdk, "HEALTHY").await;
     // Currency earned and none spent in the production window: hyper-inflation.
-    send_events(&app, &sdk, "economy_1", json!([earned("gold", 1000, "e1")])).await;
+    app.send_events(&sdk, "economy_1", json!([earned("gold", 1000, "e1")]))
+        .await;
     wait_for_quadrant(&app, &sdk, "HYPER_INFL").await;
     for _ in 0..3 {
         let (status, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
@@ -510,7 +499,8 @@ async fn hyper_inflation_from_the_economy_suppresses_ai_offers_until_it_is_healt
         );
     }
     // Spending brings the window's ratio to 1000 / 600, inside the RPG range 0.8 to 2.0.
-    send_events(&app, &sdk, "economy_1", json!([spent("gold", 600, "s1")])).await;
+    app.send_events(&sdk, "economy_1", json!([spent("gold", 600, "s1")]))
+        .await;
     wait_for_quadrant(&app, &sdk, "HEALTHY").await;
     let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 1, "{body}");
@@ -526,9 +516,11 @@ async fn every_node_follows_the_quadrant_of_the_shared_economy() {
     let sdk = a.game_with(json!([])).await;
     wait_for_quadrant(&b, &sdk, "HEALTHY").await;
     // Events taken by A move the economy B serves the game in.
-    send_events(&a, &sdk, "economy_1", json!([earned("gold", 1000, "e1")])).await;
+    a.send_events(&sdk, "economy_1", json!([earned("gold", 1000, "e1")]))
+        .await;
     wait_for_quadrant(&b, &sdk, "HYPER_INFL").await;
-    send_events(&a, &sdk, "economy_1", json!([spent("gold", 600, "s1")])).await;
+    a.send_events(&sdk, "economy_1", json!([spent("gold", 600, "s1")]))
+        .await;
     wait_for_quadrant(&b, &sdk, "HEALTHY").await;
 }
 
