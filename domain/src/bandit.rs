@@ -160,7 +160,7 @@ impl Segment {
 
 /// An arm the model picked and the segment it picked it for: what a later show or
 /// purchase of the offer is recorded against, even if the player's spend changed meanwhile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub struct ArmPick {
     /// The player's segment when the offer was made.
     pub segment: Segment,

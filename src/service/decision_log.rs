@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use offer_actors::SessionInfo;
-use offer_domain::bandit::{Arm, Segment};
+use offer_domain::bandit::ArmPick;
 use offer_domain::catalogue::Item;
 use offer_domain::environment::Environment;
 use offer_domain::offer::ServedOffer;
@@ -103,9 +103,10 @@ pub struct DecisionRecord {
     #[serde(serialize_with = "candidate")]
     #[schema(value_type = Option<CandidateView>)]
     pub approval_candidate: Option<Candidate>,
-    /// The L1 arm served, for learning from later events.
-    #[serde(skip)]
-    pub learning: Option<(Segment, Arm)>,
+    /// The L1 arm served and the segment it was served to: what a later `offer_shown` or
+    /// `purchase` of this offer teaches the model, on whichever node the event arrives.
+    #[serde(rename = "l1_pick", skip_serializing_if = "Option::is_none")]
+    pub learning: Option<ArmPick>,
 }
 
 impl DecisionRecord {
@@ -130,7 +131,9 @@ impl DecisionRecord {
                 Some(o.fallback_level),
                 plan.items,
                 Some(o.price_cents),
-                plan.segment.zip(plan.arm),
+                plan.segment
+                    .zip(plan.arm)
+                    .map(|(segment, arm)| ArmPick { segment, arm }),
             ),
             (Served::Offer(o), Outcome::NoOffer(_)) => (
                 "offer",

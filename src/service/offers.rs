@@ -20,9 +20,10 @@ use offer_domain::schema::SnakeCaseId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::Services;
 use super::approvals::queue_offer;
 use super::decision_log::{DecisionRecord, Served};
+use super::{ServiceResult, Services};
+use crate::store::codec::decode;
 
 thread_local! {
     /// The L1 model's sampler on this thread: fast rather than cryptographic (it only picks
@@ -114,18 +115,50 @@ pub fn definition(c: &Candidate, trigger: &str) -> OfferDefinition {
     }
 }
 
-/// Feeds the L1 model from an `offer_shown` or `purchase` event naming an offer this node
-/// served.
+/// Feeds the L1 model from an `offer_shown` or `purchase` event naming an L1 offer. The
+/// offer's arm comes from this node's decision log when this node served it; otherwise
+/// from the decision record in the store (written there behind the response), read in a
+/// task of its own so the event's answer never waits for it. An event that arrives on
+/// another node before the record reached the store teaches nothing.
 pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: bool) {
-    if let Some(record) = state.decisions.get(&offer_id)
-        && let Some((segment, arm)) = record.learning
-        && record.game_id == game.view().game.game_id
-    {
-        let feedback = if purchased {
-            Feedback::Purchased
-        } else {
-            Feedback::Shown
-        };
-        game.learn(ArmPick { segment, arm }, feedback);
+    let feedback = if purchased {
+        Feedback::Purchased
+    } else {
+        Feedback::Shown
+    };
+    let game_id = game.view().game.game_id;
+    if let Some(record) = state.decisions.get(&offer_id) {
+        if let Some(pick) = record.learning
+            && record.game_id == game_id
+        {
+            game.learn(pick, feedback);
+        }
+        return;
     }
+    let (state, game) = (state.clone(), game.clone());
+    tokio::spawn(async move {
+        match stored_pick(&state, game_id, offer_id).await {
+            Ok(Some(pick)) => game.learn(pick, feedback),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "reading a decision to learn from failed"),
+        }
+    });
+}
+
+/// The L1 pick of a decision of `game_id` kept in the store, if it is there and was L1.
+async fn stored_pick(
+    state: &Services,
+    game_id: Uuid,
+    offer_id: Uuid,
+) -> ServiceResult<Option<ArmPick>> {
+    /// The one field of a stored decision record that learning needs.
+    #[derive(Deserialize)]
+    struct Stored {
+        l1_pick: Option<ArmPick>,
+    }
+    let Some(bytes) = state.store.get_decision(game_id, offer_id).await? else {
+        return Ok(None);
+    };
+    let stored: Stored = decode(&bytes)?;
+    Ok(stored.l1_pick)
 }

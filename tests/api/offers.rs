@@ -742,3 +742,33 @@ async fn the_l1_model_learns_from_every_node_and_a_new_node_starts_with_it() {
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
 }
+
+#[tokio::test]
+async fn an_offer_shown_reported_to_another_node_still_teaches_the_model() {
+    let a = spawn_tuned(shared_backend(), |s| s.offers.model_sync_ms = 100).await;
+    let b = a.spawn_peer().await;
+    let (sdk, sid) = serving_l1(&a).await;
+    let (_, body, _) = offer(&a, &sdk, &sid, "boss_raid").await;
+    assert_eq!(body["fallback_level"], 1, "{body}");
+    let offer_id = body["offer_id"].as_str().expect("offer id").to_owned();
+    // Once the decision reached the store, B knows its L1 pick.
+    let path = format!("/v1/games/{}/offers/{offer_id}", sdk.game);
+    let mut record = Value::Null;
+    for _ in 0..200 {
+        let r = b.get(&path).send().await;
+        if r.status() == StatusCode::OK {
+            record = r.json().await.expect("json");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(record["l1_pick"]["arm"].is_object(), "{record}");
+    // The client reports the show to B (its session moved there).
+    let event = json!({"type": "offer_shown", "offer_id": offer_id});
+    b.post("/v1/sdk/events", json!({"session_id": sid, "events": [event]}))
+        .token(&sdk.key)
+        .expect(StatusCode::ACCEPTED)
+        .await;
+    assert_eq!(model_reaches(&a, &sdk.game, 1).await, 1);
+    assert_eq!(model_reaches(&b, &sdk.game, 1).await, 1);
+}
