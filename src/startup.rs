@@ -161,6 +161,10 @@ impl Application {
             state.services.clone(),
             shutdown.clone(),
         ));
+        tokio::spawn(crate::service::retention::keep_pruning(
+            state.services.clone(),
+            shutdown.clone(),
+        ));
         let quadrants = tokio::spawn(crate::service::economy::refresh_schedule(
             state.services.clone(),
         ));

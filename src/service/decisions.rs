@@ -65,7 +65,7 @@ pub async fn persist(state: Services, mut shutdown: watch::Receiver<bool>) {
                 }
                 false
             }
-            () = stopped(&mut shutdown) => true,
+            () = super::stopped(&mut shutdown) => true,
         };
         if stopping {
             drain(&state, &mut outbox, &mut batch, ttl).await;
@@ -75,11 +75,6 @@ pub async fn persist(state: Services, mut shutdown: watch::Receiver<bool>) {
         report_dropped(&state.decisions);
         tokio::time::sleep(LINGER).await;
     }
-}
-
-/// Waits until `shutdown` turns true (or its sender is gone).
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stop| *stop).await;
 }
 
 /// Writes everything still in the outbox, a batch at a time.

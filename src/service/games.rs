@@ -19,7 +19,7 @@ use offer_domain::environment::Environment;
 pub const MAX_INLINE_ITEMS: usize = 20;
 
 /// Collection of game records (deployment-wide, by id).
-fn games_collection() -> Collection {
+pub(super) fn games_collection() -> Collection {
     Collection::global("games")
 }
 

@@ -21,6 +21,7 @@ pub mod items;
 pub mod model;
 pub mod offer_config;
 pub mod offers;
+pub mod retention;
 pub mod sessions;
 mod write;
 
@@ -103,4 +104,11 @@ impl Deref for Services {
     fn deref(&self) -> &Inner {
         &self.0
     }
+}
+
+/// Waits until the shutdown signal turns true (or its sender is gone): the stop condition of
+/// every background task of the service layer.
+pub(crate) async fn stopped(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+    // The borrow the wait returns is dropped here: it must not live across an await.
+    let _ = shutdown.wait_for(|stop| *stop).await;
 }

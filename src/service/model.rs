@@ -31,7 +31,7 @@ pub async fn keep_synced(state: Services, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = tick.tick() => {}
-            () = stopped(&mut shutdown) => {
+            () = super::stopped(&mut shutdown) => {
                 sync_all(&state).await;
                 return;
             }
@@ -67,10 +67,4 @@ async fn sync(state: &Services, game: &GameHandle) -> ServiceResult<()> {
             Err(e.into())
         }
     }
-}
-
-/// Waits until `shutdown` turns true (or its sender is gone).
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    // The borrow the wait returns is dropped here: it must not live across an await.
-    let _ = shutdown.wait_for(|stop| *stop).await;
 }

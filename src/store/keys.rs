@@ -67,6 +67,12 @@ impl Keys {
         format!("{}:{{{game_id}}}:{}:tx", self.prefix, env.tag())
     }
 
+    /// When each idempotency record's event was received: a sorted set of tx ids scored by
+    /// Unix milliseconds, so the records past the retention are found without a scan.
+    pub fn tx_received(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:txr", self.prefix, env.tag())
+    }
+
     /// Lifetime real-money spend per player: player id -> cents.
     pub fn spend(&self, game_id: Uuid, env: Environment) -> String {
         format!("{}:{{{game_id}}}:{}:spend", self.prefix, env.tag())

@@ -304,6 +304,19 @@ pub trait Store: Send + Sync + 'static {
     /// entry and day aggregate together.
     async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome>;
 
+    /// Forgets at most `limit` idempotency records of one game and environment whose events
+    /// were received before `before`, oldest first; returns how many it forgot (fewer than
+    /// `limit`: none older is left). A retried event whose record is gone counts again. The
+    /// embedded store sweeps its records itself on its writer (by ledger id ranges, with
+    /// the raw ledger lines) and answers 0 here.
+    async fn forget_tx_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<usize>;
+
     /// A player's lifetime real-money spend in cents (the sum of its applied purchases,
     /// kept by the same atomic step).
     async fn spend_cents(

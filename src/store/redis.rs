@@ -71,7 +71,7 @@ use std::time::Duration;
 
 use ::redis::{Client, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind};
 use async_trait::async_trait;
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use offer_domain::environment::Environment;
 use tokio::sync::broadcast;
 use uuid::Uuid;
@@ -120,6 +120,7 @@ if kind == 'purchase' then
 end
 local b = string.format('%d', bal)
 redis.call('HSET', KEYS[1], ARGV[1], b .. '|' .. ARGV[9])
+redis.call('ZADD', KEYS[7], ARGV[11], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[8] .. ',"balance_after":' .. b .. '}')
 if kind == 'earned' then
   redis.call('HINCRBY', KEYS[5], 'earned:' .. cur, ARGV[4])
@@ -131,6 +132,17 @@ else
   redis.call('HINCRBY', KEYS[5], 'rev_t', ARGV[4])
 end
 return {'applied', b}
+"#;
+
+/// Forgets the oldest idempotency records received before a time. KEYS: the records' hash,
+/// the sorted set of their receive times (one game and environment: one slot). ARGV: the
+/// time in Unix milliseconds (exclusive), the most records to forget. Returns how many.
+const FORGET_TX_LUA: &str = r#"
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #ids == 0 then return 0 end
+redis.call('HDEL', KEYS[1], unpack(ids))
+redis.call('ZREM', KEYS[2], unpack(ids))
+return #ids
 "#;
 
 /// Compare-and-swap of one hash field. KEYS: the hash. ARGV: field, expect present (1/0),
@@ -172,6 +184,7 @@ pub struct RedisStore {
     money_script: Script,
     cas_script: Script,
     versioned_script: Script,
+    forget_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -229,6 +242,7 @@ impl RedisStore {
         let money_script = Script::new(MONEY_LUA);
         let cas_script = Script::new(CAS_LUA);
         let versioned_script = Script::new(VERSIONED_LUA);
+        let forget_script = Script::new(FORGET_TX_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
@@ -239,6 +253,7 @@ impl RedisStore {
                 .prepare_invoke()
                 .load_async(&mut conn)
                 .await?;
+            forget_script.prepare_invoke().load_async(&mut conn).await?;
             Ok(())
         })
         .await?;
@@ -259,6 +274,7 @@ impl RedisStore {
             money_script,
             cas_script,
             versioned_script,
+            forget_script,
         })
     }
 
@@ -472,6 +488,7 @@ impl Store for RedisStore {
             .key(self.keys.ledger(op.game_id, op.env))
             .key(self.keys.day(op.game_id, op.env, op.ts.date_naive()))
             .key(self.keys.spend(op.game_id, op.env))
+            .key(self.keys.tx_received(op.game_id, op.env))
             .arg(&op.tx_id)
             .arg(kind)
             .arg(&op.currency_id)
@@ -481,7 +498,8 @@ impl Store for RedisStore {
             .arg(flag(op.holdout))
             .arg(head)
             .arg(op.fingerprint())
-            .arg(&op.player_id);
+            .arg(&op.player_id)
+            .arg(Utc::now().timestamp_millis());
         let mut conn = self.conn.clone();
         let reply: Vec<String> = bounded(
             self.timeout,
@@ -490,6 +508,27 @@ impl Store for RedisStore {
         )
         .await?;
         parse_outcome(&reply)
+    }
+
+    async fn forget_tx_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<usize> {
+        let mut invocation = self.forget_script.key(self.keys.tx(game_id, env));
+        invocation
+            .key(self.keys.tx_received(game_id, env))
+            .arg(before.timestamp_millis())
+            .arg(limit.max(1));
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "forget_tx_before",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
     }
 
     async fn spend_cents(

@@ -765,10 +765,13 @@ async fn an_offer_shown_reported_to_another_node_still_teaches_the_model() {
     assert!(record["l1_pick"]["arm"].is_object(), "{record}");
     // The client reports the show to B (its session moved there).
     let event = json!({"type": "offer_shown", "offer_id": offer_id});
-    b.post("/v1/sdk/events", json!({"session_id": sid, "events": [event]}))
-        .token(&sdk.key)
-        .expect(StatusCode::ACCEPTED)
-        .await;
+    b.post(
+        "/v1/sdk/events",
+        json!({"session_id": sid, "events": [event]}),
+    )
+    .token(&sdk.key)
+    .expect(StatusCode::ACCEPTED)
+    .await;
     assert_eq!(model_reaches(&a, &sdk.game, 1).await, 1);
     assert_eq!(model_reaches(&b, &sdk.game, 1).await, 1);
 }

@@ -174,6 +174,10 @@ conformance!(bus, case_publish_reaches_subscriber);
 conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
 conformance!(versioned, case_versioned_write_is_all_or_nothing);
 conformance!(counters, case_counters_add_up_across_writers);
+conformance!(
+    forget_tx,
+    case_idempotency_records_past_retention_are_forgotten
+);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -522,6 +526,54 @@ async fn case_replay_counts_once(ctx: Ctx) {
         apply(s, &earn).await,
         MoneyOutcome::Duplicate { balance: 40 }
     );
+}
+
+async fn case_idempotency_records_past_retention_are_forgotten(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let earn = op(g, "e1", MoneyKind::Earned, 40);
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    // Received just now: a cutoff a day ago keeps it.
+    let day_ago = Utc::now() - chrono::Duration::days(1);
+    assert_eq!(
+        s.forget_tx_before(g, env, day_ago, 10)
+            .await
+            .expect("forget"),
+        0
+    );
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+    let later = Utc::now() + chrono::Duration::minutes(1);
+    let forgotten = s.forget_tx_before(g, env, later, 10).await.expect("forget");
+    match ctx.backend {
+        // The embedded store's writer sweeps its own records: nothing to forget here.
+        Backend::Embedded | Backend::InMemory => {
+            assert_eq!(forgotten, 0);
+            assert_eq!(
+                apply(s, &earn).await,
+                MoneyOutcome::Duplicate { balance: 40 }
+            );
+        }
+        Backend::Redis | Backend::RedisCluster => {
+            assert_eq!(forgotten, 1);
+            // The documented trade-off: a retry after the retention counts again...
+            assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 80 });
+            // ...and is remembered from then on; another game's records were never touched.
+            assert_eq!(
+                apply(s, &earn).await,
+                MoneyOutcome::Duplicate { balance: 80 }
+            );
+            assert_eq!(
+                s.forget_tx_before(Uuid::new_v4(), env, later, 10)
+                    .await
+                    .expect("forget"),
+                0
+            );
+        }
+    }
 }
 
 async fn case_kill_switch_writes_nothing(ctx: Ctx) {

@@ -465,6 +465,17 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn forget_tx_before(
+        &self,
+        _game_id: Uuid,
+        _env: Environment,
+        _before: DateTime<Utc>,
+        _limit: usize,
+    ) -> StoreResult<usize> {
+        // The writer's own sweep forgets this store's records (see `retention`).
+        Ok(0)
+    }
+
     async fn spend_cents(
         &self,
         game_id: Uuid,
