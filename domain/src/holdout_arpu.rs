@@ -21,19 +21,24 @@ pub const MIN_DAYS_LIVE: i64 = 30;
 /// Largest p-value counted as significant.
 pub const MAX_P_VALUE: f64 = 0.05;
 
-/// One of the five eligibility conditions.
+/// One of the five eligibility conditions, named on the wire as the revenue-share result's
+/// condition keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
 pub enum Condition {
     /// At least 10,000 treated players.
+    #[serde(rename = "n_treatment_gte_10k")]
     NTreatmentGte10k,
     /// At least 1,000 holdout players.
+    #[serde(rename = "n_control_gte_1k")]
     NControlGte1k,
     /// At least 30 days since launch.
+    #[serde(rename = "days_live_gte_30")]
     DaysLiveGte30,
     /// The one-sided p-value is below 0.05.
+    #[serde(rename = "p_value_lt_0_05")]
     PValueLt005,
     /// Treated players spend more on average than holdout players.
+    #[serde(rename = "arpu_uplift_positive")]
     ArpuUpliftPositive,
 }
 

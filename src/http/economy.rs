@@ -1,10 +1,13 @@
-//! Economy endpoints (dashboard): the faucet/sink ratio report (viewer or above) and the
-//! history import (admin).
+//! Economy endpoints (dashboard): the faucet/sink ratio report and the holdout comparison
+//! with its samples (viewer or above), and the history import (admin).
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use offer_domain::environment::Environment;
 use offer_domain::fsr::FsrReport;
+use offer_domain::holdout_arpu::HoldoutArpu;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -15,8 +18,8 @@ use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiJson, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
-use crate::service::economy;
 use crate::service::import::{self, ImportOutcome};
+use crate::service::{economy, holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.
@@ -121,4 +124,61 @@ pub async fn import_events(
     )
     .await?;
     Ok(Json(outcome))
+}
+
+/// Query of the holdout comparison and its samples.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EnvironmentQuery {
+    /// Production (default) or sandbox: the two never mix.
+    pub environment: Option<Environment>,
+}
+
+/// Average revenue per player of the treated players against the permanent holdout, since
+/// launch, with the one-sided Mann-Whitney U p-value of treatment over control (tie and
+/// continuity corrections) and the revenue-share eligibility conditions.
+///
+/// Every player of each group counts, non-payers as 0; ARPU is in USD. `uplift_pct` is
+/// `null` when the holdout's ARPU is 0. An empty group gives `p_value` 1.
+#[utoipa::path(get, path = "/v1/games/{game_id}/holdout-arpu", tag = "economy",
+    operation_id = "get_holdout_arpu",
+    params(("game_id" = Uuid, Path), EnvironmentQuery),
+    responses((status = 200, description = "The holdout comparison", body = HoldoutArpu),
+        AuthErrors, QueryError, NotFound, Unavailable))]
+pub async fn holdout_arpu(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiQuery(q): ApiQuery<EnvironmentQuery>,
+) -> ApiResult<Json<HoldoutArpu>> {
+    let env = q.environment.unwrap_or(Environment::Production);
+    Ok(Json(
+        holdout::arpu(&state.services, &access.game, env).await?,
+    ))
+}
+
+/// The exact samples behind the holdout comparison, as CSV `group,player_hash,revenue_cents`:
+/// every player of both groups (`treatment` or `control`), non-payers with 0. `player_hash`
+/// is an HMAC-SHA-256 of the player id under a secret of the game, so the samples identify
+/// no one. Recomputing the p-value from them with
+/// `scipy.stats.mannwhitneyu(treatment, control, alternative="greater", method="asymptotic")`
+/// gives the report's `p_value`.
+#[utoipa::path(get, path = "/v1/games/{game_id}/holdout-arpu/samples", tag = "economy",
+    operation_id = "get_holdout_samples",
+    params(("game_id" = Uuid, Path), EnvironmentQuery),
+    responses((status = 200, description = "The samples", content_type = "text/csv", body = String),
+        AuthErrors, QueryError, NotFound, Unavailable))]
+pub async fn holdout_samples(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiQuery(q): ApiQuery<EnvironmentQuery>,
+) -> ApiResult<Response> {
+    let env = q.environment.unwrap_or(Environment::Production);
+    let csv = holdout::samples_csv(&state.services, &access.game, env).await?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/csv; charset=utf-8")],
+        csv,
+    )
+        .into_response())
 }

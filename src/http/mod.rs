@@ -83,6 +83,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::reject))
         .routes(routes!(economy::fsr))
         .routes(routes!(economy::import_events))
+        .routes(routes!(economy::holdout_arpu))
+        .routes(routes!(economy::holdout_samples))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(offers::model))

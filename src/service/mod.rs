@@ -16,6 +16,7 @@ pub mod economy;
 pub mod error;
 pub mod events;
 pub mod games;
+pub mod holdout;
 pub mod import;
 pub mod items;
 pub mod model;

@@ -156,6 +156,7 @@ pub async fn open_session(
     if !game.view().kill_switch.level.allows_sdk() {
         return Err(ServiceError::SdkDisabled);
     }
+    let player_id = body.player_id.clone();
     let (session, created) = open(
         state,
         game_id,
@@ -168,6 +169,9 @@ pub async fn open_session(
         },
     )
     .await?;
+    // Every open, not only a new session's: a registration that failed after its session
+    // was stored is made good by the client's retry.
+    super::holdout::register(state, game_id, env, &player_id).await?;
     games::mark_launched(state, &game, env).await?;
     Ok(Opened {
         session,

@@ -326,6 +326,11 @@ pub trait Store: Send + Sync + 'static {
         player_id: &str,
     ) -> StoreResult<i64>;
 
+    /// Every player of one game and environment with a lifetime real-money spend, and that
+    /// spend in cents (players who never paid are absent): the revenue side of the holdout
+    /// comparison, one read for the whole game.
+    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>>;
+
     /// A player's balance of one currency (0 when never touched).
     async fn balance(
         &self,

@@ -543,6 +543,12 @@ impl Store for RedisStore {
         Ok(spend.unwrap_or(0))
     }
 
+    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(self.keys.spend(game_id, env));
+        self.query("spends", &cmd).await
+    }
+
     async fn balance(
         &self,
         game_id: Uuid,

@@ -308,3 +308,136 @@ async fn a_production_import_recomputes_the_quadrant_at_once() {
         .await;
     assert_eq!(quadrant(&app, &sdk).await, "HEALTHY");
 }
+
+/// The first `n` players `player_<i>` of `game` whose holdout membership is `holdout`.
+fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
+    let id: uuid::Uuid = game.parse().expect("game id");
+    (0..)
+        .map(|i| format!("player_{i}"))
+        .filter(|p| offer_domain::holdout::is_holdout(p, id) == holdout)
+        .take(n)
+        .collect()
+}
+
+/// A purchase of `cents` with its own `tx_id`.
+fn purchase(cents: i64, tx_id: &str) -> Value {
+    json!({"type": "purchase", "item_ids": ["sword"], "price_cents": cents, "tx_id": tx_id})
+}
+
+#[tokio::test]
+async fn holdout_arpu_counts_every_player_and_its_samples_recompute_the_p_value() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let path = format!("/v1/games/{}/holdout-arpu", sdk.game);
+    // Nobody yet: both groups empty, p = 1, no uplift, not eligible.
+    let empty = app.get_json(&path).await;
+    assert_eq!(
+        (empty["n_treatment"].as_u64(), empty["n_control"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(empty["p_value"], 1.0);
+    assert!(empty["uplift_pct"].is_null());
+    // 12 treated players of whom 6 pay 10 dollars; 6 holdout players of whom 1 pays 2.
+    let treated = players_of(&sdk.game, false, 12);
+    let held = players_of(&sdk.game, true, 6);
+    for (i, p) in treated.iter().enumerate() {
+        let events = if i < 6 {
+            json!([purchase(1000, &format!("t{i}"))])
+        } else {
+            json!([])
+        };
+        app.send_events(&sdk, p, events).await;
+    }
+    for (i, p) in held.iter().enumerate() {
+        let events = if i == 0 {
+            json!([purchase(200, "c0")])
+        } else {
+            json!([])
+        };
+        app.send_events(&sdk, p, events).await;
+    }
+    // A player's second session does not count it twice.
+    app.send_events(&sdk, &treated[0], json!([])).await;
+    let report = app.get_json(&path).await;
+    assert_eq!(report["n_treatment"], 12);
+    assert_eq!(report["n_control"], 6);
+    // 60 dollars over 12 players, 2 dollars over 6: non-payers count as 0.
+    assert_eq!(report["treatment_arpu"], 5.0);
+    let control = report["control_arpu"].as_f64().expect("control");
+    assert!((control - 2.0 / 6.0).abs() < 1e-12, "{report}");
+    let uplift = report["uplift_pct"].as_f64().expect("uplift");
+    assert!((uplift - (5.0 - 2.0 / 6.0) / (2.0 / 6.0) * 100.0).abs() < 1e-9);
+    assert_eq!(report["days_live"], 0);
+    assert_eq!(report["revenue_share_eligible"], false);
+    let reasons: Vec<&str> = report["ineligible_reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .map(|r| r["condition"].as_str().expect("condition"))
+        .collect();
+    assert!(
+        reasons.contains(&"n_treatment_gte_10k") && reasons.contains(&"days_live_gte_30"),
+        "{report}"
+    );
+    // The samples: every player once, pseudonymised, and the same p-value recomputed.
+    let r = app.get(format!("{path}/samples")).send().await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/csv")
+    );
+    let csv = r.text().await.expect("body");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("group,player_hash,revenue_cents"));
+    let (mut t, mut c) = (Vec::new(), Vec::new());
+    let mut hashes = std::collections::HashSet::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), 3, "{line}");
+        assert!(fields[1].len() == 64 && fields[1].bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(!fields[1].contains("player"), "{line}");
+        assert!(hashes.insert(fields[1].to_owned()), "a player listed twice");
+        let cents: u64 = fields[2].parse().expect("cents");
+        match fields[0] {
+            "treatment" => t.push(cents),
+            "control" => c.push(cents),
+            other => panic!("group {other}"),
+        }
+    }
+    assert_eq!((t.len(), c.len()), (12, 6));
+    let group = |v: &[u64]| {
+        let paid: Vec<u64> = v.iter().copied().filter(|c| *c > 0).collect();
+        (v.len() as u64 - paid.len() as u64, paid)
+    };
+    let ((tz, tp), (cz, cp)) = (group(&t), group(&c));
+    let p = offer_domain::mann_whitney::greater(
+        offer_domain::mann_whitney::Group {
+            zeros: tz,
+            paid: &tp,
+        },
+        offer_domain::mann_whitney::Group {
+            zeros: cz,
+            paid: &cp,
+        },
+    )
+    .p_value;
+    assert_eq!(report["p_value"].as_f64(), Some(p));
+    // The same hashes on a second export; sandbox is its own population; another studio
+    // sees nothing.
+    let again = app
+        .get(format!("{path}/samples"))
+        .send()
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert_eq!(again, csv);
+    let sandbox = app.get_json(format!("{path}?environment=sandbox")).await;
+    assert_eq!(sandbox["n_treatment"], 0);
+    app.get(&path)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+}

@@ -503,6 +503,19 @@ async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
             .expect("spend"),
         0
     );
+    // Every payer of the game in one read; non-payers and other environments are absent.
+    let mut buyer2 = op(g, "b3", MoneyKind::Purchase, 250);
+    buyer2.player_id = "p3".into();
+    apply(s, &buyer2).await;
+    let mut all = s.spends(g, env).await.expect("spends");
+    all.sort();
+    assert_eq!(all, [("p1".to_owned(), 1499), ("p3".to_owned(), 250)]);
+    assert!(
+        s.spends(g, Environment::Sandbox)
+            .await
+            .expect("spends")
+            .is_empty()
+    );
 }
 
 async fn case_replay_counts_once(ctx: Ctx) {

@@ -489,6 +489,11 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>> {
+        self.read("spends", move |conn| money::spends(conn, game_id, env))
+            .await
+    }
+
     async fn balance(
         &self,
         game_id: Uuid,

@@ -234,6 +234,21 @@ fn spend_of(conn: &Connection, game: &[u8], env: i64, player: &str) -> StoreResu
         .unwrap_or(0))
 }
 
+/// Every player's lifetime spend in one game and environment (payers only).
+pub fn spends(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+) -> StoreResult<Vec<(String, i64)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT player, cents FROM spend WHERE game = ?1 AND env = ?2")?;
+    let rows = stmt.query_map(
+        params![game_id.as_bytes().as_slice(), env_code(env)],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// A player's balance of one currency.
 pub fn balance(
     conn: &Connection,

@@ -1,0 +1,200 @@
+//! The holdout comparison: every player of each group (holdout or treatment) of a game and
+//! environment, their revenue, the ARPU comparison with its Mann-Whitney p-value, and the
+//! exact samples behind it.
+//!
+//! A player joins the population at its first session (each player stored once, with its
+//! group and install day, `insert_new` so two nodes agree). Revenue is the lifetime
+//! real-money spend the money step keeps per player, so the comparison reads two collections
+//! of the game and never the ledger. A payer known only from imported history (no session)
+//! counts too, in the group the holdout hash gives it. Non-payers count as revenue 0: they
+//! enter the test as a count of tied zeros, so its cost grows with the payers.
+//!
+//! The samples export names players by an HMAC-SHA-256 of the player id under a secret of
+//! the game (made once, kept in the store): a studio can recompute the p-value, but cannot
+//! recover ids by hashing guesses without the secret.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use chrono::{NaiveDate, Utc};
+use hmac::{Hmac, KeyInit, Mac};
+use offer_actors::GameHandle;
+use offer_domain::environment::Environment;
+use offer_domain::holdout::is_holdout;
+use offer_domain::holdout_arpu::{self, HoldoutArpu};
+use offer_domain::mann_whitney::Group;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use uuid::Uuid;
+
+use super::{ServiceError, ServiceResult, Services};
+use crate::store::Collection;
+use crate::store::codec::{decode, encode};
+
+/// The population of one environment of a game.
+fn population(game_id: Uuid, env: Environment) -> Collection {
+    let name = match env {
+        Environment::Production => "players_production",
+        Environment::Sandbox => "players_sandbox",
+    };
+    Collection::game(game_id, name)
+}
+
+/// Where the secret of the samples' player hashes is kept.
+fn secrets(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "secrets")
+}
+
+/// One player of the population, stored once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PlayerEntry {
+    /// In the permanent holdout (never served AI offers).
+    holdout: bool,
+    /// The UTC day of the player's first session.
+    install_day: NaiveDate,
+}
+
+/// Adds a player to its game's population at its first session; later sessions change
+/// nothing.
+pub async fn register(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<()> {
+    let entry = PlayerEntry {
+        holdout: is_holdout(player_id, game_id),
+        install_day: Utc::now().date_naive(),
+    };
+    state
+        .store
+        .insert_new(population(game_id, env), player_id, encode(&entry)?)
+        .await?;
+    Ok(())
+}
+
+/// Every player of a game and environment with its group and revenue in cents.
+struct Population {
+    /// `(player id, holdout, revenue cents)`, non-payers with 0.
+    players: Vec<(String, bool, u64)>,
+}
+
+impl Population {
+    async fn read(state: &Services, game_id: Uuid, env: Environment) -> ServiceResult<Self> {
+        let mut spend: HashMap<String, i64> = state
+            .store
+            .spends(game_id, env)
+            .await?
+            .into_iter()
+            .collect();
+        let mut players = Vec::new();
+        for (player_id, bytes) in state.store.list(population(game_id, env)).await? {
+            let entry: PlayerEntry = decode(&bytes)?;
+            let revenue = spend.remove(&player_id).unwrap_or(0);
+            players.push((player_id, entry.holdout, cents(revenue)));
+        }
+        // Payers known only from imported history.
+        for (player_id, revenue) in spend {
+            let holdout = is_holdout(&player_id, game_id);
+            players.push((player_id, holdout, cents(revenue)));
+        }
+        Ok(Self { players })
+    }
+
+    /// The comparison of treatment over control.
+    fn compare(&self, days_live: i64) -> HoldoutArpu {
+        let (mut t_zeros, mut c_zeros) = (0u64, 0u64);
+        let (mut t_paid, mut c_paid) = (Vec::new(), Vec::new());
+        for (_, holdout, revenue) in &self.players {
+            match (holdout, *revenue) {
+                (true, 0) => c_zeros += 1,
+                (false, 0) => t_zeros += 1,
+                (true, r) => c_paid.push(r),
+                (false, r) => t_paid.push(r),
+            }
+        }
+        holdout_arpu::compare(
+            Group {
+                zeros: t_zeros,
+                paid: &t_paid,
+            },
+            Group {
+                zeros: c_zeros,
+                paid: &c_paid,
+            },
+            days_live,
+        )
+    }
+}
+
+/// Revenue never goes below 0; a negative stored sum would be a store fault, read as 0.
+fn cents(revenue: i64) -> u64 {
+    u64::try_from(revenue).unwrap_or(0)
+}
+
+/// Whole days since the environment's launch (0 before it).
+fn days_live(game: &GameHandle, env: Environment) -> i64 {
+    let view = game.view();
+    let launched = match env {
+        Environment::Production => view.game.launched_at,
+        Environment::Sandbox => view.game.sandbox_launched_at,
+    };
+    launched.map_or(0, |at| (Utc::now() - at).num_days().max(0))
+}
+
+/// The holdout ARPU comparison of a game's environment. The test runs on a blocking thread:
+/// it sorts the payers, which must not hold up the request threads for a large game.
+pub async fn arpu(
+    state: &Services,
+    game: &GameHandle,
+    env: Environment,
+) -> ServiceResult<HoldoutArpu> {
+    let game_id = game.view().game.game_id;
+    let population = Population::read(state, game_id, env).await?;
+    let days = days_live(game, env);
+    tokio::task::spawn_blocking(move || population.compare(days))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))
+}
+
+/// The samples behind [`arpu`] as CSV `group,player_hash,revenue_cents` (`group` is
+/// `treatment` or `control`), every player of both groups, non-payers with 0.
+pub async fn samples_csv(
+    state: &Services,
+    game: &GameHandle,
+    env: Environment,
+) -> ServiceResult<String> {
+    let game_id = game.view().game.game_id;
+    let population = Population::read(state, game_id, env).await?;
+    let secret = secret(state, game_id).await?;
+    let mut out = String::with_capacity(32 + population.players.len() * 80);
+    out.push_str("group,player_hash,revenue_cents\n");
+    for (player_id, holdout, revenue) in &population.players {
+        let group = if *holdout { "control" } else { "treatment" };
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret)
+            .map_err(|e| ServiceError::Internal(format!("player hash key: {e}")))?;
+        mac.update(player_id.as_bytes());
+        let _ = write!(out, "{group},");
+        for byte in mac.finalize().into_bytes() {
+            let _ = write!(out, "{byte:02x}");
+        }
+        let _ = writeln!(out, ",{revenue}");
+    }
+    Ok(out)
+}
+
+/// The game's secret for player hashes: made at the first export, then always the same
+/// (`insert_new`: two nodes making one at once keep the first).
+async fn secret(state: &Services, game_id: Uuid) -> ServiceResult<Vec<u8>> {
+    let fresh: [u8; 32] = rand::rng().random();
+    state
+        .store
+        .insert_new(secrets(game_id), "samples_hmac", fresh.to_vec())
+        .await?;
+    state
+        .store
+        .get(secrets(game_id), "samples_hmac")
+        .await?
+        .ok_or_else(|| ServiceError::Internal("the samples secret vanished".into()))
+}
