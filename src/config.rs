@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use offer_domain::game::GenreTable;
+use offer_domain::revenue_share::Plan;
 use serde::Deserialize;
 
 use crate::store::redis::target::RedisTarget;
@@ -21,6 +22,9 @@ const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 pub const MIN_IDEMPOTENCY_RETENTION_DAYS: u32 = 30;
 /// The genre calibration shipped with the engine.
 const GENRES_TOML: &str = include_str!("../config/genres.toml");
+
+/// The compiled-in plans table.
+const PLANS_TOML: &str = include_str!("../config/plans.toml");
 
 /// A configuration problem, reported as one line at start.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +53,31 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     /// Economy figures.
     pub economy: EconomySettings,
+    /// Revenue-share terms.
+    pub billing: BillingSettings,
+}
+
+/// `[billing]`: the operator's terms, never settable by a studio over the API.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BillingSettings {
+    /// The share of uplift revenue, in percent, of a studio not listed in `rates`.
+    pub default_rate_pct: f64,
+    /// Each studio's contracted share of uplift revenue, in percent, by studio id.
+    #[serde(default)]
+    pub rates: std::collections::HashMap<String, f64>,
+    /// The plans table; empty: the compiled-in `config/plans.toml`.
+    pub plans_file: String,
+}
+
+impl BillingSettings {
+    /// The contracted rate of `studio_id`.
+    pub fn rate_pct(&self, studio_id: &str) -> f64 {
+        self.rates
+            .get(studio_id)
+            .copied()
+            .unwrap_or(self.default_rate_pct)
+    }
 }
 
 /// `[economy]`.
@@ -338,7 +367,50 @@ impl Settings {
                     .into(),
             ));
         }
+        let rates =
+            std::iter::once(&self.billing.default_rate_pct).chain(self.billing.rates.values());
+        for rate in rates {
+            if !(0.0..=100.0).contains(rate) {
+                return Err(ConfigError(
+                    "billing rates must be percentages from 0 to 100".into(),
+                ));
+            }
+        }
+        self.plans()?;
         self.genres().map(|_| ())
+    }
+
+    /// The plans table, validated: at least one plan, limits rising, only the last unlimited.
+    pub fn plans(&self) -> Result<Vec<Plan>, ConfigError> {
+        #[derive(Deserialize)]
+        struct PlansFile {
+            plans: Vec<Plan>,
+        }
+        let text = if self.billing.plans_file.is_empty() {
+            PLANS_TOML.to_owned()
+        } else {
+            std::fs::read_to_string(&self.billing.plans_file).map_err(|e| {
+                ConfigError(format!(
+                    "billing.plans_file `{}`: {e}",
+                    self.billing.plans_file
+                ))
+            })?
+        };
+        let file: PlansFile = config::Config::builder()
+            .add_source(config::File::from_str(&text, config::FileFormat::Toml))
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|e| ConfigError(format!("plans: {e}")))?;
+        let limits: Vec<Option<u64>> = file.plans.iter().map(|p| p.max_monthly_players).collect();
+        let rising = limits
+            .windows(2)
+            .all(|w| matches!(w, [Some(a), Some(b)] if a < b) || matches!(w, [Some(_), None]));
+        if limits.is_empty() || !rising {
+            return Err(ConfigError(
+                "plans: at least one plan, limits rising, only the last without a limit".into(),
+            ));
+        }
+        Ok(file.plans)
     }
 
     /// The genre calibration table, validated (min < max, both positive).

@@ -62,6 +62,7 @@ impl Application {
     /// an actix `System` (see [`run`] and [`spawn`]).
     pub async fn build(settings: Settings) -> Result<Self, StartError> {
         let genres = settings.genres()?;
+        let plans = settings.plans()?;
         let store: SharedStore = if settings.store.redis_url.is_empty() {
             let options = sqlite_options(&settings.store);
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(&options))
@@ -115,7 +116,7 @@ impl Application {
         let listener =
             crate::server::bind(addr).map_err(|source| StartError::Bind { addr, source })?;
         let limits = Limits::from_settings(&settings.server);
-        let services = Services::new(settings, store, actors, genres);
+        let services = Services::new(settings, store, actors, genres, plans);
         let state = AppState::new(services, auth, metrics);
         Ok(Self {
             listener,

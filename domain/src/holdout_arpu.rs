@@ -91,48 +91,7 @@ pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> Hold
         (control_arpu > 0.0).then(|| (treatment_arpu - control_arpu) / control_arpu * 100.0);
     let p_value = mann_whitney::greater(treatment, control).p_value;
     let (n_treatment, n_control) = (treatment.len(), control.len());
-    let checks = [
-        (
-            Condition::NTreatmentGte10k,
-            n_treatment >= MIN_TREATMENT,
-            n_treatment as f64,
-            MIN_TREATMENT as f64,
-        ),
-        (
-            Condition::NControlGte1k,
-            n_control >= MIN_CONTROL,
-            n_control as f64,
-            MIN_CONTROL as f64,
-        ),
-        (
-            Condition::DaysLiveGte30,
-            days_live >= MIN_DAYS_LIVE,
-            days_live as f64,
-            MIN_DAYS_LIVE as f64,
-        ),
-        (
-            Condition::PValueLt005,
-            p_value < MAX_P_VALUE,
-            p_value,
-            MAX_P_VALUE,
-        ),
-        (
-            Condition::ArpuUpliftPositive,
-            treatment_arpu > control_arpu,
-            treatment_arpu - control_arpu,
-            0.0,
-        ),
-    ];
-    let ineligible_reasons: Vec<IneligibleReason> = checks
-        .into_iter()
-        .filter(|(_, holds, _, _)| !holds)
-        .map(|(condition, _, value, required)| IneligibleReason {
-            condition,
-            value,
-            required,
-        })
-        .collect();
-    HoldoutArpu {
+    let mut result = HoldoutArpu {
         treatment_arpu,
         control_arpu,
         uplift_pct,
@@ -140,8 +99,78 @@ pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> Hold
         n_treatment,
         n_control,
         days_live,
-        revenue_share_eligible: ineligible_reasons.is_empty(),
-        ineligible_reasons,
+        revenue_share_eligible: false,
+        ineligible_reasons: Vec::new(),
+    };
+    result.ineligible_reasons = result
+        .checks()
+        .into_iter()
+        .filter(|c| !c.pass)
+        .map(|c| IneligibleReason {
+            condition: c.condition,
+            value: c.value,
+            required: c.required,
+        })
+        .collect();
+    result.revenue_share_eligible = result.ineligible_reasons.is_empty();
+    result
+}
+
+/// One eligibility condition judged on a result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Check {
+    /// Which condition.
+    pub condition: Condition,
+    /// The measured value (for the uplift, treatment ARPU minus control ARPU in USD).
+    pub value: f64,
+    /// The bound it must reach.
+    pub required: f64,
+    /// Whether it holds.
+    pub pass: bool,
+}
+
+impl HoldoutArpu {
+    /// The five eligibility conditions judged on this result, always in this order:
+    /// treated players, holdout players, days live, p-value, uplift.
+    pub fn checks(&self) -> [Check; 5] {
+        let check = |condition, value, required, pass| Check {
+            condition,
+            value,
+            required,
+            pass,
+        };
+        [
+            check(
+                Condition::NTreatmentGte10k,
+                self.n_treatment as f64,
+                MIN_TREATMENT as f64,
+                self.n_treatment >= MIN_TREATMENT,
+            ),
+            check(
+                Condition::NControlGte1k,
+                self.n_control as f64,
+                MIN_CONTROL as f64,
+                self.n_control >= MIN_CONTROL,
+            ),
+            check(
+                Condition::DaysLiveGte30,
+                self.days_live as f64,
+                MIN_DAYS_LIVE as f64,
+                self.days_live >= MIN_DAYS_LIVE,
+            ),
+            check(
+                Condition::PValueLt005,
+                self.p_value,
+                MAX_P_VALUE,
+                self.p_value < MAX_P_VALUE,
+            ),
+            check(
+                Condition::ArpuUpliftPositive,
+                self.treatment_arpu - self.control_arpu,
+                0.0,
+                self.treatment_arpu > self.control_arpu,
+            ),
+        ]
     }
 }
 

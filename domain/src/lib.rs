@@ -22,6 +22,8 @@
 //! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
+//! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players,
+//!   next billing day.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
@@ -44,6 +46,7 @@ pub mod offer;
 pub mod offer_validation;
 pub mod pipeline;
 pub mod policy;
+pub mod revenue_share;
 pub mod schema;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use offer_domain::environment::Environment;
 use offer_domain::fsr::FsrReport;
 use offer_domain::holdout_arpu::HoldoutArpu;
+use offer_domain::revenue_share::RevenueShare;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -181,4 +182,25 @@ pub async fn holdout_samples(
         csv,
     )
         .into_response())
+}
+
+/// The revenue-share standing of the game's production players: the five eligibility
+/// conditions (`{value, pass}` each: at least 10,000 treated and 1,000 holdout players, 30
+/// days live, a one-sided Mann-Whitney p below 0.05, a positive ARPU uplift in USD), the plan
+/// its monthly players (distinct production players with a session in the last 30 days) put
+/// it on, the studio's contracted `rate_pct` (set by the operator, read-only here) and
+/// `next_bill`, the first day of the next UTC month. The reading is live and therefore
+/// `standing: provisional`.
+#[utoipa::path(get, path = "/v1/games/{game_id}/revenue-share", tag = "economy",
+    operation_id = "get_revenue_share",
+    params(("game_id" = Uuid, Path)),
+    responses((status = 200, description = "The revenue-share standing", body = RevenueShare),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn revenue_share(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+) -> ApiResult<Json<RevenueShare>> {
+    Ok(Json(
+        holdout::revenue_share(&state.services, &access.game, &access.caller.studio_id).await?,
+    ))
 }

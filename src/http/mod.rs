@@ -85,6 +85,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::import_events))
         .routes(routes!(economy::holdout_arpu))
         .routes(routes!(economy::holdout_samples))
+        .routes(routes!(economy::revenue_share))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(offers::model))

@@ -23,6 +23,7 @@ use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
 use offer_domain::holdout_arpu::{self, HoldoutArpu};
 use offer_domain::mann_whitney::Group;
+use offer_domain::revenue_share::{self, RevenueShare};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -53,24 +54,42 @@ struct PlayerEntry {
     holdout: bool,
     /// The UTC day of the player's first session.
     install_day: NaiveDate,
+    /// The UTC day of its latest session (monthly players count by it).
+    #[serde(default)]
+    last_seen: Option<NaiveDate>,
 }
 
-/// Adds a player to its game's population at its first session; later sessions change
-/// nothing.
+/// Adds a player to its game's population at its first session; a later session on
+/// another day only moves its `last_seen` (compare-and-swap: when another node moved it at
+/// the same moment, that node's write stands, and it names the same day).
 pub async fn register(
     state: &Services,
     game_id: Uuid,
     env: Environment,
     player_id: &str,
 ) -> ServiceResult<()> {
-    let entry = PlayerEntry {
-        holdout: is_holdout(player_id, game_id),
-        install_day: Utc::now().date_naive(),
+    let today = Utc::now().date_naive();
+    let coll = population(game_id, env);
+    let Some(stored) = state.store.get(coll, player_id).await? else {
+        let entry = PlayerEntry {
+            holdout: is_holdout(player_id, game_id),
+            install_day: today,
+            last_seen: Some(today),
+        };
+        state
+            .store
+            .insert_new(coll, player_id, encode(&entry)?)
+            .await?;
+        return Ok(());
     };
-    state
-        .store
-        .insert_new(population(game_id, env), player_id, encode(&entry)?)
-        .await?;
+    let mut entry: PlayerEntry = decode(&stored)?;
+    if entry.last_seen != Some(today) {
+        entry.last_seen = Some(today);
+        state
+            .store
+            .compare_and_swap(coll, player_id, Some(&stored), encode(&entry)?)
+            .await?;
+    }
     Ok(())
 }
 
@@ -78,6 +97,8 @@ pub async fn register(
 struct Population {
     /// `(player id, holdout, revenue cents)`, non-payers with 0.
     players: Vec<(String, bool, u64)>,
+    /// Players with a session in the last 30 days (today included).
+    monthly: u64,
 }
 
 impl Population {
@@ -89,8 +110,13 @@ impl Population {
             .into_iter()
             .collect();
         let mut players = Vec::new();
+        let month_start = Utc::now().date_naive() - chrono::Duration::days(29);
+        let mut monthly = 0;
         for (player_id, bytes) in state.store.list(population(game_id, env)).await? {
             let entry: PlayerEntry = decode(&bytes)?;
+            if entry.last_seen.is_some_and(|day| day >= month_start) {
+                monthly += 1;
+            }
             let revenue = spend.remove(&player_id).unwrap_or(0);
             players.push((player_id, entry.holdout, cents(revenue)));
         }
@@ -99,7 +125,7 @@ impl Population {
             let holdout = is_holdout(&player_id, game_id);
             players.push((player_id, holdout, cents(revenue)));
         }
-        Ok(Self { players })
+        Ok(Self { players, monthly })
     }
 
     /// The comparison of treatment over control.
@@ -156,6 +182,31 @@ pub async fn arpu(
     tokio::task::spawn_blocking(move || population.compare(days))
         .await
         .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))
+}
+
+/// The live, provisional revenue-share standing of a game's production players: the
+/// comparison's five conditions, the plan its monthly players put it on, the studio's
+/// contracted rate (operator configuration) and the next billing day.
+pub async fn revenue_share(
+    state: &Services,
+    game: &GameHandle,
+    studio_id: &str,
+) -> ServiceResult<RevenueShare> {
+    let env = Environment::Production;
+    let game_id = game.view().game.game_id;
+    let population = Population::read(state, game_id, env).await?;
+    let days = days_live(game, env);
+    let monthly = population.monthly;
+    let arpu = tokio::task::spawn_blocking(move || population.compare(days))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))?;
+    Ok(revenue_share::standing(
+        &arpu,
+        &state.plans,
+        monthly,
+        state.settings.billing.rate_pct(studio_id),
+        Utc::now().date_naive(),
+    ))
 }
 
 /// The samples behind [`arpu`] as CSV `group,player_hash,revenue_cents` (`group` is

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use offer_actors::ActorSystem;
 use offer_domain::game::GenreTable;
+use offer_domain::revenue_share::Plan;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
@@ -55,6 +56,8 @@ pub struct Inner {
     pub actors: ActorSystem,
     /// Genre calibration: default templates and healthy FSR ranges.
     pub genres: GenreTable,
+    /// The plans table of the revenue share.
+    pub plans: Vec<Plan>,
     /// This node's id on the bus, so the bus follower can tell its own messages.
     pub node_id: Uuid,
     /// Recent decisions and shadow counts of this node, and the outbox of decisions on
@@ -73,6 +76,7 @@ impl Services {
         store: SharedStore,
         actors: ActorSystem,
         genres: GenreTable,
+        plans: Vec<Plan>,
     ) -> Self {
         let decisions = DecisionLog::new(
             settings.offers.decision_log_capacity,
@@ -83,6 +87,7 @@ impl Services {
             store,
             actors,
             genres,
+            plans,
             node_id: Uuid::new_v4(),
             decisions,
             write_locks: DashMap::new(),

@@ -97,9 +97,10 @@ mod tests {
         actix_rt::System::new().block_on(async {
             let settings = Settings::load(None).expect("default settings");
             let genres = settings.genres().expect("genres");
+            let plans = settings.plans().expect("plans");
             let actors = ActorSystem::start(1, Duration::from_secs(60));
             let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
-            let services = Services::new(settings, Arc::new(store), actors, genres);
+            let services = Services::new(settings, Arc::new(store), actors, genres, plans);
             test(services.clone()).await;
             services.actors.stop();
         });

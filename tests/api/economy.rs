@@ -5,7 +5,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::fixtures::{Sdk, earned, spent, store_shelf};
-use super::helpers::{Role, TestApp, spawn_app};
+use super::helpers::{Role, TestApp, default_backend, spawn_app, spawn_tuned};
 
 fn fsr_path(game: &str, query: &str) -> String {
     format!("/v1/games/{game}/economy/fsr{query}")
@@ -437,6 +437,60 @@ async fn holdout_arpu_counts_every_player_and_its_samples_recompute_the_p_value(
     let sandbox = app.get_json(format!("{path}?environment=sandbox")).await;
     assert_eq!(sandbox["n_treatment"], 0);
     app.get(&path)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+}
+
+#[tokio::test]
+async fn revenue_share_reports_each_condition_the_plan_and_the_operators_rate() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.billing.rates.insert("studio-a".into(), 15.0);
+    })
+    .await;
+    let sdk = app.game_with(store_shelf()).await;
+    for (i, p) in players_of(&sdk.game, false, 4).iter().enumerate() {
+        app.send_events(&sdk, p, json!([purchase(500, &format!("t{i}"))]))
+            .await;
+    }
+    for p in players_of(&sdk.game, true, 2) {
+        app.send_events(&sdk, &p, json!([])).await;
+    }
+    // A sandbox player is not a monthly production player.
+    let sandbox = Sdk {
+        game: sdk.game.clone(),
+        key: app.sdk_key(&sdk.game, "sandbox").await,
+    };
+    app.send_events(&sandbox, "sandbox_player", json!([])).await;
+    let share = app
+        .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
+        .await;
+    assert_eq!(share["eligible"], false);
+    assert_eq!(share["standing"], "provisional");
+    assert_eq!(share["rate_pct"], 15.0);
+    assert_eq!(share["plan"], "Indie");
+    assert_eq!(share["monthly_players"], 6);
+    let today = chrono::Utc::now().date_naive();
+    let next = share["next_bill"].as_str().expect("date");
+    let next: chrono::NaiveDate = next.parse().expect("a date");
+    assert_eq!(chrono::Datelike::day(&next), 1);
+    assert!(next > today && (next - today).num_days() <= 31);
+    let c = &share["conditions"];
+    assert_eq!(
+        c["n_treatment_gte_10k"],
+        json!({"value": 4.0, "pass": false})
+    );
+    assert_eq!(c["n_control_gte_1k"], json!({"value": 2.0, "pass": false}));
+    assert_eq!(c["days_live_gte_30"], json!({"value": 0.0, "pass": false}));
+    // 5 dollars of ARPU against 0: a positive uplift, however small the sample.
+    assert_eq!(
+        c["arpu_uplift_positive"],
+        json!({"value": 5.0, "pass": true})
+    );
+    let p = c["p_value_lt_0_05"]["value"].as_f64().expect("p");
+    assert_eq!(c["p_value_lt_0_05"]["pass"], p < 0.05);
+    // A studio without a contract rate gets the default; another studio's game is a 404.
+    app.get(format!("/v1/games/{}/revenue-share", sdk.game))
         .token(&app.token("studio-b", Role::Admin))
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;

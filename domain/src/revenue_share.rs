@@ -1,0 +1,223 @@
+//! The revenue-share standing: the five eligibility conditions as `{value, pass}`, the plan
+//! a game's monthly players put it on, and the next billing day.
+//!
+//! Revenue share is owed only on measured uplift against the holdout, and eligibility never
+//! depends on a calendar date. Re-testing p < 0.05 every time the figures are read would
+//! inflate false eligibility, so the standing read at any moment is provisional: a bill
+//! uses one decision taken at month close.
+
+use chrono::{Datelike, NaiveDate};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::holdout_arpu::HoldoutArpu;
+
+/// A plan of the plans table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Plan {
+    /// Its name, as shown (`Indie`, `Studio`, ...).
+    pub name: String,
+    /// The most monthly players it covers; absent for the unlimited plan.
+    #[serde(default)]
+    pub max_monthly_players: Option<u64>,
+}
+
+/// One condition's measured value and whether it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct ConditionValue {
+    /// The measured value (for the uplift, treatment ARPU minus control ARPU in USD).
+    pub value: f64,
+    /// Whether the condition holds.
+    pub pass: bool,
+}
+
+/// The five conditions, each under its key.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Conditions {
+    /// At least 10,000 treated players.
+    pub n_treatment_gte_10k: ConditionValue,
+    /// At least 1,000 holdout players.
+    pub n_control_gte_1k: ConditionValue,
+    /// At least 30 days since launch.
+    pub days_live_gte_30: ConditionValue,
+    /// The one-sided Mann-Whitney p-value is below 0.05.
+    pub p_value_lt_0_05: ConditionValue,
+    /// Treated players' ARPU is above the holdout's.
+    pub arpu_uplift_positive: ConditionValue,
+}
+
+/// Whether a standing is the live, provisional reading or a month-close decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Computed from the figures as they are now; not what a bill uses.
+    Provisional,
+}
+
+/// The revenue-share result.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct RevenueShare {
+    /// Whether all five conditions hold.
+    pub eligible: bool,
+    /// The conditions.
+    pub conditions: Conditions,
+    /// The studio's contracted share of uplift revenue, in percent (set by the operator).
+    pub rate_pct: f64,
+    /// The plan the game's monthly players put it on.
+    pub plan: String,
+    /// Distinct production players with a session in the last 30 days.
+    pub monthly_players: u64,
+    /// The first day of the next UTC month.
+    #[schema(value_type = String, format = Date)]
+    pub next_bill: NaiveDate,
+    /// Always `provisional` for this live reading.
+    pub standing: Standing,
+}
+
+/// The standing from a holdout comparison, the plans table, the studio's rate and today.
+pub fn standing(
+    arpu: &HoldoutArpu,
+    plans: &[Plan],
+    monthly_players: u64,
+    rate_pct: f64,
+    today: NaiveDate,
+) -> RevenueShare {
+    // `checks` gives the five in their fixed order.
+    let [
+        n_treatment_gte_10k,
+        n_control_gte_1k,
+        days_live_gte_30,
+        p_value_lt_0_05,
+        arpu_uplift_positive,
+    ] = arpu.checks().map(|c| ConditionValue {
+        value: c.value,
+        pass: c.pass,
+    });
+    let conditions = Conditions {
+        n_treatment_gte_10k,
+        n_control_gte_1k,
+        days_live_gte_30,
+        p_value_lt_0_05,
+        arpu_uplift_positive,
+    };
+    RevenueShare {
+        eligible: arpu.revenue_share_eligible,
+        conditions,
+        rate_pct,
+        plan: plan_for(plans, monthly_players),
+        monthly_players,
+        next_bill: next_bill(today),
+        standing: Standing::Provisional,
+    }
+}
+
+/// The first plan (in table order) whose limit holds `monthly_players`, or the last plan.
+pub fn plan_for(plans: &[Plan], monthly_players: u64) -> String {
+    plans
+        .iter()
+        .find(|p| {
+            p.max_monthly_players
+                .is_none_or(|max| monthly_players <= max)
+        })
+        .or(plans.last())
+        .map_or_else(String::new, |p| p.name.clone())
+}
+
+/// The first day of the month after `today`'s.
+pub fn next_bill(today: NaiveDate) -> NaiveDate {
+    let (year, month) = if today.month() == 12 {
+        (today.year() + 1, 1)
+    } else {
+        (today.year(), today.month() + 1)
+    };
+    NaiveDate::from_ymd_opt(year, month, 1).unwrap_or(today)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::holdout_arpu::compare;
+    use crate::mann_whitney::Group;
+
+    fn plans() -> Vec<Plan> {
+        [
+            ("Indie", Some(100_000)),
+            ("Studio", Some(500_000)),
+            ("Scale", Some(2_000_000)),
+            ("Enterprise", None),
+        ]
+        .into_iter()
+        .map(|(name, max)| Plan {
+            name: name.into(),
+            max_monthly_players: max,
+        })
+        .collect()
+    }
+
+    #[test]
+    fn plan_boundaries_are_inclusive() {
+        let p = plans();
+        assert_eq!(plan_for(&p, 0), "Indie");
+        assert_eq!(plan_for(&p, 100_000), "Indie");
+        assert_eq!(plan_for(&p, 100_001), "Studio");
+        assert_eq!(plan_for(&p, 500_001), "Scale");
+        assert_eq!(plan_for(&p, 2_000_001), "Enterprise");
+    }
+
+    #[test]
+    fn next_bill_is_the_first_of_the_next_month() {
+        let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).expect("date");
+        assert_eq!(next_bill(d(2026, 11, 24)), d(2026, 12, 1));
+        assert_eq!(next_bill(d(2026, 12, 31)), d(2027, 1, 1));
+        assert_eq!(next_bill(d(2026, 1, 1)), d(2026, 2, 1));
+    }
+
+    #[test]
+    fn each_condition_fails_alone() {
+        // Enough players, days and a strong uplift: eligible.
+        let paid_t = vec![1_000u64; 5_000];
+        let paid_c = vec![10u64; 100];
+        let t = Group {
+            zeros: 5_000,
+            paid: &paid_t,
+        };
+        let c = Group {
+            zeros: 900,
+            paid: &paid_c,
+        };
+        let today = NaiveDate::from_ymd_opt(2026, 11, 24).expect("date");
+        let ok = standing(&compare(t, c, 30), &plans(), 15_000, 20.0, today);
+        assert!(ok.eligible, "{ok:?}");
+        assert_eq!(ok.conditions.n_treatment_gte_10k.value, 10_000.0);
+        assert!(ok.conditions.arpu_uplift_positive.value > 0.0);
+        // Too few days.
+        let r = standing(&compare(t, c, 29), &plans(), 15_000, 20.0, today);
+        assert!(!r.eligible && !r.conditions.days_live_gte_30.pass);
+        assert!(r.conditions.n_treatment_gte_10k.pass && r.conditions.p_value_lt_0_05.pass);
+        // Too few treated players.
+        let small = Group {
+            zeros: 4_999,
+            paid: &paid_t,
+        };
+        let r = standing(&compare(small, c, 30), &plans(), 15_000, 20.0, today);
+        assert!(!r.eligible && !r.conditions.n_treatment_gte_10k.pass);
+        assert!(r.conditions.n_control_gte_1k.pass);
+        // Too few holdout players.
+        let few = Group {
+            zeros: 899,
+            paid: &paid_c,
+        };
+        let r = standing(&compare(t, few, 30), &plans(), 15_000, 20.0, today);
+        assert!(!r.eligible && !r.conditions.n_control_gte_1k.pass);
+        // No uplift (and so no significance): the holdout spends the same.
+        let same = vec![1_000u64; 500];
+        let even = Group {
+            zeros: 500,
+            paid: &same,
+        };
+        let r = standing(&compare(t, even, 30), &plans(), 15_000, 20.0, today);
+        assert!(!r.conditions.arpu_uplift_positive.pass && !r.conditions.p_value_lt_0_05.pass);
+        assert_eq!(r.plan, "Indie");
+        assert_eq!(r.standing, Standing::Provisional);
+    }
+}
