@@ -61,7 +61,7 @@ pub struct RevenueShare {
     pub eligible: bool,
     /// The conditions.
     pub conditions: Conditions,
-    /// The studio's contracted share of uplift revenue, in percent (set by the operator).
+    /// The studio's agreed share of uplift revenue, in percent (set by the operator).
     pub rate_pct: f64,
     /// The plan the game's monthly players put it on.
     pub plan: String,

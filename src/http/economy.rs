@@ -188,7 +188,7 @@ pub async fn holdout_samples(
 /// conditions (`{value, pass}` each: at least 10,000 treated and 1,000 holdout players, 30
 /// days live, a one-sided Mann-Whitney p below 0.05, a positive ARPU uplift in USD), the plan
 /// its monthly players (distinct production players with a session in the last 30 days) put
-/// it on, the studio's contracted `rate_pct` (set by the operator, read-only here) and
+/// it on, the studio's agreed `rate_pct` (set by the operator, read-only here) and
 /// `next_bill`, the first day of the next UTC month. The reading is live and therefore
 /// `standing: provisional`.
 #[utoipa::path(get, path = "/v1/games/{game_id}/revenue-share", tag = "economy",
