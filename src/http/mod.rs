@@ -16,6 +16,7 @@ pub mod offer_config;
 pub mod offers;
 pub mod openapi;
 pub mod ops;
+pub mod players;
 pub mod sdk;
 
 use std::sync::Arc;
@@ -86,6 +87,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::holdout_arpu))
         .routes(routes!(economy::holdout_samples))
         .routes(routes!(economy::revenue_share))
+        .routes(routes!(players::get_player))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(offers::model))

@@ -49,14 +49,27 @@ fn secrets(game_id: Uuid) -> Collection {
 
 /// One player of the population, stored once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct PlayerEntry {
+pub struct PlayerEntry {
     /// In the permanent holdout (never served AI offers).
-    holdout: bool,
+    pub holdout: bool,
     /// The UTC day of the player's first session.
-    install_day: NaiveDate,
+    pub install_day: NaiveDate,
     /// The UTC day of its latest session (monthly players count by it).
     #[serde(default)]
-    last_seen: Option<NaiveDate>,
+    pub last_seen: Option<NaiveDate>,
+}
+
+/// A player's population entry, if it ever had a session in this environment.
+pub async fn entry(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<Option<PlayerEntry>> {
+    match state.store.get(population(game_id, env), player_id).await? {
+        Some(bytes) => Ok(Some(decode(&bytes)?)),
+        None => Ok(None),
+    }
 }
 
 /// Adds a player to its game's population at its first session; a later session on

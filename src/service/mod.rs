@@ -22,6 +22,7 @@ pub mod items;
 pub mod model;
 pub mod offer_config;
 pub mod offers;
+pub mod players;
 pub mod retention;
 pub mod sessions;
 mod write;

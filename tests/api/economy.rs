@@ -495,3 +495,61 @@ async fn revenue_share_reports_each_condition_the_plan_and_the_operators_rate() 
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
 }
+
+#[tokio::test]
+async fn a_players_record_shows_its_group_balances_spend_and_ledger() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let treated = players_of(&sdk.game, false, 1).remove(0);
+    app.send_events(
+        &sdk,
+        &treated,
+        json!([
+            earned("gems", 100, "e1"),
+            spent("gems", 30, "s1"),
+            purchase(499, "b1")
+        ]),
+    )
+    .await;
+    let path = format!("/v1/games/{}/players/{treated}", sdk.game);
+    let record = app.get_json(&path).await;
+    assert_eq!(record["group"], "treatment");
+    let today = chrono::Utc::now().date_naive().to_string();
+    assert_eq!(record["install_day"], today.as_str());
+    assert_eq!(record["last_seen"], today.as_str());
+    assert_eq!(record["balances"]["gems"], 70);
+    assert_eq!(record["lifetime_spend_cents"], 499);
+    assert_eq!(record["ledger_total"], 3);
+    let kinds: Vec<&str> = record["ledger"]
+        .as_array()
+        .expect("ledger")
+        .iter()
+        .map(|l| l["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(kinds, ["purchase", "currency_spent", "currency_earned"]);
+    let page = app.get_json(format!("{path}?offset=1&limit=1")).await;
+    assert_eq!(page["ledger"].as_array().expect("ledger").len(), 1);
+    assert_eq!(page["ledger"][0]["tx_id"], "s1");
+    assert_eq!(page["ledger"][0]["balance_after"], 70);
+    // A holdout player's group; an unknown player, a bad page and another studio.
+    let held = players_of(&sdk.game, true, 1).remove(0);
+    app.send_events(&sdk, &held, json!([])).await;
+    let record = app
+        .get_json(format!("/v1/games/{}/players/{held}", sdk.game))
+        .await;
+    assert_eq!(record["group"], "holdout");
+    assert_eq!(record["ledger_total"], 0);
+    app.get(format!("/v1/games/{}/players/nobody", sdk.game))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.get(format!("{path}?limit=0"))
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+        .await;
+    app.get(format!("{path}?environment=sandbox"))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.get(&path)
+        .token(&app.token("studio-b", Role::Viewer))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+}

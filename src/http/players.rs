@@ -1,0 +1,73 @@
+//! A player's record (dashboard, viewer or above): group, install day, balances, lifetime
+//! spend and a page of its ledger entries.
+
+use axum::Json;
+use axum::extract::State;
+use offer_domain::environment::Environment;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::access::{GameAccess, Viewer};
+use super::extract::{ApiPath, ApiQuery};
+use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
+use crate::error::ApiResult;
+use crate::service::ServiceError;
+use crate::service::players::{self, MAX_PAGE, PlayerRecord};
+use crate::state::AppState;
+
+/// Ledger entries a page holds when `limit` is not given.
+const DEFAULT_PAGE: usize = 20;
+
+/// Longest player id, as sessions accept it.
+const MAX_PLAYER_ID_CHARS: usize = 128;
+
+/// Query of a player's record.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PlayerQuery {
+    /// Production (default) or sandbox: the two never mix.
+    pub environment: Option<Environment>,
+    /// Ledger entries to skip, newest first (default 0).
+    #[param(minimum = 0)]
+    pub offset: Option<usize>,
+    /// Ledger entries in the page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<usize>,
+}
+
+/// A player's record: its group (holdout or treatment), install day and last session day,
+/// the balance of each of the game's currencies, its lifetime spend, and its most recent
+/// ledger entries (newest first, paged with `offset` and `limit`). A player with neither a
+/// session nor a ledger entry in the environment is a 404, as is another studio's game.
+#[utoipa::path(get, path = "/v1/games/{game_id}/players/{player_id}", tag = "economy",
+    operation_id = "get_player",
+    params(("game_id" = Uuid, Path),
+        ("player_id" = String, Path, min_length = 1, max_length = 128), PlayerQuery),
+    responses((status = 200, description = "The player's record", body = PlayerRecord),
+        AuthErrors, QueryError, NotFound, Invalid, Unavailable))]
+pub async fn get_player(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiPath((_, player_id)): ApiPath<(uuid::Uuid, String)>,
+    ApiQuery(q): ApiQuery<PlayerQuery>,
+) -> ApiResult<Json<PlayerRecord>> {
+    if player_id.is_empty() || player_id.chars().count() > MAX_PLAYER_ID_CHARS {
+        return Err(ServiceError::invalid("player_id", "between 1 and 128 characters").into());
+    }
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ServiceError::invalid("limit", "from 1 to 100").into());
+    }
+    Ok(Json(
+        players::record(
+            &state.services,
+            &access.game,
+            q.environment.unwrap_or(Environment::Production),
+            &player_id,
+            q.offset.unwrap_or(0),
+            limit,
+        )
+        .await?,
+    ))
+}
