@@ -1,10 +1,13 @@
-//! Forgetting idempotency records past `store.idempotency_retention_days`, on stores that
-//! do not sweep their own (Redis).
+//! Forgetting idempotency records past `store.idempotency_retention_days`, and raw ledger
+//! lines past `store.ledger_retention_days` (when set), on stores that do not sweep their
+//! own (Redis).
 //!
 //! Every node runs the sweep at start and then hourly: for each game and environment it asks
-//! the store to forget the records received before the cutoff, a chunk at a time, so no
-//! single store step runs long. Two nodes sweeping at once forget the same records once.
-//! The trade-off is the retention's: an event retried after it is counted again.
+//! the store to drop what was received before each cutoff, a chunk at a time, so no single
+//! store step runs long. Two nodes sweeping at once drop the same entries once. The
+//! trade-offs are the retentions': an event retried after its record is gone counts again,
+//! and dropped ledger lines are only in exports taken before (the day aggregates, balances
+//! and lifetime spends every economy figure reads are kept).
 
 use std::time::Duration;
 
@@ -33,20 +36,23 @@ pub async fn keep_pruning(state: Services, mut shutdown: watch::Receiver<bool>) 
         match prune(&state).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(
-                forgotten = n,
-                "idempotency records past their retention forgotten"
+                dropped = n,
+                "idempotency records and ledger lines past their retention dropped"
             ),
             Err(e) => {
-                tracing::warn!(error = %e, "forgetting old idempotency records failed; retried at the next sweep")
+                tracing::warn!(error = %e, "dropping entries past their retention failed; retried at the next sweep")
             }
         }
     }
 }
 
-/// One sweep over every game and environment; how many records were forgotten.
+/// One sweep over every game and environment; how many entries were dropped.
 pub async fn prune(state: &Services) -> ServiceResult<usize> {
-    let days = i64::from(state.settings.store.idempotency_retention_days);
-    let before = Utc::now() - chrono::Duration::days(days);
+    let settings = &state.settings.store;
+    let now = Utc::now();
+    let before = now - chrono::Duration::days(i64::from(settings.idempotency_retention_days));
+    let ledger_before = (settings.ledger_retention_days > 0)
+        .then(|| now - chrono::Duration::days(i64::from(settings.ledger_retention_days)));
     let mut forgotten = 0;
     for (id, _) in state.store.list(super::games::games_collection()).await? {
         let Ok(game_id) = id.parse::<Uuid>() else {
@@ -57,6 +63,19 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
                 let n = state
                     .store
                     .forget_tx_before(game_id, env, before, CHUNK)
+                    .await?;
+                forgotten += n;
+                if n < CHUNK {
+                    break;
+                }
+            }
+            let Some(ledger_before) = ledger_before else {
+                continue;
+            };
+            loop {
+                let n = state
+                    .store
+                    .trim_ledger_before(game_id, env, ledger_before, CHUNK)
                     .await?;
                 forgotten += n;
                 if n < CHUNK {

@@ -317,6 +317,18 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> StoreResult<usize>;
 
+    /// Drops at most `limit` raw ledger lines of one game and environment received before
+    /// `before`, oldest first; returns how many (fewer than `limit`: none older is left).
+    /// Day aggregates, balances and lifetime spends are kept. The embedded store sweeps its
+    /// lines itself on its writer and answers 0 here.
+    async fn trim_ledger_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: chrono::DateTime<chrono::Utc>,
+        limit: usize,
+    ) -> StoreResult<usize>;
+
     /// A player's lifetime real-money spend in cents (the sum of its applied purchases,
     /// kept by the same atomic step).
     async fn spend_cents(

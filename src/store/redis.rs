@@ -145,6 +145,23 @@ redis.call('ZREM', KEYS[2], unpack(ids))
 return #ids
 "#;
 
+/// Drops the oldest raw ledger lines received before a time. KEYS: the ledger list. ARGV:
+/// the time in Unix milliseconds (exclusive), the most lines to drop. Lines are appended in
+/// the order they are received, so the old ones are a prefix; a line without a receive time
+/// (written before lines carried one) ends the prefix and is kept. Returns how many.
+const TRIM_LEDGER_LUA: &str = r#"
+local lines = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local before = tonumber(ARGV[1])
+local n = 0
+for _, line in ipairs(lines) do
+  local rx = string.match(line, '^{"rx":(%d+),')
+  if not rx or tonumber(rx) >= before then break end
+  n = n + 1
+end
+if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
+return n
+"#;
+
 /// Compare-and-swap of one hash field. KEYS: the hash. ARGV: field, expect present (1/0),
 /// expected value, new value.
 const CAS_LUA: &str = r#"
@@ -185,6 +202,7 @@ pub struct RedisStore {
     cas_script: Script,
     versioned_script: Script,
     forget_script: Script,
+    trim_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -243,6 +261,7 @@ impl RedisStore {
         let cas_script = Script::new(CAS_LUA);
         let versioned_script = Script::new(VERSIONED_LUA);
         let forget_script = Script::new(FORGET_TX_LUA);
+        let trim_script = Script::new(TRIM_LEDGER_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
@@ -254,6 +273,7 @@ impl RedisStore {
                 .load_async(&mut conn)
                 .await?;
             forget_script.prepare_invoke().load_async(&mut conn).await?;
+            trim_script.prepare_invoke().load_async(&mut conn).await?;
             Ok(())
         })
         .await?;
@@ -275,6 +295,7 @@ impl RedisStore {
             cas_script,
             versioned_script,
             forget_script,
+            trim_script,
         })
     }
 
@@ -308,11 +329,13 @@ fn parse_day(fields: std::collections::HashMap<String, i64>) -> DayAggregate {
 
 /// The ledger entry's JSON without `balance_after` and without its closing brace, for the
 /// script to complete once it knows the balance.
-fn ledger_head(op: &MoneyOp) -> StoreResult<String> {
+fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
     /// A [`LedgerEntry`] without `balance_after` (the script appends it), borrowing from
-    /// the operation so that nothing is copied.
+    /// the operation so that nothing is copied. `rx`, when the engine received the event
+    /// (Unix milliseconds), comes first: the retention sweep reads it at the line's start.
     #[derive(serde::Serialize)]
     struct Head<'a> {
+        rx: i64,
         tx_id: &'a str,
         player_id: &'a str,
         kind: MoneyKind,
@@ -321,6 +344,7 @@ fn ledger_head(op: &MoneyOp) -> StoreResult<String> {
         ts: chrono::DateTime<chrono::Utc>,
     }
     let mut json = serde_json::to_string(&Head {
+        rx: received_ms,
         tx_id: &op.tx_id,
         player_id: &op.player_id,
         kind: op.kind,
@@ -480,7 +504,8 @@ impl Store for RedisStore {
             MoneyKind::Spent => "spent",
             MoneyKind::Purchase => "purchase",
         };
-        let head = ledger_head(op)?;
+        let received_ms = Utc::now().timestamp_millis();
+        let head = ledger_head(op, received_ms)?;
         let mut invocation = self.money_script.key(self.keys.tx(op.game_id, op.env));
         invocation
             .key(self.keys.kill(op.game_id))
@@ -499,7 +524,7 @@ impl Store for RedisStore {
             .arg(head)
             .arg(op.fingerprint())
             .arg(&op.player_id)
-            .arg(Utc::now().timestamp_millis());
+            .arg(received_ms);
         let mut conn = self.conn.clone();
         let reply: Vec<String> = bounded(
             self.timeout,
@@ -526,6 +551,24 @@ impl Store for RedisStore {
         bounded(
             self.timeout,
             "forget_tx_before",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+
+    async fn trim_ledger_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<usize> {
+        let mut invocation = self.trim_script.key(self.keys.ledger(game_id, env));
+        invocation.arg(before.timestamp_millis()).arg(limit.max(1));
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "trim_ledger_before",
             invocation.invoke_async(&mut conn),
         )
         .await

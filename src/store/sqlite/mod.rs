@@ -476,6 +476,17 @@ impl Store for SqliteStore {
         Ok(0)
     }
 
+    async fn trim_ledger_before(
+        &self,
+        _game_id: Uuid,
+        _env: Environment,
+        _before: DateTime<Utc>,
+        _limit: usize,
+    ) -> StoreResult<usize> {
+        // The writer's own sweep drops this store's lines (see `retention`).
+        Ok(0)
+    }
+
     async fn spend_cents(
         &self,
         game_id: Uuid,
