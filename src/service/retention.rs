@@ -24,7 +24,7 @@ const EVERY: Duration = Duration::from_secs(3600);
 /// Most records one store step forgets.
 const CHUNK: usize = 1000;
 
-/// Sweeps at start and every [`EVERY`] until `shutdown` turns true.
+/// Sweeps at start and then hourly until `shutdown` turns true.
 pub async fn keep_pruning(state: Services, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
