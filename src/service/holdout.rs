@@ -223,7 +223,8 @@ pub async fn revenue_share(
 }
 
 /// The samples behind [`arpu`] as CSV `group,player_hash,revenue_cents` (`group` is
-/// `treatment` or `control`), every player of both groups, non-payers with 0.
+/// `treatment` or `control`), every player of both groups, non-payers with 0, ordered by
+/// `player_hash`: the same export twice is the same file, and the order reveals nothing.
 pub async fn samples_csv(
     state: &Services,
     game: &GameHandle,
@@ -232,18 +233,23 @@ pub async fn samples_csv(
     let game_id = game.view().game.game_id;
     let population = Population::read(state, game_id, env).await?;
     let secret = secret(state, game_id).await?;
-    let mut out = String::with_capacity(32 + population.players.len() * 80);
-    out.push_str("group,player_hash,revenue_cents\n");
+    let mut rows = Vec::with_capacity(population.players.len());
     for (player_id, holdout, revenue) in &population.players {
         let group = if *holdout { "control" } else { "treatment" };
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret)
             .map_err(|e| ServiceError::Internal(format!("player hash key: {e}")))?;
         mac.update(player_id.as_bytes());
-        let _ = write!(out, "{group},");
+        let mut hash = String::with_capacity(64);
         for byte in mac.finalize().into_bytes() {
-            let _ = write!(out, "{byte:02x}");
+            let _ = write!(hash, "{byte:02x}");
         }
-        let _ = writeln!(out, ",{revenue}");
+        rows.push((hash, group, *revenue));
+    }
+    rows.sort_unstable();
+    let mut out = String::with_capacity(32 + rows.len() * 80);
+    out.push_str("group,player_hash,revenue_cents\n");
+    for (hash, group, revenue) in rows {
+        let _ = writeln!(out, "{group},{hash},{revenue}");
     }
     Ok(out)
 }
