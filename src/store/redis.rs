@@ -299,6 +299,25 @@ impl RedisStore {
         })
     }
 
+    /// Runs a retention script over `keys` (one game's: one slot): drops at most `limit`
+    /// entries received before `before`; how many it dropped.
+    async fn prune(
+        &self,
+        what: &str,
+        script: &Script,
+        keys: &[String],
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<usize> {
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(key);
+        }
+        invocation.arg(before.timestamp_millis()).arg(limit.max(1));
+        let mut conn = self.conn.clone();
+        bounded(self.timeout, what, invocation.invoke_async(&mut conn)).await
+    }
+
     /// Sends one command and reads its reply, within the timeout.
     async fn query<T: ::redis::FromRedisValue>(
         &self,
@@ -542,16 +561,16 @@ impl Store for RedisStore {
         before: DateTime<Utc>,
         limit: usize,
     ) -> StoreResult<usize> {
-        let mut invocation = self.forget_script.key(self.keys.tx(game_id, env));
-        invocation
-            .key(self.keys.tx_received(game_id, env))
-            .arg(before.timestamp_millis())
-            .arg(limit.max(1));
-        let mut conn = self.conn.clone();
-        bounded(
-            self.timeout,
+        let keys = [
+            self.keys.tx(game_id, env),
+            self.keys.tx_received(game_id, env),
+        ];
+        self.prune(
             "forget_tx_before",
-            invocation.invoke_async(&mut conn),
+            &self.forget_script,
+            &keys,
+            before,
+            limit,
         )
         .await
     }
@@ -563,13 +582,13 @@ impl Store for RedisStore {
         before: DateTime<Utc>,
         limit: usize,
     ) -> StoreResult<usize> {
-        let mut invocation = self.trim_script.key(self.keys.ledger(game_id, env));
-        invocation.arg(before.timestamp_millis()).arg(limit.max(1));
-        let mut conn = self.conn.clone();
-        bounded(
-            self.timeout,
+        let keys = [self.keys.ledger(game_id, env)];
+        self.prune(
             "trim_ledger_before",
-            invocation.invoke_async(&mut conn),
+            &self.trim_script,
+            &keys,
+            before,
+            limit,
         )
         .await
     }
