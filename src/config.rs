@@ -86,6 +86,13 @@ impl BillingSettings {
 pub struct EconomySettings {
     /// How often each node recomputes the FSR quadrant of the games it serves.
     pub quadrant_interval_ms: u64,
+    /// How long a node reuses a game's holdout comparison before computing it again: the
+    /// comparison reads every player of the game, so reads that come in bursts (a dashboard
+    /// refreshing, several staff looking) share one computation. 0 computes every read.
+    pub figures_cache_ms: u64,
+    /// Share of simulation trials whose projected FSR must land in the healthy range for
+    /// the simulation to pass.
+    pub simulation_pass_threshold: f64,
 }
 
 /// `[metrics]`.
@@ -300,6 +307,16 @@ impl Settings {
         if !(100..=86_400_000).contains(&self.economy.quadrant_interval_ms) {
             return Err(ConfigError(
                 "economy.quadrant_interval_ms must be between 100 and 86400000 (one day)".into(),
+            ));
+        }
+        if self.economy.figures_cache_ms > 3_600_000 {
+            return Err(ConfigError(
+                "economy.figures_cache_ms must be at most 3600000 (one hour)".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.economy.simulation_pass_threshold) {
+            return Err(ConfigError(
+                "economy.simulation_pass_threshold must be between 0 and 1".into(),
             ));
         }
         if self.store.timeout_ms == 0 || self.store.timeout_ms > 2000 {

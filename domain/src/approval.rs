@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::bandit::Arm;
 use crate::schema::SnakeCaseId;
+use crate::simulation::SimulationResult;
 
 /// Lifecycle of an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -85,8 +86,7 @@ pub struct Approval {
     pub reason: Option<String>,
     /// The last simulation result, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub simulation: Option<serde_json::Value>,
+    pub simulation: Option<SimulationResult>,
 }
 
 /// A studio's decision on a pending approval.

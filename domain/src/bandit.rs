@@ -129,7 +129,13 @@ impl Segment {
         Self { platform, tier }
     }
 
-    fn index(self) -> usize {
+    /// Every segment, in [`Segment::index`] order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        (0..SEGMENT_COUNT).map(Self::at)
+    }
+
+    /// Position of the segment among the [`SEGMENT_COUNT`] segments.
+    pub fn index(self) -> usize {
         let p = match self.platform {
             Platform::Ios => 0,
             Platform::Android => 1,
@@ -280,6 +286,17 @@ impl BanditState {
             .counts
             .get(segment.index() * ARM_COUNT + arm.index()?)?;
         Some((c.shown, c.purchases))
+    }
+
+    /// The expected conversion rate of `arm` in `segment`: the mean `alpha / (alpha + beta)`
+    /// of its posterior, which is the prior's mean for an arm never shown there or off the
+    /// ladder. What the approval simulation takes as the chance that one player takes the
+    /// offer.
+    pub fn posterior_mean(&self, segment: Segment, arm: Arm) -> f64 {
+        let (shown, purchases) = self.counts(segment, arm).unwrap_or((0, 0));
+        let alpha = 1.0 + purchases as f64;
+        let beta = prior_beta(arm.price_cents) + shown.saturating_sub(purchases) as f64;
+        alpha / (alpha + beta)
     }
 
     /// Thompson sampling: draws a conversion rate for every allowed arm from its posterior

@@ -444,7 +444,7 @@ fn check_item(item: &Item, currencies: &[Currency], e: &mut Errors) {
 }
 
 /// The currency an item grants: its `currency_id`, or the game's only currency.
-fn granted_currency<'a>(item: &'a Item, currencies: &'a [Currency]) -> Option<&'a str> {
+pub fn granted_currency<'a>(item: &'a Item, currencies: &'a [Currency]) -> Option<&'a str> {
     if item.category != Category::Currency {
         return None;
     }

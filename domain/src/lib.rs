@@ -17,13 +17,15 @@
 //! - [`holdout`]: the permanent 10% holdout hash.
 //! - [`policy`]: guardrail checks (price cap, loot boxes, frequency caps).
 //! - [`bandit`]: the L1 Thompson-sampling model.
-//! - [`approval`]: approval records and the decide-once rule.
 //! - [`economy`]: FSR quadrants.
 //! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
 //! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players,
 //!   next billing day.
+//! - [`simulation`]: the approval simulation, 10,000 Monte Carlo trials of an offer's effect
+//!   on the 7-day FSR.
+//! - [`approval`]: approval records and the decide-once rule.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
@@ -48,6 +50,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod revenue_share;
 pub mod schema;
+pub mod simulation;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod validation;

@@ -1,4 +1,4 @@
-//! Approval endpoints: list, read, approve, reject (a decided approval is a 409).
+//! Approval endpoints: list, read, simulate, approve, reject (a decided approval is a 409).
 
 use axum::Json;
 use axum::extract::State;
@@ -12,10 +12,12 @@ use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Una
 use crate::auth::{Dashboard, Role};
 use crate::error::ApiResult;
 use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
+use offer_domain::simulation::SimulationResult;
 
 use crate::service::ServiceError;
 use crate::service::approvals;
 use crate::service::games;
+use crate::service::simulation;
 use crate::state::AppState;
 
 /// Query of the approval list.
@@ -130,6 +132,39 @@ pub async fn reject(
         reason: body.reason,
     };
     decide(&state, &caller, approval_id, verdict).await
+}
+
+/// Query of a simulation.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SimulateQuery {
+    /// Seed of the trials' random numbers, to reproduce an earlier result (its `seed`);
+    /// a fresh one when absent.
+    pub seed: Option<u64>,
+}
+
+/// Simulates a pending offer approval (developer): 10,000 Monte Carlo trials of the offer
+/// against the production players active in the last 7 days. The result is stored on the
+/// approval (`simulation`) and returned. Only a pending offer approval is simulated (409
+/// otherwise); simulating never blocks a decision.
+#[utoipa::path(post, path = "/v1/approvals/{approval_id}/simulate", tag = "approvals",
+    params(("approval_id" = Uuid, Path), SimulateQuery),
+    responses((status = 200, description = "The simulation result", body = SimulationResult),
+        AuthErrors, QueryError, NotFound, Conflict, Unavailable))]
+pub async fn simulate(
+    State(state): State<AppState>,
+    caller: Dashboard,
+    ApiPath(approval_id): ApiPath<Uuid>,
+    ApiQuery(q): ApiQuery<SimulateQuery>,
+) -> ApiResult<Json<SimulationResult>> {
+    let (approval, _, handle) = owned(&state, &caller, approval_id).await?;
+    caller.require(Role::Developer)?;
+    let simulated = simulation::simulate(&state.services, &handle, &approval, q.seed).await?;
+    simulated
+        .simulation
+        .map(Json)
+        .ok_or_else(|| ServiceError::Internal("the stored simulation vanished".into()).into())
 }
 
 /// Decides an approval of the caller's studio (developer or above).

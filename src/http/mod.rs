@@ -82,6 +82,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::get))
         .routes(routes!(approvals::approve))
         .routes(routes!(approvals::reject))
+        .routes(routes!(approvals::simulate))
         .routes(routes!(economy::fsr))
         .routes(routes!(economy::import_events))
         .routes(routes!(economy::holdout_arpu))

@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefinition, Verdict};
+use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
 use super::write::Committed;
@@ -23,6 +24,8 @@ use super::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
+/// Compare-and-swap attempts against concurrent changes of one record before giving up.
+const CAS_ATTEMPTS: usize = 5;
 /// Longest rejection reason, in characters.
 const MAX_REASON_CHARS: usize = 1000;
 
@@ -203,12 +206,14 @@ async fn settle(
 }
 
 /// Approves or rejects a pending approval; a decided one is a 409. Approving makes the
-/// definition servable at once on every node.
+/// definition servable at once on every node. When the record changed since it was read but
+/// is still pending (a simulation result was attached meanwhile), the decision is taken
+/// again on the fresh record: only another decision or an expiry makes it a 409.
 pub async fn decide(
     state: &Services,
     handle: &GameHandle,
-    approval: Approval,
-    stored: Vec<u8>,
+    mut approval: Approval,
+    mut stored: Vec<u8>,
     verdict: Verdict,
     by: &str,
 ) -> ServiceResult<Approval> {
@@ -222,32 +227,68 @@ pub async fn decide(
             format!("at most {MAX_REASON_CHARS} characters"),
         ));
     }
-    let next = approval
-        .decide(verdict, by, Utc::now())
-        .map_err(|e| ServiceError::Conflict(e.to_string()))?;
-    state
-        .commit(handle, async || {
-            let swapped = state
-                .store
-                .compare_and_swap(
-                    approvals(next.game_id),
-                    &next.approval_id.to_string(),
-                    Some(&stored),
-                    encode(&next)?,
-                )
-                .await?;
-            if !swapped {
-                return Err(ServiceError::Conflict(
-                    "the approval was decided concurrently".into(),
-                ));
-            }
-            Ok(match &next.offer {
-                Some(offer) if next.status == ApprovalStatus::Approved => {
-                    let change = GameChange::Approved(offer.definition_key.clone());
-                    Committed::changed(next.clone(), change)
+    for _ in 0..CAS_ATTEMPTS {
+        let next = approval
+            .decide(verdict.clone(), by, Utc::now())
+            .map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let decided = state
+            .commit(handle, async || {
+                let swapped = state
+                    .store
+                    .compare_and_swap(
+                        approvals(next.game_id),
+                        &next.approval_id.to_string(),
+                        Some(&stored),
+                        encode(&next)?,
+                    )
+                    .await?;
+                if !swapped {
+                    return Ok(Committed::unchanged(None));
                 }
-                _ => Committed::unchanged(next),
+                Ok(match &next.offer {
+                    Some(offer) if next.status == ApprovalStatus::Approved => {
+                        let change = GameChange::Approved(offer.definition_key.clone());
+                        Committed::changed(Some(next.clone()), change)
+                    }
+                    _ => Committed::unchanged(Some(next.clone())),
+                })
             })
-        })
-        .await
+            .await?;
+        if let Some(decided) = decided {
+            return Ok(decided);
+        }
+        (approval, stored) = get(state, next.approval_id).await?;
+    }
+    Err(ServiceError::Conflict(
+        "the approval kept changing while it was decided; retry".into(),
+    ))
+}
+
+/// Stores a simulation result on an approval, whatever its state now (a decision taken
+/// while the trials ran keeps the result that informed it). Compare-and-swap, retried
+/// against a concurrent change of the record.
+pub async fn attach_simulation(
+    state: &Services,
+    approval_id: Uuid,
+    result: SimulationResult,
+) -> ServiceResult<Approval> {
+    for _ in 0..CAS_ATTEMPTS {
+        let (mut approval, stored) = get(state, approval_id).await?;
+        approval.simulation = Some(result.clone());
+        let swapped = state
+            .store
+            .compare_and_swap(
+                approvals(approval.game_id),
+                &approval_id.to_string(),
+                Some(&stored),
+                encode(&approval)?,
+            )
+            .await?;
+        if swapped {
+            return Ok(approval);
+        }
+    }
+    Err(ServiceError::Conflict(
+        "the approval kept changing while its simulation was stored; retry".into(),
+    ))
 }

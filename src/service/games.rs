@@ -318,28 +318,31 @@ pub async fn patch_guardrails(
     .await
 }
 
-/// Records the game's launch at its first `session_start` of the environment; the holdout
-/// share is fixed from then on (it is a constant of the engine, so nothing can change it).
+/// Records the game's launch at its first `session_start` of the environment, live or
+/// imported: `launched_at` is the earliest one ever seen, so history imported after the
+/// game went live moves it back. The holdout share is a constant of the engine, so nothing
+/// can change it.
 pub async fn mark_launched(
     state: &Services,
     game: &GameHandle,
     env: Environment,
+    at: chrono::DateTime<chrono::Utc>,
 ) -> ServiceResult<()> {
     let launched = |g: &Game| match env {
-        Environment::Production => g.launched_at.is_some(),
-        Environment::Sandbox => g.sandbox_launched_at.is_some(),
+        Environment::Production => g.launched_at,
+        Environment::Sandbox => g.sandbox_launched_at,
     };
-    if launched(&game.view().game) {
+    let settled = |g: &Game| launched(g).is_some_and(|first| first <= at);
+    if settled(&game.view().game) {
         return Ok(());
     }
-    let now = Some(chrono::Utc::now());
     update(state, game, |g| {
-        if launched(g) {
+        if settled(g) {
             return Ok(false);
         }
         match env {
-            Environment::Production => g.launched_at = now,
-            Environment::Sandbox => g.sandbox_launched_at = now,
+            Environment::Production => g.launched_at = Some(at),
+            Environment::Sandbox => g.sandbox_launched_at = Some(at),
         }
         Ok(true)
     })

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use chrono::{NaiveDate, Utc};
 use hmac::{Hmac, KeyInit, Mac};
@@ -57,6 +58,10 @@ pub struct PlayerEntry {
     /// The UTC day of its latest session (monthly players count by it).
     #[serde(default)]
     pub last_seen: Option<NaiveDate>,
+    /// The `platform` attribute of its latest session that had one: its L1 segment's
+    /// platform bucket in the approval simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
 }
 
 /// A player's population entry, if it ever had a session in this environment.
@@ -72,38 +77,90 @@ pub async fn entry(
     }
 }
 
-/// Adds a player to its game's population at its first session; a later session on
-/// another day only moves its `last_seen` (compare-and-swap: when another node moved it at
-/// the same moment, that node's write stands, and it names the same day).
+/// Adds a player to its game's population, seen on `day` (its first session, or an
+/// imported `session_start` of the past). A later sighting moves `last_seen` forward, an
+/// earlier one (history imported after live play) moves `install_day` back; each change is a
+/// compare-and-swap, retried against another node's write.
 pub async fn register(
     state: &Services,
     game_id: Uuid,
     env: Environment,
     player_id: &str,
+    day: NaiveDate,
+    platform: Option<&str>,
 ) -> ServiceResult<()> {
-    let today = Utc::now().date_naive();
     let coll = population(game_id, env);
-    let Some(stored) = state.store.get(coll, player_id).await? else {
-        let entry = PlayerEntry {
-            holdout: is_holdout(player_id, game_id),
-            install_day: today,
-            last_seen: Some(today),
+    for _ in 0..5 {
+        let Some(stored) = state.store.get(coll, player_id).await? else {
+            let entry = PlayerEntry {
+                holdout: is_holdout(player_id, game_id),
+                install_day: day,
+                last_seen: Some(day),
+                platform: platform.map(str::to_owned),
+            };
+            if state
+                .store
+                .insert_new(coll, player_id, encode(&entry)?)
+                .await?
+            {
+                return Ok(());
+            }
+            continue;
         };
-        state
-            .store
-            .insert_new(coll, player_id, encode(&entry)?)
-            .await?;
-        return Ok(());
-    };
-    let mut entry: PlayerEntry = decode(&stored)?;
-    if entry.last_seen != Some(today) {
-        entry.last_seen = Some(today);
-        state
+        let mut entry: PlayerEntry = decode(&stored)?;
+        if !entry.sighted(day, platform) {
+            return Ok(());
+        }
+        if state
             .store
             .compare_and_swap(coll, player_id, Some(&stored), encode(&entry)?)
-            .await?;
+            .await?
+        {
+            return Ok(());
+        }
     }
-    Ok(())
+    Err(ServiceError::Conflict(
+        "the player's population entry kept changing; retry".into(),
+    ))
+}
+
+impl PlayerEntry {
+    /// Takes in a sighting on `day`; `false` when it changes nothing.
+    fn sighted(&mut self, day: NaiveDate, platform: Option<&str>) -> bool {
+        let mut changed = false;
+        if day < self.install_day {
+            self.install_day = day;
+            changed = true;
+        }
+        if self.last_seen.is_none_or(|seen| seen < day) {
+            self.last_seen = Some(day);
+            changed = true;
+        }
+        if let Some(p) = platform
+            && self.platform.as_deref() != Some(p)
+        {
+            self.platform = Some(p.to_owned());
+            changed = true;
+        }
+        changed
+    }
+}
+
+/// The players of a game and environment whose latest session is on `since` or later.
+pub async fn population_since(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    since: NaiveDate,
+) -> ServiceResult<Vec<(String, PlayerEntry)>> {
+    let mut out = Vec::new();
+    for (player_id, bytes) in state.store.list(population(game_id, env)).await? {
+        let entry: PlayerEntry = decode(&bytes)?;
+        if entry.last_seen.is_some_and(|day| day >= since) {
+            out.push((player_id, entry));
+        }
+    }
+    Ok(out)
 }
 
 /// Every player of a game and environment with its group and revenue in cents.
@@ -182,19 +239,46 @@ fn days_live(game: &GameHandle, env: Environment) -> i64 {
     launched.map_or(0, |at| (Utc::now() - at).num_days().max(0))
 }
 
-/// The holdout ARPU comparison of a game's environment. The test runs on a blocking thread:
-/// it sorts the payers, which must not hold up the request threads for a large game.
+/// The holdout comparison of a game's environment and its monthly players: what the ARPU
+/// and revenue-share endpoints show, cached per game and environment for
+/// `economy.figures_cache_ms`.
+pub struct Comparison {
+    /// Treatment against the holdout.
+    pub arpu: HoldoutArpu,
+    /// Players with a session in the last 30 days.
+    pub monthly: u64,
+}
+
+/// The comparison of a game's environment, from the cache when it is fresh. The test runs
+/// on a blocking thread: it sorts the payers, which must not hold up the request threads
+/// for a large game.
+async fn comparison(
+    state: &Services,
+    game: &GameHandle,
+    env: Environment,
+) -> ServiceResult<Arc<Comparison>> {
+    let game_id = game.view().game.game_id;
+    state
+        .figures
+        .get_or_compute(game_id, env, async || {
+            let population = Population::read(state, game_id, env).await?;
+            let days = days_live(game, env);
+            let monthly = population.monthly;
+            let arpu = tokio::task::spawn_blocking(move || population.compare(days))
+                .await
+                .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))?;
+            Ok(Comparison { arpu, monthly })
+        })
+        .await
+}
+
+/// The holdout ARPU comparison of a game's environment.
 pub async fn arpu(
     state: &Services,
     game: &GameHandle,
     env: Environment,
 ) -> ServiceResult<HoldoutArpu> {
-    let game_id = game.view().game.game_id;
-    let population = Population::read(state, game_id, env).await?;
-    let days = days_live(game, env);
-    tokio::task::spawn_blocking(move || population.compare(days))
-        .await
-        .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))
+    Ok(comparison(state, game, env).await?.arpu.clone())
 }
 
 /// The live, provisional revenue-share standing of a game's production players: the
@@ -205,18 +289,11 @@ pub async fn revenue_share(
     game: &GameHandle,
     studio_id: &str,
 ) -> ServiceResult<RevenueShare> {
-    let env = Environment::Production;
-    let game_id = game.view().game.game_id;
-    let population = Population::read(state, game_id, env).await?;
-    let days = days_live(game, env);
-    let monthly = population.monthly;
-    let arpu = tokio::task::spawn_blocking(move || population.compare(days))
-        .await
-        .map_err(|e| ServiceError::Internal(format!("holdout comparison: {e}")))?;
+    let figures = comparison(state, game, Environment::Production).await?;
     Ok(revenue_share::standing(
-        &arpu,
+        &figures.arpu,
         &state.plans,
-        monthly,
+        figures.monthly,
         state.settings.billing.rate_pct(studio_id),
         Utc::now().date_naive(),
     ))

@@ -6,6 +6,11 @@
 //! Every event is checked before the first is written: one bad event refuses the whole call
 //! (422 naming its index) and nothing is written. A production import that appended
 //! anything recomputes the game's FSR quadrant on this node straight away.
+//!
+//! An imported `session_start` writes no ledger line: it enters its player in the
+//! environment's population (install day the earliest session seen, so non-payers of the
+//! past count in the holdout comparison) and moves `launched_at` back to it when it is
+//! earlier.
 
 use chrono::{Duration, Utc};
 use offer_actors::GameHandle;
@@ -40,7 +45,7 @@ pub struct ImportedEvent {
 /// What an import did.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ImportOutcome {
-    /// Events appended now.
+    /// Money events appended now, and `session_start` events taken into the population.
     pub imported: usize,
     /// Events whose `tx_id` was already applied with the same change (nothing written).
     pub duplicates: usize,
@@ -82,7 +87,22 @@ pub async fn import(
         duplicates: 0,
         rejected: Vec::new(),
     };
+    let mut first_session: Option<chrono::DateTime<Utc>> = None;
     for (index, e) in events.into_iter().enumerate() {
+        if let SdkEvent::SessionStart { ts: Some(ts) } = e.event {
+            super::holdout::register(
+                state,
+                game.game_id,
+                env,
+                &e.player_id,
+                ts.date_naive(),
+                None,
+            )
+            .await?;
+            first_session = Some(first_session.map_or(ts, |first| first.min(ts)));
+            outcome.imported += 1;
+            continue;
+        }
         let Some(op) = money_op(game.game_id, env, e) else {
             continue;
         };
@@ -109,6 +129,9 @@ pub async fn import(
             code: refusal.code(),
             message: refusal.message(),
         });
+    }
+    if let Some(at) = first_session {
+        super::games::mark_launched(state, handle, env, at).await?;
     }
     // History can move the production window at once; the schedule would see it within an
     // interval anyway, so a failed refresh is logged rather than failing what was written.
@@ -145,9 +168,11 @@ fn check(
         SdkEvent::CurrencyEarned { .. }
             | SdkEvent::CurrencySpent { .. }
             | SdkEvent::Purchase { .. }
+            | SdkEvent::SessionStart { .. }
     ) {
         return Err(format!(
-            "`{}` is not imported: only currency_earned, currency_spent and purchase are",
+            "`{}` is not imported: only session_start, currency_earned, currency_spent and \
+             purchase are",
             e.event.kind()
         ));
     }

@@ -15,6 +15,7 @@ pub mod decisions;
 pub mod economy;
 pub mod error;
 pub mod events;
+pub mod figures_cache;
 pub mod games;
 pub mod holdout;
 pub mod import;
@@ -25,12 +26,14 @@ pub mod offers;
 pub mod players;
 pub mod retention;
 pub mod sessions;
+pub mod simulation;
 mod write;
 
 use std::ops::Deref;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use figures_cache::FiguresCache;
 use offer_actors::ActorSystem;
 use offer_domain::game::GenreTable;
 use offer_domain::revenue_share::Plan;
@@ -68,6 +71,8 @@ pub struct Inner {
     /// keeps writers apart: see `items.rs`), so a catalogue read-modify-write (values
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
+    /// Each game's holdout comparison, reused for `economy.figures_cache_ms`.
+    pub figures: FiguresCache<holdout::Comparison>,
 }
 
 impl Services {
@@ -79,6 +84,7 @@ impl Services {
         genres: GenreTable,
         plans: Vec<Plan>,
     ) -> Self {
+        let figures_ttl = settings.economy.figures_cache_ms;
         let decisions = DecisionLog::new(
             settings.offers.decision_log_capacity,
             settings.offers.decision_outbox,
@@ -92,6 +98,7 @@ impl Services {
             node_id: Uuid::new_v4(),
             decisions,
             write_locks: DashMap::new(),
+            figures: FiguresCache::new(std::time::Duration::from_millis(figures_ttl)),
         }))
     }
 

@@ -157,6 +157,11 @@ pub async fn open_session(
         return Err(ServiceError::SdkDisabled);
     }
     let player_id = body.player_id.clone();
+    let platform = body
+        .attributes
+        .get("platform")
+        .and_then(|p| p.as_str())
+        .map(str::to_owned);
     let (session, created) = open(
         state,
         game_id,
@@ -171,8 +176,17 @@ pub async fn open_session(
     .await?;
     // Every open, not only a new session's: a registration that failed after its session
     // was stored is made good by the client's retry.
-    super::holdout::register(state, game_id, env, &player_id).await?;
-    games::mark_launched(state, &game, env).await?;
+    let now = Utc::now();
+    super::holdout::register(
+        state,
+        game_id,
+        env,
+        &player_id,
+        now.date_naive(),
+        platform.as_deref(),
+    )
+    .await?;
+    games::mark_launched(state, &game, env, now).await?;
     Ok(Opened {
         session,
         created,

@@ -319,6 +319,32 @@ fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
         .collect()
 }
 
+#[tokio::test]
+async fn the_holdout_comparison_is_reused_for_the_cache_time() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.economy.figures_cache_ms = 3_600_000;
+    })
+    .await;
+    let sdk = app.game_with(store_shelf()).await;
+    let path = format!("/v1/games/{}/holdout-arpu", sdk.game);
+    let treated = players_of(&sdk.game, false, 2);
+    app.send_events(&sdk, &treated[0], json!([purchase(1000, "t0")]))
+        .await;
+    let first = app.get_json(&path).await;
+    assert_eq!(first["n_treatment"], 1);
+    // A new payer within the cache time: the same figures, for both endpoints.
+    app.send_events(&sdk, &treated[1], json!([purchase(500, "t1")]))
+        .await;
+    assert_eq!(app.get_json(&path).await, first);
+    let share = app
+        .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
+        .await;
+    assert_eq!(share["conditions"]["n_treatment_gte_10k"]["value"], 1.0);
+    // The sandbox has its own slot: computed now, it has no players.
+    let sandbox = app.get_json(format!("{path}?environment=sandbox")).await;
+    assert_eq!(sandbox["n_treatment"], 0);
+}
+
 /// A purchase of `cents` with its own `tx_id`.
 fn purchase(cents: i64, tx_id: &str) -> Value {
     json!({"type": "purchase", "item_ids": ["sword"], "price_cents": cents, "tx_id": tx_id})
@@ -326,7 +352,8 @@ fn purchase(cents: i64, tx_id: &str) -> Value {
 
 #[tokio::test]
 async fn holdout_arpu_counts_every_player_and_its_samples_recompute_the_p_value() {
-    let app = spawn_app().await;
+    // Every read computes: the test reads before and after the players arrive.
+    let app = spawn_tuned(default_backend(), |s| s.economy.figures_cache_ms = 0).await;
     let sdk = app.game_with(store_shelf()).await;
     let path = format!("/v1/games/{}/holdout-arpu", sdk.game);
     // Nobody yet: both groups empty, p = 1, no uplift, not eligible.

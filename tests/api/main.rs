@@ -26,6 +26,7 @@ mod protocol_doc;
 mod raw;
 mod redis_harness;
 mod shared_state;
+mod simulation;
 mod slow_clients;
 mod store_conformance;
 mod ws;

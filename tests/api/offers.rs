@@ -10,7 +10,7 @@ use super::fixtures::{Sdk, bundle, earned, item, mixed_catalogue, player, spent,
 use super::helpers::{Role, TestApp, default_backend, shared_backend, spawn_app, spawn_tuned};
 
 /// A featured, treated player's session.
-async fn featured(app: &TestApp, sdk: &Sdk) -> String {
+pub async fn featured(app: &TestApp, sdk: &Sdk) -> String {
     app.open_session(
         sdk,
         &player(&sdk.game, false),
@@ -21,7 +21,7 @@ async fn featured(app: &TestApp, sdk: &Sdk) -> String {
 
 /// Asks for the next offer on `event`: the status, the offer (`Null` unless 200) and the
 /// `offer-outcome` header.
-async fn offer(
+pub async fn offer(
     app: &TestApp,
     sdk: &Sdk,
     sid: &str,
@@ -343,7 +343,7 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 4);
     // The candidate is queued once, however often it comes up.
-    let pending = queued_approvals(&app, &sdk, &sid).await;
+    let pending = queued_approvals(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(pending.len(), 1);
     offer(&app, &sdk, &sid, "boss_raid").await;
     let list = app
@@ -377,10 +377,10 @@ async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
     }
 }
 
-/// Asks for `boss_raid` offers until the game lists a pending approval; the pending list.
-async fn queued_approvals(app: &TestApp, sdk: &Sdk, sid: &str) -> Vec<Value> {
+/// Asks for offers on `event` until the game lists a pending approval; the pending list.
+pub async fn queued_approvals(app: &TestApp, sdk: &Sdk, sid: &str, event: &str) -> Vec<Value> {
     for _ in 0..50 {
-        offer(app, sdk, sid, "boss_raid").await;
+        offer(app, sdk, sid, event).await;
         let list = app
             .get_json(format!("/v1/games/{}/approvals?status=pending", sdk.game))
             .await;
@@ -403,7 +403,7 @@ async fn a_pending_approval_expires_and_can_no_longer_be_decided() {
         .expect(StatusCode::OK)
         .await;
     let sid = featured(&app, &sdk).await;
-    let pending = queued_approvals(&app, &sdk, &sid).await;
+    let pending = queued_approvals(&app, &sdk, &sid, "boss_raid").await;
     let approval = format!(
         "/v1/approvals/{}",
         pending[0]["approval_id"].as_str().expect("id")
