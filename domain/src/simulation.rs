@@ -6,7 +6,7 @@
 //! raw units) and its L1 segment. They are summarised once into buckets: a bucket is a
 //! segment crossed with an earned class and a spent class (0, then one class per power of
 //! two), holding the count and the mean and variance of the amounts inside it. A trial then
-//! costs a fixed number of draws per bucket, the same for 1,000 or 1,000,000 players.
+//! costs the same for 1,000 or 1,000,000 players.
 //!
 //! **One trial**, for each bucket of `n` players:
 //! - the number of takers is `Binomial(n, p)`, `p` the L1 model's posterior mean for the
@@ -14,11 +14,13 @@
 //! - the bucket's earned and spent totals are the sum of `n` amounts resampled from the
 //!   bucket's observed ones, drawn as that sum's distribution: normal with mean `n x mean`
 //!   and variance `n x variance` (inside a bucket the amounts differ by at most a factor of
-//!   two, so the sum is close to normal even for small `n`), never below 0;
+//!   two, so the sum is close to normal even for small `n`);
 //! - each taker adds the offer's currency grant to earned and the `earned_price` of its
 //!   items to spent.
 //!
-//! The trial's projected FSR is total earned over total spent. `pass_rate` is the share of
+//! Sums of these draws over buckets are drawn directly (one Binomial per segment, one normal
+//! per side: see [`Simulation::run`]), so a trial makes at most eleven draws. The totals are
+//! kept at 0 or above. The trial's projected FSR is total earned over total spent. `pass_rate` is the share of
 //! trials whose FSR lands in the genre's healthy range, ends included; `aggregate_fsr` is
 //! the median trial and `fsr_bounds` the 5th and 95th percentiles (nearest rank). A trial
 //! in which nothing is spent has no ratio: it counts as outside the range and sorts above
@@ -125,6 +127,18 @@ impl Population {
     pub fn buckets(&self) -> usize {
         self.buckets.len()
     }
+
+    /// The player count of each segment that has players: the Binomial draws of one trial
+    /// (the benchmark's baseline makes the same draws without the model around them).
+    pub fn segment_sizes(&self) -> Vec<u64> {
+        let mut sizes = [0u64; SEGMENT_COUNT];
+        for b in &self.buckets {
+            if let Some(count) = sizes.get_mut(b.segment.index()) {
+                *count += b.n;
+            }
+        }
+        sizes.into_iter().filter(|n| *n > 0).collect()
+    }
 }
 
 /// A negative, NaN or infinite amount is a fault upstream; it counts as 0.
@@ -214,9 +228,16 @@ pub struct Simulation<'a> {
     pub seed: u64,
 }
 
-/// One bucket's draws, prepared once per simulation.
+/// The draws of one trial, prepared once per simulation from the buckets.
+///
+/// The takers of every bucket of one segment share the segment's take rate, so their sum
+/// is one `Binomial(players of the segment, p)`; the resampled totals of the buckets are
+/// independent normals, so their sum is one normal with the summed means and variances.
+/// A trial therefore draws one Binomial per segment and two normals, whatever the number of
+/// players or buckets, and has exactly the distribution of the per-bucket draws (the total
+/// is kept at 0 or above instead of each bucket's).
 struct Prepared {
-    takers: Option<Binomial>,
+    takers: Vec<Binomial>,
     earned_mean: f64,
     earned_sd: f64,
     spent_mean: f64,
@@ -226,25 +247,20 @@ struct Prepared {
 impl Simulation<'_> {
     /// Runs the trials. `genre_context` is passed through to the result.
     pub fn run(&self, genre_context: GenreContext) -> SimulationResult {
-        let prepared: Vec<Prepared> = self
-            .population
-            .buckets
-            .iter()
-            .map(|b| self.prepare(b))
-            .collect();
+        let prepared = self.prepare();
         let mut rng = StdRng::seed_from_u64(self.seed);
         let (min, max) = (self.thresholds.min, self.thresholds.max);
         let mut ratios: Vec<f64> = Vec::with_capacity(self.trials);
         let mut in_range = 0usize;
         for _ in 0..self.trials {
-            let (mut earned, mut spent) = (0.0, 0.0);
-            for b in &prepared {
-                let takers = b.takers.map_or(0, |d| d.sample(&mut rng)) as f64;
-                let z_e: f64 = StandardNormal.sample(&mut rng);
-                let z_s: f64 = StandardNormal.sample(&mut rng);
-                earned += (b.earned_mean + b.earned_sd * z_e).max(0.0) + takers * self.offer.grant;
-                spent += (b.spent_mean + b.spent_sd * z_s).max(0.0) + takers * self.offer.sink;
-            }
+            let takers: u64 = prepared.takers.iter().map(|d| d.sample(&mut rng)).sum();
+            let z_e: f64 = StandardNormal.sample(&mut rng);
+            let z_s: f64 = StandardNormal.sample(&mut rng);
+            let takers = takers as f64;
+            let earned = (prepared.earned_mean + prepared.earned_sd * z_e).max(0.0)
+                + takers * self.offer.grant;
+            let spent =
+                (prepared.spent_mean + prepared.spent_sd * z_s).max(0.0) + takers * self.offer.sink;
             // Nothing spent: no ratio, sorted above every ratio (pure faucet).
             let ratio = if spent > 0.0 {
                 earned / spent
@@ -277,22 +293,38 @@ impl Simulation<'_> {
         }
     }
 
-    fn prepare(&self, b: &Bucket) -> Prepared {
-        let p = self
-            .offer
-            .take_rate
-            .get(b.segment.index())
-            .copied()
-            .filter(|p| p.is_finite())
-            .unwrap_or(0.0)
-            .clamp(0.0, 1.0);
-        let n = b.n as f64;
+    fn prepare(&self) -> Prepared {
+        let mut per_segment = [0u64; SEGMENT_COUNT];
+        let (mut earned_mean, mut earned_var, mut spent_mean, mut spent_var) = (0.0, 0.0, 0.0, 0.0);
+        for b in &self.population.buckets {
+            if let Some(count) = per_segment.get_mut(b.segment.index()) {
+                *count += b.n;
+            }
+            let n = b.n as f64;
+            earned_mean += n * b.earned.mean;
+            earned_var += n * b.earned.variance(b.n);
+            spent_mean += n * b.spent.mean;
+            spent_var += n * b.spent.variance(b.n);
+        }
+        let takers = per_segment
+            .iter()
+            .zip(self.offer.take_rate)
+            .filter(|(n, _)| **n > 0)
+            .filter_map(|(n, p)| {
+                let p = if p.is_finite() {
+                    p.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                Binomial::new(*n, p).ok()
+            })
+            .collect();
         Prepared {
-            takers: Binomial::new(b.n, p).ok(),
-            earned_mean: n * b.earned.mean,
-            earned_sd: (n * b.earned.variance(b.n)).sqrt(),
-            spent_mean: n * b.spent.mean,
-            spent_sd: (n * b.spent.variance(b.n)).sqrt(),
+            takers,
+            earned_mean,
+            earned_sd: earned_var.sqrt(),
+            spent_mean,
+            spent_sd: spent_var.sqrt(),
         }
     }
 }
@@ -408,6 +440,7 @@ mod tests {
         let large = population(1_000_000, 100.0, 90.0);
         assert_eq!(small.buckets(), large.buckets());
         assert_eq!(large.players(), 1_000_000);
+        assert_eq!(large.segment_sizes(), vec![1_000_000]);
     }
 
     #[test]

@@ -320,6 +320,41 @@ fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
 }
 
 #[tokio::test]
+async fn imported_sessions_join_the_population_and_move_the_launch_back() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    // A live session today launches the game.
+    app.send_events(&sdk, "live_player", json!([])).await;
+    let month_ago = chrono::Utc::now() - chrono::Duration::days(40);
+    let session = json!({"type": "session_start"});
+    let body = json!({"events": [
+        past("old_1", session.clone(), month_ago),
+        past("old_2", session.clone(), month_ago + chrono::Duration::days(2)),
+        past("old_2", purchase(300, "old_2_buy"), month_ago + chrono::Duration::days(2)),
+    ]});
+    let outcome = app
+        .post(import_path(&sdk.game), body)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(outcome["imported"], 3, "{outcome}");
+    // Three players, non-payers included; the launch is the earliest session, 40 days ago.
+    let arpu = app
+        .get_json(format!("/v1/games/{}/holdout-arpu", sdk.game))
+        .await;
+    let players = arpu["n_treatment"].as_u64().expect("n") + arpu["n_control"].as_u64().expect("n");
+    assert_eq!(players, 3, "{arpu}");
+    assert_eq!(arpu["days_live"], 40, "{arpu}");
+    let record = app
+        .get_json(format!("/v1/games/{}/players/old_1", sdk.game))
+        .await;
+    assert_eq!(
+        record["install_day"],
+        json!(month_ago.date_naive().to_string()),
+        "{record}"
+    );
+}
+
+#[tokio::test]
 async fn the_holdout_comparison_is_reused_for_the_cache_time() {
     let app = spawn_tuned(default_backend(), |s| {
         s.economy.figures_cache_ms = 3_600_000;
