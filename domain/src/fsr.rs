@@ -144,13 +144,7 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
     };
     let daily_fsr: Vec<DailyFsr> = (0..period)
         .map(|i| {
-            let totals = window_totals(&flows[i..i + window]);
-            let (earned, spent) = totals.iter().fold((0.0, 0.0), |(e, s), (c, t)| {
-                (
-                    e + t.earned as f64 * weight(c),
-                    s + t.spent as f64 * weight(c),
-                )
-            });
+            let (earned, spent) = weighed(&window_totals(&flows[i..i + window]), &weight);
             DailyFsr {
                 date: dates[i + window - 1],
                 fsr: ratio(earned, spent),
@@ -159,22 +153,9 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
         .collect();
 
     let current = window_totals(&flows[flows.len().saturating_sub(window)..]);
-    let (earned, spent) = current.iter().fold((0.0, 0.0), |(e, s), (c, t)| {
-        (
-            e + t.earned as f64 * weight(c),
-            s + t.spent as f64 * weight(c),
-        )
-    });
+    let (earned, spent) = weighed(&current, &weight);
     let fsr = ratio(earned, spent);
-    let quadrant = match fsr {
-        Some(value) => Some(Quadrant::classify(
-            value,
-            input.thresholds.min,
-            input.thresholds.max,
-        )),
-        None if earned > 0.0 => Some(Quadrant::HyperInfl),
-        None => None,
-    };
+    let quadrant = quadrant_of(earned, spent, input.thresholds);
     let currency_summary = current
         .into_iter()
         .map(|(currency_id, t)| CurrencyFsr {
@@ -194,6 +175,51 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
         weighting,
         daily_fsr,
         currency_summary,
+    }
+}
+
+/// The quadrant of the window ending on each day of a period, oldest first, from the flows of
+/// [`days_needed`] for that period (so `flows.len() - 6` days), weighed as [`report`] weighs
+/// them (one choice for the whole period). `None` for a window in which nothing moved.
+/// What the holdout comparison reads to leave out the days the economy was not healthy.
+pub fn daily_quadrants(
+    thresholds: Thresholds,
+    usd_per_unit: &HashMap<String, f64>,
+    flows: &[Flows],
+) -> Vec<Option<Quadrant>> {
+    let weights = weights(usd_per_unit, flows);
+    let weight = |currency: &str| {
+        weights
+            .as_ref()
+            .and_then(|w| w.get(currency).copied())
+            .unwrap_or(1.0)
+    };
+    flows
+        .windows(WINDOW_DAYS as usize)
+        .map(|days| {
+            let (earned, spent) = weighed(&window_totals(days), &weight);
+            quadrant_of(earned, spent, thresholds)
+        })
+        .collect()
+}
+
+/// Weighted earned and spent totals of a window.
+fn weighed(totals: &BTreeMap<String, Totals>, weight: &impl Fn(&str) -> f64) -> (f64, f64) {
+    totals.iter().fold((0.0, 0.0), |(e, s), (c, t)| {
+        (
+            e + t.earned as f64 * weight(c),
+            s + t.spent as f64 * weight(c),
+        )
+    })
+}
+
+/// A window's quadrant: its ratio's, `HYPER_INFL` when currency was earned and none spent,
+/// `None` when nothing moved.
+fn quadrant_of(earned: f64, spent: f64, thresholds: Thresholds) -> Option<Quadrant> {
+    match ratio(earned, spent) {
+        Some(value) => Some(Quadrant::classify(value, thresholds.min, thresholds.max)),
+        None if earned > 0.0 => Some(Quadrant::HyperInfl),
+        None => None,
     }
 }
 
@@ -250,6 +276,29 @@ mod tests {
     use super::*;
 
     const RPG: Thresholds = Thresholds { min: 0.8, max: 2.0 };
+
+    #[test]
+    fn daily_quadrants_judge_the_window_ending_each_day() {
+        let quiet = Flows::default();
+        // Six quiet days, then a pure faucet, then a day spending it back down.
+        let mut flows = vec![quiet.clone(); 6];
+        flows.push(day(&[("gold", 100)], &[]));
+        flows.push(day(&[], &[("gold", 100)]));
+        flows.push(quiet);
+        let quadrants = daily_quadrants(RPG, &HashMap::new(), &flows);
+        assert_eq!(
+            quadrants,
+            vec![
+                Some(Quadrant::HyperInfl),
+                Some(Quadrant::Healthy),
+                Some(Quadrant::Healthy)
+            ]
+        );
+        assert_eq!(
+            daily_quadrants(RPG, &HashMap::new(), &vec![Flows::default(); 7]),
+            vec![None]
+        );
+    }
 
     fn day(earned: &[(&str, i64)], spent: &[(&str, i64)]) -> Flows {
         let map = |pairs: &[(&str, i64)]| {

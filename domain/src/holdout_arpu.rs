@@ -70,6 +70,10 @@ pub struct HoldoutArpu {
     pub n_control: u64,
     /// Whole days since launch.
     pub days_live: i64,
+    /// Days since launch whose revenue was left out because the economy's quadrant that
+    /// day was DEFLATION, INFLATION or HYPER_INFL (revenue-share figures are measured in a
+    /// healthy economy; a day with no movement to judge counts).
+    pub days_excluded: u32,
     /// Whether all five conditions hold.
     pub revenue_share_eligible: bool,
     /// The conditions that do not hold (empty when eligible).
@@ -99,6 +103,7 @@ pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> Hold
         n_treatment,
         n_control,
         days_live,
+        days_excluded: 0,
         revenue_share_eligible: false,
         ineligible_reasons: Vec::new(),
     };

@@ -23,7 +23,7 @@ pub struct Plan {
 }
 
 /// One condition's measured value and whether it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ConditionValue {
     /// The measured value (for the uplift, treatment ARPU minus control ARPU in USD).
     pub value: f64,
@@ -32,7 +32,7 @@ pub struct ConditionValue {
 }
 
 /// The five conditions, each under its key.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Conditions {
     /// At least 10,000 treated players.
     pub n_treatment_gte_10k: ConditionValue,
@@ -72,16 +72,53 @@ pub struct RevenueShare {
     pub next_bill: NaiveDate,
     /// Always `provisional` for this live reading.
     pub standing: Standing,
+    /// Uplift revenue of the current month so far: `max(0, treatment ARPU - holdout ARPU)`
+    /// over the month's counted days, times the treated players, in USD.
+    pub uplift_revenue_month_to_date_usd: f64,
+    /// The decision taken at the close of the last full month since launch, which the bill
+    /// uses; `null` before a month has closed.
+    pub last_decision: Option<MonthDecision>,
 }
 
-/// The standing from a holdout comparison, the plans table, the studio's rate and today.
-pub fn standing(
-    arpu: &HoldoutArpu,
-    plans: &[Plan],
-    monthly_players: u64,
-    rate_pct: f64,
-    today: NaiveDate,
-) -> RevenueShare {
+/// The revenue-share decision of one closed month: taken once, stored, and what the bill
+/// uses. Re-testing p < 0.05 at every read would inflate false eligibility; one test per
+/// month does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MonthDecision {
+    /// The month, `YYYY-MM` (UTC).
+    pub month: String,
+    /// Whether the five conditions held at the month's close.
+    pub eligible: bool,
+    /// The conditions at the month's close (figures from launch to the month's last day,
+    /// unhealthy days left out).
+    pub conditions: Conditions,
+    /// Treated players' ARPU over the month's counted days, in USD.
+    pub treatment_arpu_usd: f64,
+    /// Holdout players' ARPU over the month's counted days, in USD.
+    pub control_arpu_usd: f64,
+    /// Treated players at the month's close.
+    pub treated_players: u64,
+    /// `max(0, treatment ARPU - holdout ARPU) x treated players`, in USD: the revenue the
+    /// engine measurably added that month.
+    pub uplift_revenue_usd: f64,
+    /// Days of the month left out because the economy was not healthy.
+    pub days_excluded: u32,
+    /// The studio's rate when the decision was taken, in percent.
+    pub rate_pct: f64,
+    /// `uplift_revenue_usd x rate_pct / 100` when eligible, else 0.
+    pub amount_due_usd: f64,
+    /// When the decision was taken.
+    #[schema(value_type = String, format = DateTime)]
+    pub decided_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The uplift revenue of a month: what the treated players paid beyond the holdout's rate.
+pub fn uplift_revenue_usd(treatment_arpu_usd: f64, control_arpu_usd: f64, treated: u64) -> f64 {
+    (treatment_arpu_usd - control_arpu_usd).max(0.0) * treated as f64
+}
+
+/// The conditions of a comparison, in the shape the standing shows them.
+pub fn conditions(arpu: &HoldoutArpu) -> Conditions {
     // `checks` gives the five in their fixed order.
     let [
         n_treatment_gte_10k,
@@ -93,22 +130,53 @@ pub fn standing(
         value: c.value,
         pass: c.pass,
     });
-    let conditions = Conditions {
+    Conditions {
         n_treatment_gte_10k,
         n_control_gte_1k,
         days_live_gte_30,
         p_value_lt_0_05,
         arpu_uplift_positive,
-    };
-    RevenueShare {
-        eligible: arpu.revenue_share_eligible,
-        conditions,
-        rate_pct,
-        plan: plan_for(plans, monthly_players),
-        monthly_players,
-        next_bill: next_bill(today),
-        standing: Standing::Provisional,
     }
+}
+
+/// The live standing of a game's production players.
+#[derive(Debug, Clone, Copy)]
+pub struct StandingInput<'a> {
+    /// The comparison as it stands now.
+    pub arpu: &'a HoldoutArpu,
+    /// The plans table.
+    pub plans: &'a [Plan],
+    /// Distinct production players with a session in the last 30 days.
+    pub monthly_players: u64,
+    /// The studio's rate in percent.
+    pub rate_pct: f64,
+    /// Today (UTC).
+    pub today: NaiveDate,
+    /// Uplift revenue of the current month so far, in USD.
+    pub month_to_date_usd: f64,
+}
+
+/// The standing from a holdout comparison, the plans table, the studio's rate and today,
+/// with the last month-close decision.
+pub fn standing(input: StandingInput<'_>, last_decision: Option<MonthDecision>) -> RevenueShare {
+    RevenueShare {
+        eligible: input.arpu.revenue_share_eligible,
+        conditions: conditions(input.arpu),
+        rate_pct: input.rate_pct,
+        plan: plan_for(input.plans, input.monthly_players),
+        monthly_players: input.monthly_players,
+        next_bill: next_bill(input.today),
+        standing: Standing::Provisional,
+        uplift_revenue_month_to_date_usd: input.month_to_date_usd,
+        last_decision,
+    }
+}
+
+/// The first and last day of the month before `today`'s.
+pub fn previous_month(today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let first_of_this = today.with_day(1)?;
+    let last = first_of_this.pred_opt()?;
+    Some((last.with_day(1)?, last))
 }
 
 /// The first plan (in table order) whose limit holds `monthly_players`, or the last plan.
@@ -154,6 +222,35 @@ mod tests {
         .collect()
     }
 
+    /// The live standing of `arpu` with 15,000 monthly players at 20%.
+    fn live(arpu: &HoldoutArpu, today: NaiveDate) -> RevenueShare {
+        let plans = plans();
+        let input = StandingInput {
+            arpu,
+            plans: &plans,
+            monthly_players: 15_000,
+            rate_pct: 20.0,
+            today,
+            month_to_date_usd: 0.0,
+        };
+        standing(input, None)
+    }
+
+    #[test]
+    fn the_previous_month_and_its_uplift_revenue() {
+        let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).expect("date");
+        assert_eq!(
+            previous_month(d(2026, 11, 24)),
+            Some((d(2026, 10, 1), d(2026, 10, 31)))
+        );
+        assert_eq!(
+            previous_month(d(2026, 1, 1)),
+            Some((d(2025, 12, 1), d(2025, 12, 31)))
+        );
+        assert_eq!(uplift_revenue_usd(2.5, 1.0, 1_000), 1_500.0);
+        assert_eq!(uplift_revenue_usd(1.0, 2.5, 1_000), 0.0);
+    }
+
     #[test]
     fn plan_boundaries_are_inclusive() {
         let p = plans();
@@ -186,12 +283,12 @@ mod tests {
             paid: &paid_c,
         };
         let today = NaiveDate::from_ymd_opt(2026, 11, 24).expect("date");
-        let ok = standing(&compare(t, c, 30), &plans(), 15_000, 20.0, today);
+        let ok = live(&compare(t, c, 30), today);
         assert!(ok.eligible, "{ok:?}");
         assert_eq!(ok.conditions.n_treatment_gte_10k.value, 10_000.0);
         assert!(ok.conditions.arpu_uplift_positive.value > 0.0);
         // Too few days.
-        let r = standing(&compare(t, c, 29), &plans(), 15_000, 20.0, today);
+        let r = live(&compare(t, c, 29), today);
         assert!(!r.eligible && !r.conditions.days_live_gte_30.pass);
         assert!(r.conditions.n_treatment_gte_10k.pass && r.conditions.p_value_lt_0_05.pass);
         // Too few treated players.
@@ -199,7 +296,7 @@ mod tests {
             zeros: 4_999,
             paid: &paid_t,
         };
-        let r = standing(&compare(small, c, 30), &plans(), 15_000, 20.0, today);
+        let r = live(&compare(small, c, 30), today);
         assert!(!r.eligible && !r.conditions.n_treatment_gte_10k.pass);
         assert!(r.conditions.n_control_gte_1k.pass);
         // Too few holdout players.
@@ -207,7 +304,7 @@ mod tests {
             zeros: 899,
             paid: &paid_c,
         };
-        let r = standing(&compare(t, few, 30), &plans(), 15_000, 20.0, today);
+        let r = live(&compare(t, few, 30), today);
         assert!(!r.eligible && !r.conditions.n_control_gte_1k.pass);
         // No uplift (and so no significance): the holdout spends the same.
         let same = vec![1_000u64; 500];
@@ -215,7 +312,7 @@ mod tests {
             zeros: 500,
             paid: &same,
         };
-        let r = standing(&compare(t, even, 30), &plans(), 15_000, 20.0, today);
+        let r = live(&compare(t, even, 30), today);
         assert!(!r.conditions.arpu_uplift_positive.pass && !r.conditions.p_value_lt_0_05.pass);
         assert_eq!(r.plan, "Indie");
         assert_eq!(r.standing, Standing::Provisional);

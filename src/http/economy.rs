@@ -20,7 +20,7 @@ use super::extract::{ApiJson, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::import::{self, ImportOutcome};
-use crate::service::{economy, holdout};
+use crate::service::{billing, economy, holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.
@@ -201,6 +201,6 @@ pub async fn revenue_share(
     access: GameAccess<Viewer>,
 ) -> ApiResult<Json<RevenueShare>> {
     Ok(Json(
-        holdout::revenue_share(&state.services, &access.game, &access.caller.studio_id).await?,
+        billing::revenue_share(&state.services, &access.game, &access.caller.studio_id).await?,
     ))
 }

@@ -12,12 +12,13 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::catalogue::currency_rates;
 use offer_domain::economy::Quadrant;
 use offer_domain::environment::Environment;
 use offer_domain::fsr::{self, Flows, FsrReport, MAX_PERIOD_DAYS, ReportInput, Thresholds};
+use offer_domain::game::Game;
 
 use super::{ServiceError, ServiceResult, Services};
 
@@ -41,18 +42,78 @@ pub async fn fsr_report(
         })?;
     let view = handle.view();
     let game = &view.game;
-    // The genre was checked against the table when it was set; a table edited since then
-    // without it is a deployment mistake, not the caller's.
+    let thresholds = thresholds(state, game)?;
+    let dates = fsr::days_needed(Utc::now().date_naive(), period);
+    let flows = flows(state, game.game_id, env, &dates).await?;
+    let rates = currency_rates(&view.items, &game.currencies);
+    let input = ReportInput {
+        game_id: game.game_id,
+        genre: &game.genre,
+        thresholds,
+        usd_per_unit: &rates,
+    };
+    Ok(fsr::report(&input, &dates, &flows))
+}
+
+/// Most days the unhealthy-day scan reads (about three years): older days count.
+const MAX_SCAN_DAYS: u32 = 1_100;
+
+/// The days from `from` to `until` (at most the last 1,100) on which the FSR
+/// quadrant of the 7-day window ending that day was DEFLATION, INFLATION or HYPER_INFL:
+/// the days whose revenue the revenue-share figures leave out. A window in which nothing
+/// moved has no quadrant, and its day counts. Reads the day aggregates only.
+pub async fn unhealthy_days(
+    state: &Services,
+    handle: &GameHandle,
+    env: Environment,
+    from: NaiveDate,
+    until: NaiveDate,
+) -> ServiceResult<Vec<NaiveDate>> {
+    let span = (until - from).num_days() + 1;
+    let Some(period) = u32::try_from(span).ok().filter(|d| *d > 0) else {
+        return Ok(Vec::new());
+    };
+    let period = period.min(MAX_SCAN_DAYS);
+    let view = handle.view();
+    let thresholds = thresholds(state, &view.game)?;
+    let dates = fsr::days_needed(until, period);
+    let flows = flows(state, view.game.game_id, env, &dates).await?;
+    let rates = currency_rates(&view.items, &view.game.currencies);
+    let quadrants = fsr::daily_quadrants(thresholds, &rates, &flows);
+    let report_days = &dates[dates.len().saturating_sub(quadrants.len())..];
+    Ok(report_days
+        .iter()
+        .zip(quadrants)
+        .filter(|(_, q)| q.is_some_and(|q| q != Quadrant::Healthy))
+        .map(|(d, _)| *d)
+        .collect())
+}
+
+/// The genre's healthy range. The genre was checked against the table when it was set; a
+/// table edited since then without it is a deployment mistake, not the caller's.
+fn thresholds(state: &Services, game: &Game) -> ServiceResult<Thresholds> {
     let calibration = state.genres.get(&game.genre).ok_or_else(|| {
         ServiceError::Internal(format!(
             "genre `{}` is not in the calibration table",
             game.genre
         ))
     })?;
-    let dates = fsr::days_needed(Utc::now().date_naive(), period);
+    Ok(Thresholds {
+        min: calibration.healthy_fsr_min,
+        max: calibration.healthy_fsr_max,
+    })
+}
+
+/// The flows of the given days, in their order.
+async fn flows(
+    state: &Services,
+    game_id: uuid::Uuid,
+    env: Environment,
+    dates: &[NaiveDate],
+) -> ServiceResult<Vec<Flows>> {
     let flows: Vec<Flows> = state
         .store
-        .day_aggregates(game.game_id, env, &dates)
+        .day_aggregates(game_id, env, dates)
         .await?
         .into_iter()
         .map(|a| Flows {
@@ -67,17 +128,7 @@ pub async fn fsr_report(
             dates.len()
         )));
     }
-    let rates = currency_rates(&view.items, &game.currencies);
-    let input = ReportInput {
-        game_id: game.game_id,
-        genre: &game.genre,
-        thresholds: Thresholds {
-            min: calibration.healthy_fsr_min,
-            max: calibration.healthy_fsr_max,
-        },
-        usd_per_unit: &rates,
-    };
-    Ok(fsr::report(&input, &dates, &flows))
+    Ok(flows)
 }
 
 /// Recomputes the quadrant of a game this node serves from the production 7-day window

@@ -90,7 +90,7 @@ pub async fn import(
     let mut first_session: Option<chrono::DateTime<Utc>> = None;
     for (index, e) in events.into_iter().enumerate() {
         if let SdkEvent::SessionStart { ts: Some(ts) } = e.event {
-            super::holdout::register(
+            super::population::register(
                 state,
                 game.game_id,
                 env,

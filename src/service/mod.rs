@@ -9,6 +9,7 @@
 
 pub mod approvals;
 pub mod assets;
+pub mod billing;
 pub mod caps;
 pub mod decision_log;
 pub mod decisions;
@@ -24,6 +25,7 @@ pub mod model;
 pub mod offer_config;
 pub mod offers;
 pub mod players;
+pub mod population;
 pub mod retention;
 pub mod sessions;
 pub mod simulation;

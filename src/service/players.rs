@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
-use super::{ServiceError, ServiceResult, Services, holdout};
+use super::{ServiceError, ServiceResult, Services, population};
 use crate::store::MoneyKind;
 
 /// Most ledger entries one page holds.
@@ -83,7 +83,7 @@ pub async fn record(
 ) -> ServiceResult<PlayerRecord> {
     let view = game.view();
     let game_id = view.game.game_id;
-    let entry = holdout::entry(state, game_id, env, player_id).await?;
+    let entry = population::entry(state, game_id, env, player_id).await?;
     let mut lines: Vec<_> = state
         .store
         .ledger(game_id, env)

@@ -177,7 +177,7 @@ pub async fn open_session(
     // Every open, not only a new session's: a registration that failed after its session
     // was stored is made good by the client's retry.
     let now = Utc::now();
-    super::holdout::register(
+    super::population::register(
         state,
         game_id,
         env,

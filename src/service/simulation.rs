@@ -31,7 +31,7 @@ use offer_domain::simulation::{
     GenreContext, ObservedPlayer, OfferEffect, Population, Simulation, TRIALS,
 };
 
-use super::{ServiceError, ServiceResult, Services, approvals, economy, holdout};
+use super::{ServiceError, ServiceResult, Services, approvals, economy, population};
 use crate::store::MoneyKind;
 
 /// Runs the simulation of a pending offer approval and stores its result on the record.
@@ -118,7 +118,7 @@ async fn active_population(
         .into_iter()
         .collect();
     let mut players: HashMap<String, ObservedPlayer> =
-        holdout::population_since(state, game_id, env, first_day)
+        population::population_since(state, game_id, env, first_day)
             .await?
             .into_iter()
             .map(|(player_id, entry)| {

@@ -78,6 +78,16 @@ impl Keys {
         format!("{}:{{{game_id}}}:{}:spend", self.prefix, env.tag())
     }
 
+    /// The payers' real-money spend on one UTC day (player -> cents).
+    pub fn spend_day(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
+        format!(
+            "{}:{{{game_id}}}:{}:spend_day:{}",
+            self.prefix,
+            env.tag(),
+            day.format("%Y-%m-%d")
+        )
+    }
+
     /// The append-only ledger list.
     pub fn ledger(&self, game_id: Uuid, env: Environment) -> String {
         format!("{}:{{{game_id}}}:{}:ledger", self.prefix, env.tag())

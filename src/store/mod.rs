@@ -355,6 +355,17 @@ pub trait Store: Send + Sync + 'static {
     /// The ledger of one game and environment in append order.
     async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>>;
 
+    /// Each payer's real-money spend in cents on each of the given UTC days (the day of the
+    /// purchase's `ts`, as in the day aggregates), one list per day in the order asked, payers
+    /// in no particular order. What lets the holdout comparison leave days out and a month be
+    /// billed on its own days.
+    async fn day_revenues(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[chrono::NaiveDate],
+    ) -> StoreResult<Vec<Vec<(String, i64)>>>;
+
     /// Day aggregates for the given UTC days (missing days are empty).
     async fn day_aggregates(
         &self,

@@ -85,7 +85,8 @@ use super::{
     StoreError, StoreResult,
 };
 
-/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash.
+/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash,
+/// tx receive-time sorted set, spend-day hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
 /// without its closing brace, fingerprint, player id. The tx record is
 /// `<balance>|<fingerprint>`.
@@ -117,6 +118,7 @@ elseif kind == 'spent' then
 end
 if kind == 'purchase' then
   redis.call('HINCRBY', KEYS[6], ARGV[10], ARGV[4])
+  redis.call('HINCRBY', KEYS[8], ARGV[10], ARGV[4])
 end
 local b = string.format('%d', bal)
 redis.call('HSET', KEYS[1], ARGV[1], b .. '|' .. ARGV[9])
@@ -533,6 +535,7 @@ impl Store for RedisStore {
             .key(self.keys.day(op.game_id, op.env, op.ts.date_naive()))
             .key(self.keys.spend(op.game_id, op.env))
             .key(self.keys.tx_received(op.game_id, op.env))
+            .key(self.keys.spend_day(op.game_id, op.env, op.ts.date_naive()))
             .arg(&op.tx_id)
             .arg(kind)
             .arg(&op.currency_id)
@@ -655,6 +658,26 @@ impl Store for RedisStore {
         let hashes: Vec<std::collections::HashMap<String, i64>> =
             bounded(self.timeout, "day_aggregates", pipe.query_async(&mut conn)).await?;
         Ok(hashes.into_iter().map(parse_day).collect())
+    }
+
+    async fn day_revenues(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<Vec<(String, i64)>>> {
+        if days.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = ::redis::pipe();
+        for day in days {
+            pipe.cmd("HGETALL")
+                .arg(self.keys.spend_day(game_id, env, *day));
+        }
+        let mut conn = self.conn.clone();
+        let hashes: Vec<Vec<(String, i64)>> =
+            bounded(self.timeout, "day_revenues", pipe.query_async(&mut conn)).await?;
+        Ok(hashes)
     }
 
     async fn put_decisions(

@@ -140,12 +140,12 @@ async fn another_studios_game_is_not_found() {
         .await;
 }
 
-fn import_path(game: &str) -> String {
+pub fn import_path(game: &str) -> String {
     format!("/v1/games/{game}/events/import")
 }
 
 /// `event` as history of `player` at `ts`.
-fn past(player: &str, mut event: Value, ts: chrono::DateTime<chrono::Utc>) -> Value {
+pub fn past(player: &str, mut event: Value, ts: chrono::DateTime<chrono::Utc>) -> Value {
     event["player_id"] = json!(player);
     event["ts"] = json!(ts.to_rfc3339());
     event
@@ -310,7 +310,7 @@ async fn a_production_import_recomputes_the_quadrant_at_once() {
 }
 
 /// The first `n` players `player_<i>` of `game` whose holdout membership is `holdout`.
-fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
+pub fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
     let id: uuid::Uuid = game.parse().expect("game id");
     (0..)
         .map(|i| format!("player_{i}"))
@@ -381,7 +381,7 @@ async fn the_holdout_comparison_is_reused_for_the_cache_time() {
 }
 
 /// A purchase of `cents` with its own `tx_id`.
-fn purchase(cents: i64, tx_id: &str) -> Value {
+pub fn purchase(cents: i64, tx_id: &str) -> Value {
     json!({"type": "purchase", "item_ids": ["sword"], "price_cents": cents, "tx_id": tx_id})
 }
 

@@ -9,6 +9,7 @@
 
 mod auth;
 mod bad_input;
+mod billing;
 mod catalogue;
 mod cluster;
 mod crash;

@@ -166,6 +166,7 @@ conformance!(kill, case_kill_switch_writes_nothing);
 conformance!(tx_conflict, case_reused_tx_id_is_a_conflict);
 conformance!(spend, case_purchases_keep_lifetime_spend);
 conformance!(revenue, case_purchase_revenue_by_group);
+conformance!(revenue_days, case_purchases_kept_by_day_and_payer);
 conformance!(envs, case_environments_apart);
 conformance!(import, case_import_skips_balance_check);
 conformance!(concurrent, case_concurrent_spends);
@@ -520,6 +521,53 @@ async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
             .expect("spends")
             .is_empty()
     );
+}
+
+async fn case_purchases_kept_by_day_and_payer(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let today = Utc::now();
+    let yesterday = today - chrono::Duration::days(1);
+    let at = |tx: &str, player: &str, cents: i64, ts: chrono::DateTime<Utc>| {
+        let mut o = op(g, tx, MoneyKind::Purchase, cents);
+        o.player_id = player.into();
+        o.ts = ts;
+        o
+    };
+    for o in [
+        at("a", "p1", 100, yesterday),
+        at("b", "p1", 250, today),
+        at("c", "p1", 50, today),
+        at("d", "p2", 999, today),
+    ] {
+        apply(s, &o).await;
+    }
+    // A replay and money that is not revenue leave the days alone.
+    apply(s, &at("d", "p2", 999, today)).await;
+    apply(s, &op(g, "e", MoneyKind::Earned, 70)).await;
+    let days = [
+        yesterday.date_naive(),
+        today.date_naive(),
+        (today + chrono::Duration::days(1)).date_naive(),
+    ];
+    let mut revenues = s.day_revenues(g, env, &days).await.expect("revenues");
+    for day in &mut revenues {
+        day.sort();
+    }
+    assert_eq!(
+        revenues,
+        vec![
+            vec![("p1".to_owned(), 100)],
+            vec![("p1".to_owned(), 300), ("p2".to_owned(), 999)],
+            vec![],
+        ]
+    );
+    let sandbox = s
+        .day_revenues(g, Environment::Sandbox, &days)
+        .await
+        .expect("revenues");
+    assert!(sandbox.iter().all(Vec::is_empty));
 }
 
 async fn case_replay_counts_once(ctx: Ctx) {

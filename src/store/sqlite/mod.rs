@@ -525,6 +525,19 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn day_revenues(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[chrono::NaiveDate],
+    ) -> StoreResult<Vec<Vec<(String, i64)>>> {
+        let days = days.to_vec();
+        self.read("day_revenues", move |conn| {
+            money::day_revenues(conn, game_id, env, &days)
+        })
+        .await
+    }
+
     async fn day_aggregates(
         &self,
         game_id: Uuid,

@@ -74,6 +74,17 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             op.player_id,
             spent.saturating_add(op.amount)
         ])?;
+        conn.prepare_cached(
+            "INSERT INTO spend_days (game, env, day, player, cents) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (game, env, day, player) DO UPDATE SET cents = cents + excluded.cents",
+        )?
+        .execute(params![
+            game,
+            env,
+            day_code(op.ts.date_naive()),
+            op.player_id,
+            op.amount
+        ])?;
     } else {
         conn.prepare_cached(
             "INSERT INTO wallets (game, env, player, currency, balance) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -288,6 +299,29 @@ pub fn ledger(conn: &Connection, game_id: Uuid, env: Environment) -> StoreResult
     )?;
     rows.map(|row| row.map_err(StoreError::from).and_then(LedgerRow::entry))
         .collect()
+}
+
+/// Each payer's real-money spend on each of the given days (a day without purchases is
+/// empty).
+pub fn day_revenues(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+    days: &[NaiveDate],
+) -> StoreResult<Vec<Vec<(String, i64)>>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT player, cents FROM spend_days WHERE game = ?1 AND env = ?2 AND day = ?3",
+    )?;
+    let game = game_id.as_bytes().as_slice();
+    let env = env_code(env);
+    let mut out = Vec::with_capacity(days.len());
+    for day in days {
+        let rows = stmt.query_map(params![game, env, day_code(*day)], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+        })?;
+        out.push(rows.collect::<Result<Vec<_>, _>>()?);
+    }
+    Ok(out)
 }
 
 /// The day aggregates of the given days (missing days are empty).

@@ -11,6 +11,7 @@
 //! | `tx` | the ledger id of a `tx_id`'s line | a hash of game, env and `tx_id` (indexed) |
 //! | `received` | a ledger id | when every line up to it had been received ([`super::retention`]) |
 //! | `days` | game, env, day, field, currency | one total of a day aggregate |
+//! | `spend_days` | game, env, day, player | a payer's real-money spend on one day, in cents |
 //! | `decisions` | decision id | a game's decision record and when it expires ([`super::decisions`]) |
 //!
 //! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
@@ -40,8 +41,18 @@ use rusqlite::{Connection, OpenFlags};
 use super::super::{MoneyKind, Scope, StoreError, StoreResult};
 use super::SyncMode;
 
-/// The layout this build writes: 1 the first, 2 added `decisions`.
-const VERSION: i64 = 2;
+/// The layout this build writes: 1 the first, 2 added `decisions`, 3 `spend_days`.
+const VERSION: i64 = 3;
+
+/// The payers' revenue by day (layout 3). A file brought up from an older layout has no
+/// days for the purchases it applied before: those count on no day.
+const SPEND_DAYS: &str = "
+CREATE TABLE spend_days (
+  game BLOB NOT NULL, env INTEGER NOT NULL, day INTEGER NOT NULL, player TEXT NOT NULL,
+  cents INTEGER NOT NULL,
+  PRIMARY KEY (game, env, day, player)
+) WITHOUT ROWID;
+";
 
 /// The tables and their indexes, created once in a new file.
 const CREATE: &str = "
@@ -149,13 +160,19 @@ fn migrate(conn: &Connection) -> StoreResult<()> {
     match version {
         0 => {
             conn.execute_batch(&format!(
-                "BEGIN; {CREATE} {decisions} PRAGMA user_version = {VERSION}; COMMIT;"
+                "BEGIN; {CREATE} {decisions} {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
             ))?;
             Ok(())
         }
         1 => {
             conn.execute_batch(&format!(
-                "BEGIN; {decisions} PRAGMA user_version = {VERSION}; COMMIT;"
+                "BEGIN; {decisions} {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
+            ))?;
+            Ok(())
+        }
+        2 => {
+            conn.execute_batch(&format!(
+                "BEGIN; {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
             ))?;
             Ok(())
         }
