@@ -41,6 +41,21 @@ pub struct KeyRecord {
     pub expires_at: Option<DateTime<Utc>>,
     /// Revocation time: a revoked key is refused at once.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The dashboard user who issued it (or approved the device sign-in that did); absent
+    /// on records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_by: Option<String>,
+}
+
+/// A new authoring key: the key itself (shown once), its record and its expiry.
+#[derive(Debug)]
+pub struct AuthoringKey {
+    /// The key.
+    pub token: String,
+    /// Its stored record.
+    pub record: KeyRecord,
+    /// The end of its validity.
+    pub expires_at: DateTime<Utc>,
 }
 
 /// Verifies credentials and caches key records per node.
@@ -140,14 +155,40 @@ impl AuthService {
         Ok(record)
     }
 
-    /// Issues a key for a game, storing only its hash. Returns the key (shown once) and
-    /// its record.
+    /// Issues an authoring key for a game, valid for `ttl_days`, on behalf of dashboard
+    /// user `issued_by`: the one way an authoring key is made, whether a user asks for one
+    /// in the dashboard or approves a device sign-in.
+    pub async fn issue_authoring(
+        &self,
+        game_id: Uuid,
+        studio_id: &str,
+        issued_by: &str,
+        ttl_days: i64,
+    ) -> ServiceResult<AuthoringKey> {
+        let ttl = chrono::Duration::try_days(ttl_days)
+            .ok_or_else(|| ServiceError::Internal("authoring key lifetime out of range".into()))?;
+        let (token, record) = self
+            .issue(game_id, studio_id, KeyKind::Authoring, Some(ttl), issued_by)
+            .await?;
+        let expires_at = record
+            .expires_at
+            .ok_or_else(|| ServiceError::Internal("authoring key without expiry".into()))?;
+        Ok(AuthoringKey {
+            token,
+            record,
+            expires_at,
+        })
+    }
+
+    /// Issues a key for a game on behalf of dashboard user `issued_by`, storing only its
+    /// hash. Returns the key (shown once) and its record.
     pub async fn issue(
         &self,
         game_id: Uuid,
         studio_id: &str,
         kind: KeyKind,
         ttl: Option<chrono::Duration>,
+        issued_by: &str,
     ) -> ServiceResult<(String, KeyRecord)> {
         let token = keys::generate(&self.key_prefix, kind);
         let now = Utc::now();
@@ -160,6 +201,7 @@ impl AuthService {
             created_at: now,
             expires_at: ttl.map(|d| now + d),
             revoked_at: None,
+            issued_by: Some(issued_by.to_owned()),
         };
         // The record first, the pointer second: a failure in between leaves no usable key.
         self.store

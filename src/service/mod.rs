@@ -12,6 +12,7 @@ pub mod assets;
 pub mod caps;
 pub mod decision_log;
 pub mod decisions;
+pub mod device;
 pub mod economy;
 pub mod error;
 pub mod events;
