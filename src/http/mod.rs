@@ -7,6 +7,7 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod custom_pages;
 pub mod device;
 pub mod economy;
 pub mod extract;
@@ -58,6 +59,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(device::token))
         .routes(routes!(device::approve))
         .routes(routes!(device::deny))
+        .routes(routes!(custom_pages::save_draft))
+        .routes(routes!(custom_pages::get_custom_page))
+        .routes(routes!(custom_pages::get_custom_page_version))
         .routes(routes!(
             offer_config::get_templates,
             offer_config::put_templates

@@ -156,6 +156,14 @@ error_set!(
     Unavailable: (503, "a dependency is unavailable; retry after Retry-After seconds")
 );
 error_set!(
+    /// [`BodyErrors`] for a custom-page draft, whose template and bindings have sizes of
+    /// their own, a 413 too.
+    DraftBodyErrors: (400, "malformed JSON: a syntax error, data after the document, or a top level other than the operation takes"),
+    (413, "the body exceeds server.max_body_bytes, the template 65536 bytes or the bindings 16384 bytes of JSON"),
+    (415, "the body is not sent as application/json"),
+    (422, "validation failed; details.errors lists every field error")
+);
+error_set!(
     /// 429: a rate limit of device sign-in; retry after `Retry-After` seconds.
     RateLimited: (429, "too many attempts (code rate_limited); retry after Retry-After seconds")
 );

@@ -10,6 +10,7 @@
 pub mod approvals;
 pub mod assets;
 pub mod caps;
+pub mod custom_pages;
 pub mod decision_log;
 pub mod decisions;
 pub mod device;
