@@ -11,12 +11,12 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::access::{AuthorAccess, Developer, Viewer};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, Conflict, DraftBodyErrors, NotFound, Unavailable};
-use crate::auth::{GameCaller, PageAuthor, Role};
+use crate::auth::GameCaller;
 use crate::error::ApiResult;
 use crate::service::custom_pages::{self, Draft, Page, Version, VersionInfo};
-use crate::service::games;
 use crate::state::AppState;
 
 /// Body of `POST .../custom-pages/draft`.
@@ -129,24 +129,12 @@ impl From<Version> for CustomPageVersion {
     }
 }
 
-/// Checks the caller may reach `game_id` with at least `role` (dashboard users; the game's
-/// authoring key may): the game is the key's, or the user's studio's (404 otherwise).
-/// Returns who the caller is, as a version records it.
-async fn author(
-    state: &AppState,
-    caller: &GameCaller,
-    game_id: Uuid,
-    role: Role,
-) -> ApiResult<String> {
-    caller.check_game(game_id)?;
-    games::for_studio(&state.services, caller.studio_id(), game_id).await?;
-    Ok(match caller {
-        GameCaller::Dashboard(user) => {
-            user.require(role)?;
-            user.sub.clone()
-        }
+/// Who saved a version: a dashboard user's id, or `authoring_key:<key_id>`.
+fn author(caller: &GameCaller) -> String {
+    match caller {
+        GameCaller::Dashboard(user) => user.sub.clone(),
         GameCaller::Key(key) => format!("authoring_key:{}", key.key_id),
-    })
+    }
 }
 
 /// Saves a new version of a custom page, or the first of a new page (developer, or the
@@ -170,18 +158,17 @@ async fn author(
         AuthErrors, DraftBodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn save_draft(
     State(state): State<AppState>,
-    PageAuthor(caller): PageAuthor,
-    ApiPath(game_id): ApiPath<Uuid>,
+    access: AuthorAccess<Developer>,
     ApiJson(body): ApiJson<DraftBody>,
 ) -> ApiResult<(StatusCode, Json<DraftSaved>)> {
-    let created_by = author(&state, &caller, game_id, Role::Developer).await?;
+    let created_by = author(&access.caller);
     let draft = Draft {
         page_id: body.page_id,
         template: body.template,
         bindings: body.bindings,
     };
     let (page_id, version) =
-        custom_pages::save(&state.services, game_id, created_by, draft).await?;
+        custom_pages::save(&state.services, access.game_id(), created_by, draft).await?;
     Ok((StatusCode::CREATED, Json(DraftSaved { page_id, version })))
 }
 
@@ -192,11 +179,10 @@ pub async fn save_draft(
         AuthErrors, NotFound, Unavailable))]
 pub async fn get_custom_page(
     State(state): State<AppState>,
-    PageAuthor(caller): PageAuthor,
-    ApiPath((game_id, page_id)): ApiPath<(Uuid, Uuid)>,
+    access: AuthorAccess<Viewer>,
+    ApiPath((_, page_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<Json<CustomPage>> {
-    author(&state, &caller, game_id, Role::Viewer).await?;
-    let page = custom_pages::page(&state.services, game_id, page_id).await?;
+    let page = custom_pages::page(&state.services, access.game_id(), page_id).await?;
     Ok(Json(page.into()))
 }
 
@@ -210,10 +196,10 @@ pub async fn get_custom_page(
         AuthErrors, NotFound, Unavailable))]
 pub async fn get_custom_page_version(
     State(state): State<AppState>,
-    PageAuthor(caller): PageAuthor,
-    ApiPath((game_id, page_id, version)): ApiPath<(Uuid, Uuid, u32)>,
+    access: AuthorAccess<Viewer>,
+    ApiPath((_, page_id, version)): ApiPath<(Uuid, Uuid, u32)>,
 ) -> ApiResult<Json<CustomPageVersion>> {
-    author(&state, &caller, game_id, Role::Viewer).await?;
-    let version = custom_pages::version(&state.services, game_id, page_id, version).await?;
+    let version =
+        custom_pages::version(&state.services, access.game_id(), page_id, version).await?;
     Ok(Json(version.into()))
 }

@@ -53,7 +53,9 @@ pub struct TokenRequest {
 #[serde(deny_unknown_fields)]
 pub struct ApproveBody {
     /// The code the tool shows, in either case, with or without the dash.
-    #[schema(pattern = "^[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}-?[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}$")]
+    #[schema(
+        pattern = "^[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}-?[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}$"
+    )]
     pub user_code: String,
     /// The game of the caller's studio the authoring key will work for.
     pub game_id: Uuid,
@@ -64,7 +66,9 @@ pub struct ApproveBody {
 #[serde(deny_unknown_fields)]
 pub struct DenyBody {
     /// The code the tool shows, in either case, with or without the dash.
-    #[schema(pattern = "^[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}-?[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}$")]
+    #[schema(
+        pattern = "^[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}-?[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz]{4}$"
+    )]
     pub user_code: String,
 }
 

@@ -19,11 +19,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use offer_actors::GameHandle;
 use super::{ServiceError, ServiceResult, Services};
 use crate::auth::{AuthService, AuthoringKey};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
+use offer_actors::GameHandle;
 use offer_wire::device_code as codes;
 
 /// Seconds RFC 8628 adds to a sign-in's polling interval at each `slow_down`.
@@ -156,7 +156,9 @@ pub async fn start(services: &Services) -> ServiceResult<Started> {
         .insert_expiring(sign_ins(), &device_hash, encode(&sign_in)?, kept)
         .await?
     {
-        return Err(ServiceError::Internal("a device code was drawn twice".into()));
+        return Err(ServiceError::Internal(
+            "a device code was drawn twice".into(),
+        ));
     }
     let pointer = encode(&Pointer { device_hash })?;
     for _ in 0..DRAWS {
@@ -227,7 +229,10 @@ async fn decide(
     to: impl Fn(&SignIn) -> State,
 ) -> ServiceResult<()> {
     let canonical = codes::normalize_user_code(user_code).ok_or_else(|| {
-        ServiceError::invalid("user_code", "8 letters of BCDFGHJKLMNPQRSTVWXZ, as XXXX-XXXX")
+        ServiceError::invalid(
+            "user_code",
+            "8 letters of BCDFGHJKLMNPQRSTVWXZ, as XXXX-XXXX",
+        )
     })?;
     let Some(bytes) = services
         .store
@@ -345,9 +350,9 @@ pub async fn redeem(
 /// the interval passed since the last one, `authorization_pending` otherwise; either way
 /// the poll's time is kept.
 fn poll_pending(sign_in: &SignIn, now: DateTime<Utc>) -> (SignIn, SignInRefusal) {
-    let too_soon = sign_in.last_poll_at.is_some_and(|last| {
-        now < last + chrono::Duration::seconds(i64::from(sign_in.interval_s))
-    });
+    let too_soon = sign_in
+        .last_poll_at
+        .is_some_and(|last| now < last + chrono::Duration::seconds(i64::from(sign_in.interval_s)));
     let interval_s = if too_soon {
         sign_in.interval_s.saturating_add(SLOW_DOWN_STEP_S)
     } else {

@@ -578,7 +578,9 @@ impl Store for SqliteStore {
         let id = id.to_owned();
         self.write("insert_expiring", move |conn| {
             let now = Utc::now();
-            let expires = now.checked_add_signed(ttl).unwrap_or(DateTime::<Utc>::MAX_UTC);
+            let expires = now
+                .checked_add_signed(ttl)
+                .unwrap_or(DateTime::<Utc>::MAX_UTC);
             expiring::insert(conn, coll, &id, &value, (now, expires))
         })
         .await
