@@ -140,6 +140,7 @@ fn author(caller: &GameCaller) -> String {
 /// Saves a new version of a custom page, or the first of a new page (developer, or the
 /// game's authoring key). Every save is a new immutable version.
 #[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/draft", tag = "custom pages",
+    operation_id = "save_custom_page_draft",
     params(("game_id" = Uuid, Path)), request_body = DraftBody,
     responses(
         (status = 201, description = "Saved: the page and the new version's number", body = DraftSaved, links(

@@ -74,8 +74,19 @@ pub struct DenyBody {
 
 /// Starts a device sign-in. Open: the tool has no credential yet. Limited per client IP.
 #[utoipa::path(post, path = "/v1/auth/device", tag = "credentials", security(()),
+    operation_id = "start_device_sign_in",
     responses(
-        (status = 200, description = "The sign-in: show `user_code` and `verification_uri`, then poll with `device_code`", body = DeviceAuthorization),
+        (status = 200, description = "The sign-in: show `user_code` and `verification_uri`, then poll with `device_code`", body = DeviceAuthorization, links(
+            ("PollDeviceSignIn" = (operation_id = "poll_device_sign_in",
+                request_body = json!({"device_code": "$response.body#/device_code"}),
+                description = "Poll for the authoring key")),
+            ("ApproveDeviceSignIn" = (operation_id = "approve_device_sign_in",
+                request_body = json!({"user_code": "$response.body#/user_code"}),
+                description = "Approve the sign-in in the dashboard")),
+            ("DenyDeviceSignIn" = (operation_id = "deny_device_sign_in",
+                request_body = json!({"user_code": "$response.body#/user_code"}),
+                description = "Deny the sign-in in the dashboard")),
+        )),
         RateLimited, Unavailable))]
 pub async fn start(
     State(state): State<AppState>,
@@ -97,6 +108,7 @@ pub async fn start(
 /// `auth.authoring_key_ttl_days`, recording who approved it) and every later poll
 /// `expired_token`: the key is handed out once. Limited per client IP.
 #[utoipa::path(post, path = "/v1/auth/device/token", tag = "credentials", security(()),
+    operation_id = "poll_device_sign_in",
     request_body = TokenRequest,
     responses(
         (status = 200, description = "The authoring key, handed out this once", body = AuthoringKeyIssued),
@@ -121,6 +133,7 @@ pub async fn token(
 /// poll gets an authoring key of that game. A user code is decided once (409 after); an
 /// unknown or expired one is a 404. Every attempt counts against the rate limits.
 #[utoipa::path(post, path = "/v1/auth/device/approve", tag = "credentials",
+    operation_id = "approve_device_sign_in",
     request_body = ApproveBody,
     responses(
         (status = 204, description = "Approved"),
@@ -141,6 +154,7 @@ pub async fn approve(
 /// decided once (409 after); an unknown or expired one is a 404. Every attempt counts
 /// against the rate limits.
 #[utoipa::path(post, path = "/v1/auth/device/deny", tag = "credentials",
+    operation_id = "deny_device_sign_in",
     request_body = DenyBody,
     responses(
         (status = 204, description = "Denied"),
