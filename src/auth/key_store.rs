@@ -10,6 +10,7 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::clock::Clock;
 use super::revocation::{RevocationWatch, Revocations};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
@@ -66,6 +67,8 @@ pub struct AuthService {
     cache: DashMap<String, (Arc<KeyRecord>, Instant)>,
     /// Keys revoked while this node runs, watched by the sockets opened with them.
     revocations: Revocations,
+    /// The time keys are issued and checked at.
+    clock: Clock,
 }
 
 impl AuthService {
@@ -77,7 +80,14 @@ impl AuthService {
             store,
             cache: DashMap::new(),
             revocations: Revocations::default(),
+            clock: Clock::default(),
         }
+    }
+
+    /// The time keys are issued and checked at (a test advances it to live through a key's
+    /// lifetime).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The JWT codec (the CLI and the development token use it).
@@ -142,7 +152,7 @@ impl AuthService {
         if record.revoked_at.is_some() {
             return Err(ServiceError::Unauthorized("the key has been revoked"));
         }
-        if record.expires_at.is_some_and(|t| t <= Utc::now()) {
+        if record.expires_at.is_some_and(|t| t <= self.clock.now()) {
             return Err(match record.kind {
                 KeyKind::Authoring => ServiceError::AuthoringKeyExpired,
                 KeyKind::Sdk(_) => ServiceError::Unauthorized("the key has expired"),
@@ -191,7 +201,7 @@ impl AuthService {
         issued_by: &str,
     ) -> ServiceResult<(String, KeyRecord)> {
         let token = keys::generate(&self.key_prefix, kind);
-        let now = Utc::now();
+        let now = self.clock.now();
         let record = KeyRecord {
             key_id: Uuid::new_v4(),
             kind,
@@ -251,7 +261,7 @@ impl AuthService {
             return Err(ServiceError::NotFound("key"));
         }
         if record.revoked_at.is_none() {
-            record.revoked_at = Some(Utc::now());
+            record.revoked_at = Some(self.clock.now());
             self.store
                 .put_all(coll, vec![(id, encode(&record)?)])
                 .await?;

@@ -2,7 +2,8 @@
 //! the running server, so a new route is covered the day it is added): only the custom-page
 //! authoring paths and its own game's catalogue read (items and their art). Everything else
 //! that takes a credential answers 403, even with the key's own game and real ids in the
-//! path. Revocation through another node, too.
+//! path. Its 90 days (on the key store's clock, moved forward), and revocation through
+//! another node, too.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -179,6 +180,36 @@ async fn an_authoring_key_revoked_on_one_node_is_refused_on_another() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test]
+async fn an_authoring_key_lives_its_90_days_then_asks_to_sign_in_again() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    let (key, _) = app.authoring_key(&game).await;
+    let items = format!("/v1/games/{game}/items");
+    let clock = app.running.state.auth.clock();
+    clock.advance(chrono::Duration::days(90) - chrono::Duration::minutes(1));
+    app.get(&items).token(&key).expect(StatusCode::OK).await;
+    clock.advance(chrono::Duration::minutes(1));
+    let refused = app
+        .get(&items)
+        .token(&key)
+        .expect_error(StatusCode::UNAUTHORIZED, "authoring_key_expired")
+        .await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("sign in again")),
+        "{refused}"
+    );
+    app.post(
+        format!("/v1/games/{game}/custom-pages/draft"),
+        json!({"template": "class Page {}", "bindings": {}}),
+    )
+    .token(&key)
+    .expect_error(StatusCode::UNAUTHORIZED, "authoring_key_expired")
+    .await;
 }
 
 #[tokio::test]
