@@ -41,6 +41,8 @@ pub struct Settings {
     pub store: StoreSettings,
     /// Credentials.
     pub auth: AuthSettings,
+    /// Device sign-in of the authoring tool.
+    pub device: DeviceSettings,
     /// Catalogue limits.
     pub catalogue: CatalogueSettings,
     /// Genre calibration source.
@@ -180,6 +182,26 @@ pub struct AuthSettings {
     pub dev_studio: String,
     /// Where a development run keeps its generated secret (when `jwt_secret` is empty).
     pub dev_secret_file: std::path::PathBuf,
+}
+
+/// `[device]`: device sign-in (RFC 8628) of the authoring tool, and its rate limits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSettings {
+    /// How long a user code can be approved and its device code polled, in seconds.
+    pub code_ttl_s: std::num::NonZeroU32,
+    /// The least seconds between two polls of one device code at first.
+    pub poll_interval_s: std::num::NonZeroU32,
+    /// The dashboard page where a person enters the user code (`verification_uri`).
+    pub verification_uri: String,
+    /// Sign-ins started per client IP address per minute.
+    pub starts_per_ip_per_minute: std::num::NonZeroU32,
+    /// Polls per client IP address per minute.
+    pub polls_per_ip_per_minute: std::num::NonZeroU32,
+    /// Approvals and denials (right or wrong user code) per dashboard user per minute.
+    pub attempts_per_user_per_minute: std::num::NonZeroU32,
+    /// Approvals and denials per minute on one node, every user together.
+    pub attempts_per_minute: std::num::NonZeroU32,
 }
 
 /// `[catalogue]`.

@@ -13,6 +13,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::service::ServiceError;
+use crate::service::device::SignInRefusal;
 
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_S: &str = "1";
@@ -100,6 +101,9 @@ impl ApiError {
             }
             ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
             ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
+            ServiceError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
+            ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
             ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -117,6 +121,12 @@ impl ApiError {
         let (message, details) = match self {
             Self::Service(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
                 (self.to_string(), json!({ "errors": errors }))
+            }
+            Self::Service(ServiceError::SignIn(SignInRefusal::SlowDown(interval))) => {
+                (self.to_string(), json!({ "interval": interval }))
+            }
+            Self::Service(ServiceError::RateLimited(retry_after)) => {
+                (self.to_string(), json!({ "retry_after": retry_after }))
             }
             _ => (self.to_string(), json!({})),
         };
@@ -141,6 +151,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
+        }
+        if let Self::Service(ServiceError::RateLimited(retry_after)) = &self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
         }
         response
     }

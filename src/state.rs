@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 
 use crate::auth::AuthService;
+use crate::http::throttle::Throttle;
 use crate::metrics::Metrics;
 use crate::service::Services;
 use crate::ws::WsContext;
@@ -27,12 +28,16 @@ pub struct Inner {
     pub metrics: Metrics,
     /// What only sockets need: the shutdown signal and the configuration last announced.
     pub hub: Arc<Hub>,
+    /// This node's rate limits of device sign-in.
+    pub throttle: Throttle,
 }
 
 impl AppState {
     /// Wraps the parts.
     pub fn new(services: Services, auth: AuthService, metrics: Metrics) -> Self {
+        let throttle = Throttle::new(&services.settings.device);
         Self(Arc::new(Inner {
+            throttle,
             services,
             auth: Arc::new(auth),
             metrics,

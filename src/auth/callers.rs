@@ -1,7 +1,8 @@
 //! Who is calling: the extractors that turn an `Authorization: Bearer` header into a typed
 //! caller. Each accepts exactly the credential kinds its routes take, so a route cannot
 //! forget a check: a dashboard route takes [`Dashboard`], an SDK route [`SdkCaller`], the
-//! catalogue read path [`CatalogueReader`], item art [`AnyGameCaller`]. Object-level checks
+//! catalogue read path [`CatalogueReader`], custom-page drafts [`PageAuthor`], item art
+//! [`AnyGameCaller`]. Object-level checks
 //! (the game belongs to the caller's studio) happen where the game is loaded.
 //!
 //! The extractors work on any router state that hands out the [`AuthService`], so this
@@ -196,6 +197,30 @@ impl GameCaller {
 pub struct CatalogueReader(pub GameCaller);
 
 impl<S: Send + Sync> FromRequestParts<S> for CatalogueReader
+where
+    Arc<AuthService>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
+        GameCaller::extract(parts, state, |kind| match kind {
+            KeyKind::Authoring => Ok(()),
+            KeyKind::Sdk(_) => Err(ApiError::Service(ServiceError::WrongCredential(
+                "this path takes a dashboard token or an authoring key",
+            ))),
+        })
+        .await
+        .map(Self)
+    }
+}
+
+/// Who may draft a game's custom pages and read the drafts: a dashboard user of the owning
+/// studio (whose role the route checks), or an authoring key of that very game. SDK keys are
+/// refused.
+#[derive(Debug, Clone)]
+pub struct PageAuthor(pub GameCaller);
+
+impl<S: Send + Sync> FromRequestParts<S> for PageAuthor
 where
     Arc<AuthService>: FromRef<S>,
 {

@@ -10,6 +10,7 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::clock::Clock;
 use super::revocation::{RevocationWatch, Revocations};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
@@ -41,6 +42,21 @@ pub struct KeyRecord {
     pub expires_at: Option<DateTime<Utc>>,
     /// Revocation time: a revoked key is refused at once.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The dashboard user who issued it (or approved the device sign-in that did); absent
+    /// on records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_by: Option<String>,
+}
+
+/// A new authoring key: the key itself (shown once), its record and its expiry.
+#[derive(Debug)]
+pub struct AuthoringKey {
+    /// The key.
+    pub token: String,
+    /// Its stored record.
+    pub record: KeyRecord,
+    /// The end of its validity.
+    pub expires_at: DateTime<Utc>,
 }
 
 /// Verifies credentials and caches key records per node.
@@ -51,6 +67,8 @@ pub struct AuthService {
     cache: DashMap<String, (Arc<KeyRecord>, Instant)>,
     /// Keys revoked while this node runs, watched by the sockets opened with them.
     revocations: Revocations,
+    /// The time keys are issued and checked at.
+    clock: Clock,
 }
 
 impl AuthService {
@@ -62,7 +80,14 @@ impl AuthService {
             store,
             cache: DashMap::new(),
             revocations: Revocations::default(),
+            clock: Clock::default(),
         }
+    }
+
+    /// The time keys are issued and checked at (a test advances it to live through a key's
+    /// lifetime).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The JWT codec (the CLI and the development token use it).
@@ -127,7 +152,7 @@ impl AuthService {
         if record.revoked_at.is_some() {
             return Err(ServiceError::Unauthorized("the key has been revoked"));
         }
-        if record.expires_at.is_some_and(|t| t <= Utc::now()) {
+        if record.expires_at.is_some_and(|t| t <= self.clock.now()) {
             return Err(match record.kind {
                 KeyKind::Authoring => ServiceError::AuthoringKeyExpired,
                 KeyKind::Sdk(_) => ServiceError::Unauthorized("the key has expired"),
@@ -140,17 +165,43 @@ impl AuthService {
         Ok(record)
     }
 
-    /// Issues a key for a game, storing only its hash. Returns the key (shown once) and
-    /// its record.
+    /// Issues an authoring key for a game, valid for `ttl_days`, on behalf of dashboard
+    /// user `issued_by`: the one way an authoring key is made, whether a user asks for one
+    /// in the dashboard or approves a device sign-in.
+    pub async fn issue_authoring(
+        &self,
+        game_id: Uuid,
+        studio_id: &str,
+        issued_by: &str,
+        ttl_days: i64,
+    ) -> ServiceResult<AuthoringKey> {
+        let ttl = chrono::Duration::try_days(ttl_days)
+            .ok_or_else(|| ServiceError::Internal("authoring key lifetime out of range".into()))?;
+        let (token, record) = self
+            .issue(game_id, studio_id, KeyKind::Authoring, Some(ttl), issued_by)
+            .await?;
+        let expires_at = record
+            .expires_at
+            .ok_or_else(|| ServiceError::Internal("authoring key without expiry".into()))?;
+        Ok(AuthoringKey {
+            token,
+            record,
+            expires_at,
+        })
+    }
+
+    /// Issues a key for a game on behalf of dashboard user `issued_by`, storing only its
+    /// hash. Returns the key (shown once) and its record.
     pub async fn issue(
         &self,
         game_id: Uuid,
         studio_id: &str,
         kind: KeyKind,
         ttl: Option<chrono::Duration>,
+        issued_by: &str,
     ) -> ServiceResult<(String, KeyRecord)> {
         let token = keys::generate(&self.key_prefix, kind);
-        let now = Utc::now();
+        let now = self.clock.now();
         let record = KeyRecord {
             key_id: Uuid::new_v4(),
             kind,
@@ -160,6 +211,7 @@ impl AuthService {
             created_at: now,
             expires_at: ttl.map(|d| now + d),
             revoked_at: None,
+            issued_by: Some(issued_by.to_owned()),
         };
         // The record first, the pointer second: a failure in between leaves no usable key.
         self.store
@@ -209,7 +261,7 @@ impl AuthService {
             return Err(ServiceError::NotFound("key"));
         }
         if record.revoked_at.is_none() {
-            record.revoked_at = Some(Utc::now());
+            record.revoked_at = Some(self.clock.now());
             self.store
                 .put_all(coll, vec![(id, encode(&record)?)])
                 .await?;

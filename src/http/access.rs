@@ -1,6 +1,7 @@
 //! One extractor for every dashboard route under `/v1/games/{game_id}`: [`GameAccess`]
 //! resolves the game in the caller's studio and checks the caller's role, so no handler
-//! repeats (or forgets) either check.
+//! repeats (or forgets) either check. [`AuthorAccess`] does the same for the routes the
+//! game's authoring key may call too.
 //!
 //! The order is fixed: the credential (401, or 403 for an API key), then the game (404 when
 //! absent, malformed or another studio's: a caller never learns what exists outside its
@@ -13,7 +14,7 @@ use axum::http::request::Parts;
 use offer_actors::GameHandle;
 use uuid::Uuid;
 
-use crate::auth::{Dashboard, Role};
+use crate::auth::{Dashboard, GameCaller, PageAuthor, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::games;
@@ -66,6 +67,42 @@ impl<R: MinRole> FromRequestParts<AppState> for GameAccess<R> {
         let game_id = game_id_of(parts, state).await?;
         let game = games::for_studio(&state.services, &caller.studio_id, game_id).await?;
         caller.require(R::ROLE)?;
+        Ok(Self {
+            caller,
+            game,
+            role: PhantomData,
+        })
+    }
+}
+
+/// A dashboard caller with at least role `R`, or an authoring key of the game, on the game
+/// its path names (the custom-page authoring routes).
+pub struct AuthorAccess<R> {
+    /// Who is calling.
+    pub caller: GameCaller,
+    /// The game: the key's, or in the user's studio.
+    pub game: GameHandle,
+    role: PhantomData<R>,
+}
+
+impl<R> AuthorAccess<R> {
+    /// The game's id.
+    pub fn game_id(&self) -> Uuid {
+        self.game.view().game.game_id
+    }
+}
+
+impl<R: MinRole> FromRequestParts<AppState> for AuthorAccess<R> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let PageAuthor(caller) = PageAuthor::from_request_parts(parts, state).await?;
+        let game_id = game_id_of(parts, state).await?;
+        caller.check_game(game_id)?;
+        let game = games::for_studio(&state.services, caller.studio_id(), game_id).await?;
+        if let GameCaller::Dashboard(user) = &caller {
+            user.require(R::ROLE)?;
+        }
         Ok(Self {
             caller,
             game,

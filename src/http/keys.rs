@@ -13,8 +13,7 @@ use super::access::{Admin, GameAccess};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
 use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
-use crate::error::{ApiError, ApiResult};
-use crate::service::ServiceError;
+use crate::error::ApiResult;
 use crate::service::games;
 use crate::state::AppState;
 
@@ -65,6 +64,9 @@ pub struct KeyInfo {
     pub expires_at: Option<DateTime<Utc>>,
     /// Revocation time.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The dashboard user who issued it, or approved the device sign-in that did (absent on
+    /// keys issued before this was kept).
+    pub issued_by: Option<String>,
 }
 
 impl From<KeyRecord> for KeyInfo {
@@ -83,6 +85,7 @@ impl From<KeyRecord> for KeyInfo {
             created_at: k.created_at,
             expires_at: k.expires_at,
             revoked_at: k.revoked_at,
+            issued_by: k.issued_by,
         }
     }
 }
@@ -119,6 +122,7 @@ pub async fn issue_sdk_key(
             &access.caller.studio_id,
             KeyKind::Sdk(body.environment),
             None,
+            &access.caller.sub,
         )
         .await?;
     Ok((
@@ -148,28 +152,21 @@ pub async fn issue_authoring_key(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
 ) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
-    let game_id = access.game_id();
-    let ttl = chrono::Duration::days(state.services.settings.auth.authoring_key_ttl_days);
-    let (authoring_key, record) = state
+    let key = state
         .auth
-        .issue(
-            game_id,
+        .issue_authoring(
+            access.game_id(),
             &access.caller.studio_id,
-            KeyKind::Authoring,
-            Some(ttl),
+            &access.caller.sub,
+            state.services.settings.auth.authoring_key_ttl_days,
         )
         .await?;
-    let expires_at = record.expires_at.ok_or_else(|| {
-        ApiError::Service(ServiceError::Internal(
-            "authoring key without expiry".into(),
-        ))
-    })?;
     Ok((
         StatusCode::CREATED,
         Json(AuthoringKeyIssued {
-            key_id: record.key_id,
-            authoring_key,
-            expires_at,
+            key_id: key.record.key_id,
+            authoring_key: key.token,
+            expires_at: key.expires_at,
         }),
     ))
 }

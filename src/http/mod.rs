@@ -7,6 +7,8 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod custom_pages;
+pub mod device;
 pub mod economy;
 pub mod extract;
 pub mod games;
@@ -18,6 +20,7 @@ pub mod openapi;
 pub mod ops;
 pub mod players;
 pub mod sdk;
+pub mod throttle;
 
 use std::sync::Arc;
 
@@ -52,6 +55,13 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::list_keys))
         .routes(routes!(keys::revoke_sdk_key))
         .routes(routes!(keys::revoke_authoring_key))
+        .routes(routes!(device::start))
+        .routes(routes!(device::token))
+        .routes(routes!(device::approve))
+        .routes(routes!(device::deny))
+        .routes(routes!(custom_pages::save_draft))
+        .routes(routes!(custom_pages::get_custom_page))
+        .routes(routes!(custom_pages::get_custom_page_version))
         .routes(routes!(
             offer_config::get_templates,
             offer_config::put_templates

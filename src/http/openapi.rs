@@ -59,7 +59,8 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-/// Error answers in the documented error shape, one per status. A 503 carries `Retry-After`.
+/// Error answers in the documented error shape, one per status. A 503 and a 429 carry
+/// `Retry-After`.
 fn errors(statuses: &[(u16, &str)]) -> BTreeMap<String, RefOr<Response>> {
     statuses
         .iter()
@@ -70,7 +71,7 @@ fn errors(statuses: &[(u16, &str)]) -> BTreeMap<String, RefOr<Response>> {
             let mut response = ResponseBuilder::new()
                 .description(*description)
                 .content("application/json", content);
-            if *status == 503 {
+            if *status == 503 || *status == 429 {
                 response = response.header(
                     "Retry-After",
                     HeaderBuilder::new()
@@ -153,6 +154,26 @@ error_set!(
 error_set!(
     /// 503: the store is down or slow; retry after `Retry-After` seconds.
     Unavailable: (503, "a dependency is unavailable; retry after Retry-After seconds")
+);
+error_set!(
+    /// [`BodyErrors`] for a custom-page draft, whose template and bindings have sizes of
+    /// their own, a 413 too.
+    DraftBodyErrors: (400, "malformed JSON: a syntax error, data after the document, or a top level other than the operation takes"),
+    (413, "the body exceeds server.max_body_bytes, the template 65536 bytes or the bindings 16384 bytes of JSON"),
+    (415, "the body is not sent as application/json"),
+    (422, "validation failed; details.errors lists every field error")
+);
+error_set!(
+    /// 429: a rate limit of device sign-in; retry after `Retry-After` seconds.
+    RateLimited: (429, "too many attempts (code rate_limited); retry after Retry-After seconds")
+);
+error_set!(
+    /// The body errors of the device sign-in poll, whose 400 also carries the refusals of
+    /// RFC 8628.
+    SignInPollErrors: (400, "no key to hand out, with the code saying why: authorization_pending (poll again after the interval), slow_down (polled too soon: details.interval is the new interval in seconds), access_denied (a dashboard user denied it), expired_token (past its lifetime, or its key was already handed out), invalid_grant (an unknown device code); or malformed JSON (bad_request)"),
+    (413, "the body exceeds server.max_body_bytes"),
+    (415, "the body is not sent as application/json"),
+    (422, "validation failed; details.errors lists every field error")
 );
 error_set!(
     /// 415: an upload whose content is not of a kind the operation takes.

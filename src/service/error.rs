@@ -40,6 +40,12 @@ pub enum ServiceError {
     /// Well-formed but invalid, with every field error found.
     #[error("validation failed")]
     Validation(Vec<FieldError>),
+    /// Too many attempts from this caller (or on this node): retry after this many seconds.
+    #[error("too many requests: retry in {0} s")]
+    RateLimited(u64),
+    /// A device sign-in poll with no key to hand out (yet); the refusal says why.
+    #[error("{}", .0.message())]
+    SignIn(super::device::SignInRefusal),
     /// The game's kill switch has the SDK off.
     #[error("the SDK is disabled for this game (kill switch level 3)")]
     SdkDisabled,

@@ -15,6 +15,7 @@
 //! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c` |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
 //! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
+//! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
 //! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](super::BusMessage) |
 //!
 //! `<env>` is [`Environment::tag`] (`prod` or `sandbox`); `<game_id>` is the lowercase
@@ -113,6 +114,15 @@ impl Keys {
         format!("{}:{{{game_id}}}:decision:{decision_id}", self.prefix)
     }
 
+    /// One short-lived document, which Redis deletes when its time to live ends. The id is
+    /// the last segment, so no id reaches another key.
+    pub fn expiring(&self, coll: Collection, id: &str) -> String {
+        match coll.scope {
+            Scope::Global => format!("{}:global:ttl:{}:{id}", self.prefix, coll.name),
+            Scope::Game(game_id) => format!("{}:{{{game_id}}}:ttl:{}:{id}", self.prefix, coll.name),
+        }
+    }
+
     /// The pub/sub channel between engine nodes.
     pub fn bus(&self) -> String {
         format!("{}:bus", self.prefix)
@@ -146,6 +156,7 @@ mod tests {
             ),
             keys.kill(game),
             keys.decision(game, Uuid::nil()),
+            keys.expiring(Collection::game(game, "codes"), "x"),
         ];
         for key in &all {
             assert!(key.starts_with(&format!("p:{tag}:")), "{key}");

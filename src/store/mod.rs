@@ -10,7 +10,7 @@
 //! The interface is a document store (collections of JSON documents per game, written
 //! atomically in batches, with compare-and-swap for state machines) plus the two things a
 //! document store cannot express: the atomic wallet step and the inter-node bus, plus
-//! decision records that expire by themselves.
+//! decision records and short-lived documents that expire by themselves.
 
 pub mod codec;
 pub mod keys;
@@ -387,6 +387,31 @@ pub trait Store: Send + Sync + 'static {
 
     /// A decision record of a game, while its time to live lasts.
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Writes a document that the store forgets `ttl` after this write, only if no live
+    /// document has this id (one past its time counts as absent); `false` when one does.
+    /// Short-lived state every node must see, such as device sign-in codes, lives here.
+    async fn insert_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        value: Vec<u8>,
+        ttl: std::time::Duration,
+    ) -> StoreResult<bool>;
+
+    /// A document written by [`Store::insert_expiring`], while it lives.
+    async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Replaces a live expiring document only if it still equals `expected`, keeping its
+    /// expiry; `false` when another writer changed it first, or it expired or never existed.
+    /// The compare-and-swap of short-lived state machines (a sign-in approved once).
+    async fn swap_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: &[u8],
+        new: Vec<u8>,
+    ) -> StoreResult<bool>;
 
     /// Sends a message to every node, this one included.
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()>;

@@ -27,7 +27,8 @@
 //!   one game (its version document and its collection), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
-//!   ledger, one decision record) names exactly one key;
+//!   ledger, one decision record, one short-lived document and its compare-and-swap script)
+//!   names exactly one key;
 //! - the deployment-wide collections (`<prefix>:global:<name>`) are one hash each, reached
 //!   only by single-key calls, so each sits in the slot of its own name;
 //! - the bus channel is not a key to the server: a `PUBLISH` is accepted by any node and
@@ -177,6 +178,16 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
 return 1
 "#;
 
+/// Compare-and-swap of a short-lived document, keeping its time to live. KEYS: the
+/// document's key. ARGV: expected value, new value.
+const SWAP_EXPIRING_LUA: &str = r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+return 1
+"#;
+
 /// A versioned write of a collection. KEYS: the version hash, the collection's hash (one
 /// game's: one slot). ARGV: version field, expect present (1/0), expected version, new
 /// version, then the entries as field, value pairs.
@@ -205,6 +216,7 @@ pub struct RedisStore {
     versioned_script: Script,
     forget_script: Script,
     trim_script: Script,
+    swap_expiring_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -264,6 +276,7 @@ impl RedisStore {
         let versioned_script = Script::new(VERSIONED_LUA);
         let forget_script = Script::new(FORGET_TX_LUA);
         let trim_script = Script::new(TRIM_LEDGER_LUA);
+        let swap_expiring_script = Script::new(SWAP_EXPIRING_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
@@ -276,6 +289,10 @@ impl RedisStore {
                 .await?;
             forget_script.prepare_invoke().load_async(&mut conn).await?;
             trim_script.prepare_invoke().load_async(&mut conn).await?;
+            swap_expiring_script
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
             Ok(())
         })
         .await?;
@@ -298,6 +315,7 @@ impl RedisStore {
             versioned_script,
             forget_script,
             trim_script,
+            swap_expiring_script,
         })
     }
 
@@ -716,6 +734,50 @@ impl Store for RedisStore {
         let mut cmd = ::redis::cmd("GET");
         cmd.arg(self.keys.decision(game_id, decision_id));
         self.query("get_decision", &cmd).await
+    }
+
+    async fn insert_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        value: Vec<u8>,
+        ttl: Duration,
+    ) -> StoreResult<bool> {
+        // At least a millisecond: Redis refuses a time to live of 0.
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut cmd = ::redis::cmd("SET");
+        cmd.arg(self.keys.expiring(coll, id))
+            .arg(value)
+            .arg("PX")
+            .arg(ttl_ms)
+            .arg("NX");
+        let written: Option<String> = self.query("insert_expiring", &cmd).await?;
+        Ok(written.is_some())
+    }
+
+    async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("GET");
+        cmd.arg(self.keys.expiring(coll, id));
+        self.query("get_expiring", &cmd).await
+    }
+
+    async fn swap_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: &[u8],
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let mut invocation = self.swap_expiring_script.key(self.keys.expiring(coll, id));
+        invocation.arg(expected).arg(new);
+        let mut conn = self.conn.clone();
+        let swapped: i64 = bounded(
+            self.timeout,
+            "swap_expiring",
+            invocation.invoke_async(&mut conn),
+        )
+        .await?;
+        Ok(swapped == 1)
     }
 
     async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {

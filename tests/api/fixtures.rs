@@ -171,6 +171,16 @@ impl TestApp {
         issued["api_key"].as_str().expect("key").to_owned()
     }
 
+    /// Issues an authoring key for `game` in the dashboard; returns the key and its id.
+    pub async fn authoring_key(&self, game: &str) -> (String, String) {
+        let issued = self
+            .post(format!("/v1/games/{game}/authoring-keys"), json!({}))
+            .expect(StatusCode::CREATED)
+            .await;
+        let key = issued["authoring_key"].as_str().expect("key").to_owned();
+        (key, issued["key_id"].as_str().expect("id").to_owned())
+    }
+
     /// Revokes SDK key `key_id` of `game`.
     pub async fn revoke_sdk_key(&self, game: &str, key_id: &str) {
         self.delete(format!("/v1/games/{game}/sdk-keys/{key_id}"))

@@ -8,11 +8,14 @@
 //! `docs/protocol.md` true to the server).
 
 mod auth;
+mod authoring_scope;
 mod bad_input;
 mod billing;
 mod catalogue;
 mod cluster;
 mod crash;
+mod custom_pages;
+mod device;
 mod economy;
 mod edge;
 mod fixtures;

@@ -175,6 +175,12 @@ conformance!(bus, case_publish_reaches_subscriber);
 conformance!(decisions, case_decisions_expire_and_stay_in_their_game);
 conformance!(versioned, case_versioned_write_is_all_or_nothing);
 conformance!(counters, case_counters_add_up_across_writers);
+conformance!(expiring, case_expiring_documents_live_then_go);
+conformance!(expiring_swap, case_expiring_swap_is_decided_once);
+conformance!(
+    draft_versions,
+    case_concurrent_versioned_appends_get_distinct_numbers
+);
 conformance!(
     forget_tx,
     case_idempotency_records_past_retention_are_forgotten
@@ -1407,4 +1413,177 @@ async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
     drop(store);
     server.kill().expect("kill redis-server");
     server.wait().expect("reap redis-server");
+}
+
+async fn case_expiring_documents_live_then_go(ctx: Ctx) {
+    let s = &ctx.store;
+    let coll = Collection::global("codes");
+    let hour = Duration::from_secs(3600);
+    assert!(
+        s.insert_expiring(coll, "a", bytes("1"), hour)
+            .await
+            .expect("insert")
+    );
+    // A live document is never replaced by an insert.
+    assert!(
+        !s.insert_expiring(coll, "a", bytes("2"), hour)
+            .await
+            .expect("insert")
+    );
+    assert_eq!(
+        s.get_expiring(coll, "a").await.expect("get"),
+        Some(bytes("1"))
+    );
+    // Another node sees it; another collection, scope or id does not, nor the documents.
+    let peer = ctx.peer().await;
+    assert_eq!(
+        peer.get_expiring(coll, "a").await.expect("get"),
+        Some(bytes("1"))
+    );
+    assert_eq!(
+        s.get_expiring(Collection::global("other"), "a")
+            .await
+            .expect("get"),
+        None
+    );
+    let game = Collection::game(Uuid::new_v4(), "codes");
+    assert_eq!(s.get_expiring(game, "a").await.expect("get"), None);
+    assert_eq!(s.get(coll, "a").await.expect("get"), None);
+    // Past its time to live it is gone, a swap finds nothing, and the id is free again.
+    assert!(
+        s.insert_expiring(coll, "brief", bytes("x"), Duration::from_millis(1))
+            .await
+            .expect("insert")
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.get_expiring(coll, "brief").await.expect("get").is_some() {
+        assert!(Instant::now() < deadline, "the document never expired");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !s.swap_expiring(coll, "brief", &bytes("x"), bytes("y"))
+            .await
+            .expect("swap")
+    );
+    assert!(
+        s.insert_expiring(coll, "brief", bytes("z"), hour)
+            .await
+            .expect("insert")
+    );
+    assert_eq!(
+        s.get_expiring(coll, "brief").await.expect("get"),
+        Some(bytes("z"))
+    );
+    assert!(
+        !s.swap_expiring(coll, "never", &bytes("x"), bytes("y"))
+            .await
+            .expect("swap")
+    );
+    assert_eq!(s.get_expiring(coll, "never").await.expect("get"), None);
+}
+
+async fn case_expiring_swap_is_decided_once(ctx: Ctx) {
+    let s = &ctx.store;
+    let coll = Collection::global("sign_ins");
+    assert!(
+        s.insert_expiring(coll, "d", bytes("pending"), Duration::from_secs(3600))
+            .await
+            .expect("insert")
+    );
+    // Many writers on two nodes race to decide it: exactly one wins.
+    let peer = ctx.peer().await;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let store = if i % 2 == 0 { s.clone() } else { peer.clone() };
+        tasks.push(tokio::spawn(async move {
+            store
+                .swap_expiring(coll, "d", b"pending", bytes(&format!("decided {i}")))
+                .await
+                .expect("swap")
+        }));
+    }
+    let mut winners = 0;
+    for task in tasks {
+        winners += usize::from(task.await.expect("join"));
+    }
+    assert_eq!(winners, 1);
+    let decided = s.get_expiring(coll, "d").await.expect("get").expect("live");
+    assert!(decided.starts_with(b"decided "));
+    // A wrong expectation changes nothing.
+    assert!(
+        !s.swap_expiring(coll, "d", b"pending", bytes("again"))
+            .await
+            .expect("swap")
+    );
+    assert_eq!(
+        s.get_expiring(coll, "d").await.expect("get"),
+        Some(decided.clone())
+    );
+    // A swap keeps the time to live: a brief document swapped still goes.
+    assert!(
+        s.insert_expiring(coll, "b", bytes("1"), Duration::from_millis(300))
+            .await
+            .expect("insert")
+    );
+    assert!(
+        s.swap_expiring(coll, "b", b"1", bytes("2"))
+            .await
+            .expect("swap")
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.get_expiring(coll, "b").await.expect("get").is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "a swapped document never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The way custom-page drafts append versions: read the head, write the next version and
+/// the head against it, and read again on `false`. Writers on two nodes never get the same
+/// number, and no version is lost.
+async fn case_concurrent_versioned_appends_get_distinct_numbers(ctx: Ctx) {
+    let game = Uuid::new_v4();
+    let heads = Collection::game(game, "heads");
+    let versions = Collection::game(game, "versions");
+    let peer = ctx.peer().await;
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let store = if i % 2 == 0 {
+            ctx.store.clone()
+        } else {
+            peer.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let head = store.get(heads, "page").await.expect("get");
+                let last: u32 = head.as_deref().map_or(0, |b| {
+                    std::str::from_utf8(b).expect("utf8").parse().expect("n")
+                });
+                let next = last + 1;
+                let written = store
+                    .put_all_versioned(
+                        heads,
+                        "page",
+                        head.as_deref(),
+                        bytes(&next.to_string()),
+                        versions,
+                        vec![(format!("page:{next}"), bytes(&format!("by {i}")))],
+                    )
+                    .await
+                    .expect("write");
+                if written {
+                    return next;
+                }
+            }
+        }));
+    }
+    let mut numbers = Vec::new();
+    for task in tasks {
+        numbers.push(task.await.expect("join"));
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=12).collect::<Vec<u32>>());
+    assert_eq!(ctx.store.list(versions).await.expect("list").len(), 12);
 }

@@ -1,8 +1,10 @@
 //! The engine's wire formats, read without the service: SDK events ([`event`]), strict JSON bodies ([`json`], whose structs are objects only: [`objects`]), SDK
-//! and authoring key tokens ([`key_token`]) and dashboard JWTs ([`jwt`]). Everything here is
+//! and authoring key tokens ([`key_token`]), the codes of device sign-in ([`device_code`])
+//! and dashboard JWTs ([`jwt`]). Everything here is
 //! a pure function of its input, so the fuzzers drive it directly, and the service's
 //! extractors only map its errors to answers.
 
+pub mod device_code;
 pub mod event;
 pub mod json;
 pub mod jwt;

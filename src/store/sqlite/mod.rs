@@ -3,8 +3,8 @@
 //!
 //! Everything the Redis backend keeps is kept here too, in one file (`schema.rs` lists the
 //! tables): every document collection, the kill levels, wallets, lifetime spend, the
-//! append-only ledger, the idempotency records, the day aggregates and the decision records
-//! (until they expire).
+//! append-only ledger, the idempotency records, the day aggregates, the decision records and
+//! the short-lived documents (until they expire).
 //!
 //! # Threads
 //!
@@ -40,6 +40,7 @@
 mod decisions;
 mod documents;
 mod error;
+mod expiring;
 mod money;
 mod retention;
 mod schema;
@@ -574,6 +575,49 @@ impl Store for SqliteStore {
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
         self.read("get_decision", move |conn| {
             decisions::get(conn, game_id, decision_id, Utc::now())
+        })
+        .await
+    }
+
+    async fn insert_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        value: Vec<u8>,
+        ttl: Duration,
+    ) -> StoreResult<bool> {
+        let ttl = TimeDelta::from_std(ttl)
+            .map_err(|e| StoreError::Unavailable(format!("time to live: {e}")))?;
+        let id = id.to_owned();
+        self.write("insert_expiring", move |conn| {
+            let now = Utc::now();
+            let expires = now
+                .checked_add_signed(ttl)
+                .unwrap_or(DateTime::<Utc>::MAX_UTC);
+            expiring::insert(conn, coll, &id, &value, (now, expires))
+        })
+        .await
+    }
+
+    async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let id = id.to_owned();
+        self.read("get_expiring", move |conn| {
+            expiring::get(conn, coll, &id, Utc::now())
+        })
+        .await
+    }
+
+    async fn swap_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: &[u8],
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let id = id.to_owned();
+        let expected = expected.to_vec();
+        self.write("swap_expiring", move |conn| {
+            expiring::swap(conn, coll, &id, (&expected, &new), Utc::now())
         })
         .await
     }

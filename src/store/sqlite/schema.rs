@@ -13,6 +13,7 @@
 //! | `days` | game, env, day, field, currency | one total of a day aggregate |
 //! | `spend_days` | game, env, day, player | a payer's real-money spend on one day, in cents |
 //! | `decisions` | decision id | a game's decision record and when it expires ([`super::decisions`]) |
+//! | `expiring` | scope, collection, id | a short-lived document and when it expires ([`super::expiring`]) |
 //!
 //! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
 //! a kind and a day field are small integers ([`env_code`], [`kind_code`], [`DayField`]); a
@@ -41,7 +42,8 @@ use rusqlite::{Connection, OpenFlags};
 use super::super::{MoneyKind, Scope, StoreError, StoreResult};
 use super::SyncMode;
 
-/// The layout this build writes: 1 the first, 2 added `decisions`, 3 `spend_days`.
+/// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
+/// `spend_days`.
 const VERSION: i64 = 3;
 
 /// The payers' revenue by day (layout 3). A file brought up from an older layout has no
@@ -157,30 +159,22 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let decisions = super::decisions::CREATE;
-    match version {
-        0 => {
-            conn.execute_batch(&format!(
-                "BEGIN; {CREATE} {decisions} {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
-            ))?;
-            Ok(())
+    let expiring = super::expiring::CREATE;
+    let steps = match version {
+        0 => format!("{CREATE} {decisions} {expiring} {SPEND_DAYS}"),
+        1 => format!("{decisions} {expiring} {SPEND_DAYS}"),
+        2 => format!("{expiring} {SPEND_DAYS}"),
+        VERSION => return Ok(()),
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "the SQLite file has layout version {other}; this build reads version {VERSION}"
+            )));
         }
-        1 => {
-            conn.execute_batch(&format!(
-                "BEGIN; {decisions} {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
-            ))?;
-            Ok(())
-        }
-        2 => {
-            conn.execute_batch(&format!(
-                "BEGIN; {SPEND_DAYS} PRAGMA user_version = {VERSION}; COMMIT;"
-            ))?;
-            Ok(())
-        }
-        VERSION => Ok(()),
-        other => Err(StoreError::Corrupt(format!(
-            "the SQLite file has layout version {other}; this build reads version {VERSION}"
-        ))),
-    }
+    };
+    conn.execute_batch(&format!(
+        "BEGIN; {steps} PRAGMA user_version = {VERSION}; COMMIT;"
+    ))?;
+    Ok(())
 }
 
 /// The key of a document's scope: a game's 16 bytes, or nothing for the deployment.

@@ -13,8 +13,9 @@
 //! A job whose caller has stopped waiting (it answered 503 after the store's timeout) is
 //! dropped unrun. At most every [`MARK_EVERY`] a group also notes when its ledger lines were
 //! received, and between groups the thread deletes expired idempotency records and raw
-//! ledger lines ([`super::retention`]) and expired decision records ([`super::decisions`]): once at
-//! start, then every [`SWEEP_EVERY`].
+//! ledger lines ([`super::retention`]), expired decision records ([`super::decisions`]) and
+//! expired short-lived documents ([`super::expiring`]): once at start, then every
+//! [`SWEEP_EVERY`].
 //!
 //! An in-memory store has only this connection, so its reads come here too ([`Command::Read`]);
 //! they run after the group's commit, outside any transaction.
@@ -27,7 +28,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::oneshot;
 
 use super::super::{StoreError, StoreResult};
-use super::{decisions, retention};
+use super::{decisions, expiring, retention};
 
 /// Most jobs committed together.
 pub const MAX_GROUP: usize = 512;
@@ -214,7 +215,7 @@ impl Writer {
 
     /// Deletes one chunk of each kind of expired record: idempotency records, raw ledger
     /// lines (when a ledger retention is set, and only once no idempotency record is left
-    /// to delete) and decision records; `true` while more may be left. Once nothing is
+    /// to delete), decision records and short-lived documents; `true` while more may be left. Once nothing is
     /// left, forgets the `received` marks no sweep needs any more.
     fn sweep_chunk(&mut self) -> bool {
         let (retention, ledger_retention) = (self.retention, self.ledger_retention);
@@ -233,7 +234,8 @@ impl Writer {
                 _ => 0,
             };
             let decided = decisions::prune(&tx, now, retention::CHUNK)?;
-            let more = [tx_ids, lines, decided].contains(&retention::CHUNK);
+            let expired = expiring::prune(&tx, now, retention::CHUNK)?;
+            let more = [tx_ids, lines, decided, expired].contains(&retention::CHUNK);
             // The marks the oldest sweep still needs: the ledger's when it is pruned too.
             let oldest = match ledger_retention {
                 Some(_) => ledger_cutoff,

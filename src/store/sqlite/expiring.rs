@@ -1,0 +1,102 @@
+//! Short-lived documents in SQLite: one row per document in `expiring`, keyed like `docs`
+//! (scope, collection, id), with the time it expires. A read never returns an expired
+//! document and a write treats one as absent; the writer's sweep deletes them ([`prune`])
+//! in bounded chunks through the index by expiry.
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::super::{Collection, StoreResult};
+use super::schema::scope_key;
+
+/// The table and its index by expiry, created in a new file and added to an older one.
+pub const CREATE: &str = "
+CREATE TABLE expiring (
+  scope BLOB NOT NULL, coll TEXT NOT NULL, id TEXT NOT NULL, expires_ms INTEGER NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (scope, coll, id)
+) WITHOUT ROWID;
+CREATE INDEX expiring_by_expiry ON expiring (expires_ms);
+";
+
+/// The live document, if any.
+pub fn get(
+    conn: &Connection,
+    coll: Collection,
+    id: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT value FROM expiring
+             WHERE scope = ?1 AND coll = ?2 AND id = ?3 AND expires_ms > ?4",
+        )?
+        .query_row(
+            params![scope_key(coll.scope), coll.name, id, now.timestamp_millis()],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+/// Writes the document expiring at `expires` unless a live one has this id (an expired
+/// one is replaced); `false` when a live one does.
+pub fn insert(
+    conn: &Connection,
+    coll: Collection,
+    id: &str,
+    value: &[u8],
+    (now, expires): (DateTime<Utc>, DateTime<Utc>),
+) -> StoreResult<bool> {
+    let written = conn
+        .prepare_cached(
+            "INSERT INTO expiring (scope, coll, id, expires_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (scope, coll, id) DO UPDATE SET
+               expires_ms = excluded.expires_ms, value = excluded.value
+             WHERE expiring.expires_ms <= ?6",
+        )?
+        .execute(params![
+            scope_key(coll.scope),
+            coll.name,
+            id,
+            expires.timestamp_millis(),
+            value,
+            now.timestamp_millis()
+        ])?;
+    Ok(written == 1)
+}
+
+/// Replaces the live document only if it still equals `expected`, keeping its expiry.
+pub fn swap(
+    conn: &Connection,
+    coll: Collection,
+    id: &str,
+    (expected, new): (&[u8], &[u8]),
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let written = conn
+        .prepare_cached(
+            "UPDATE expiring SET value = ?4
+             WHERE scope = ?1 AND coll = ?2 AND id = ?3 AND value = ?5 AND expires_ms > ?6",
+        )?
+        .execute(params![
+            scope_key(coll.scope),
+            coll.name,
+            id,
+            new,
+            expected,
+            now.timestamp_millis()
+        ])?;
+    Ok(written == 1)
+}
+
+/// Deletes at most `chunk` documents expired by `now`; returns how many it deleted.
+pub fn prune(conn: &Connection, now: DateTime<Utc>, chunk: usize) -> StoreResult<usize> {
+    let limit = i64::try_from(chunk).unwrap_or(i64::MAX);
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM expiring WHERE (scope, coll, id) IN
+               (SELECT scope, coll, id FROM expiring WHERE expires_ms <= ?1
+                ORDER BY expires_ms LIMIT ?2)",
+        )?
+        .execute(params![now.timestamp_millis(), limit])?)
+}
