@@ -263,7 +263,9 @@ impl<'t> Parser<'t> {
             return self.constructor(class, line);
         }
         let first_is_name = matches!(self.peek_at(1), Some(Tok::Punct("=" | ";" | ",")));
-        let ty = if first_is_name && modifier {
+        let untyped_getter =
+            self.is_word("get") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
+        let ty = if (first_is_name && modifier) || untyped_getter {
             None
         } else {
             Some(self.type_name()?)
@@ -762,5 +764,89 @@ fn describe(tok: Option<&Tok>) -> String {
         Some(Tok::Double(d)) => format!("`{d}`"),
         Some(Tok::Str(_)) => "a string".into(),
         Some(Tok::Punct(p)) => format!("`{p}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = include_str!("../../tests/fixtures/offer_page.dart");
+
+    #[test]
+    fn parses_the_fixture_page() {
+        let t = parse(PAGE).unwrap();
+        assert_eq!(t.imports.len(), 2);
+        assert_eq!(t.imports[0].uri, "package:flutter/material.dart");
+        let entry = t.entry().unwrap();
+        assert_eq!(entry.name, "SpringSalePage");
+        assert_eq!(entry.fields[0].ty.as_deref(), Some("OfferData"));
+        let ctor = entry.constructor().unwrap();
+        assert_eq!(ctor.params.len(), 2);
+        assert!(ctor.params[1].required && ctor.params[1].named);
+        let build = entry.method("build").unwrap();
+        assert_eq!(build.annotations, vec!["override"]);
+        assert_eq!(build.line, 11);
+        assert!(matches!(&build.body[0], Stmt::Local { name, line: 12, .. } if name == "title"));
+        let ret = build.returned().unwrap();
+        assert_eq!(ret.line, 13);
+        let ExprKind::Call { callee, args } = &ret.kind else {
+            panic!("{ret:?}");
+        };
+        assert_eq!(callee.dotted_name().as_deref(), Some("Scaffold"));
+        assert_eq!(args[0].name.as_deref(), Some("backgroundColor"));
+        assert_eq!(args[0].value.line, 14);
+    }
+
+    #[test]
+    fn expression_forms() {
+        let e = |src: &str| {
+            let t = parse(&format!("class A {{ get x => {src}; }}")).unwrap();
+            t.classes[0].methods[0].returned().unwrap().kind.clone()
+        };
+        assert!(matches!(e("a ?? b + c * d"), ExprKind::Binary { op: "??", .. }));
+        assert!(matches!(e("x as String"), ExprKind::Cast { ty, .. } if ty == "String"));
+        assert!(matches!(e("a ? b : c"), ExprKind::Conditional { .. }));
+        assert!(matches!(e("-1"), ExprKind::Unary { op: "-", .. }));
+        assert!(matches!(e("<Widget>[a, b,]"), ExprKind::List(items) if items.len() == 2));
+        assert!(matches!(e("const Text('a')"), ExprKind::Call { .. }));
+        assert!(matches!(e("new A.b()"), ExprKind::Call { .. }));
+        assert!(matches!(e("x!.y"), ExprKind::Member { .. }));
+        assert!(matches!(e("a is! B"), ExprKind::Binary { op: "is!", .. }));
+        let ExprKind::Str(parts) = e("'a$b' \"${c['d']}\" r'e'") else {
+            panic!("not a string");
+        };
+        assert_eq!(parts.len(), 4);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let err = parse("class A {\n  final x = ;\n}").unwrap_err();
+        assert_eq!(err.line(), 2);
+        assert!(matches!(err, ParseError::Syntax { .. }));
+        assert!(parse("var x = 1;").is_err());
+        assert!(parse("class A { Widget build() { if (x) return y; } }").is_err());
+        assert!(parse("class A { get x => '${}'; }").is_err());
+    }
+
+    #[test]
+    fn every_nesting_form_stops_at_the_limit() {
+        for (open, close) in [("(", ")"), ("[", "]"), ("f(", ")"), ("-(", ")"), ("a[", "]")] {
+            let src = format!(
+                "class A {{ get x => {}0{}; }}",
+                open.repeat(MAX_NESTING),
+                close.repeat(MAX_NESTING)
+            );
+            assert!(
+                matches!(parse(&src), Err(ParseError::TooDeep { .. })),
+                "{open}"
+            );
+        }
+        let chain = format!("class A {{ get x => a{}; }}", ".b".repeat(MAX_NESTING));
+        assert!(matches!(parse(&chain), Err(ParseError::TooDeep { .. })));
+        let sum = format!("class A {{ get x => 1{}; }}", " + 1".repeat(MAX_NESTING));
+        assert!(matches!(parse(&sum), Err(ParseError::TooDeep { .. })));
+        let ty = format!("class A {{ {}int{} x; }}", "List<".repeat(MAX_NESTING), ">".repeat(MAX_NESTING));
+        assert!(parse(&ty).is_err());
     }
 }
