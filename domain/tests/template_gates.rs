@@ -79,11 +79,11 @@ fn the_fixture_page_is_valid_and_serialises_as_the_contract_says() {
     passes(&v);
     assert!(v.warnings.is_empty(), "{:#?}", v.warnings);
     assert_eq!(
-        serde_json::to_value(&v).unwrap(),
+        serde_json::to_value(&v).expect("test input"),
         json!({"valid": true, "blockers": [], "warnings": []})
     );
     let bad = check(&page("Foo()"), &bindings());
-    let json = serde_json::to_value(&bad).unwrap();
+    let json = serde_json::to_value(&bad).expect("test input");
     assert_eq!(json["blockers"][0]["gate"], "unknown_widget");
     assert_eq!(json["blockers"][0]["line"], 7);
 }

@@ -20,7 +20,9 @@ fn check(src: &str) {
     if let Err(e) = parse(src) {
         assert!(e.line() >= 1 && e.line() <= lines, "{e} in {lines} lines");
     }
-    let v = validate(src, &json!({"items": ["a"], "title": "t"}), &|_: &str| ItemLookup::Unknown);
+    let v = validate(src, &json!({"items": ["a"], "title": "t"}), &|_: &str| {
+        ItemLookup::Unknown
+    });
     assert_eq!(v.valid, v.blockers.is_empty());
 }
 

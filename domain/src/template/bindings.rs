@@ -261,10 +261,17 @@ mod tests {
         let src = format!(
             "class P extends StatelessWidget {{ final OfferData data; Widget build(BuildContext c) => {src_expr}; }}"
         );
-        let t = parse(&src).unwrap();
-        let class = t.entry().unwrap();
+        let t = parse(&src).expect("test input");
+        let class = t.entry().expect("test input");
         let root = binding_root(class);
-        classify(class.method("build").unwrap().returned().unwrap(), root)
+        classify(
+            class
+                .method("build")
+                .expect("test input")
+                .returned()
+                .expect("test input"),
+            root,
+        )
     }
 
     #[test]
@@ -296,11 +303,12 @@ mod tests {
     #[test]
     fn bindings_shape() {
         let b = Bindings::from_json(&json!({"items": ["gems_500"], "title": "Sale", "pct": 40}))
-            .unwrap();
+            .expect("test input");
         assert_eq!(b.items, vec!["gems_500"]);
         assert_eq!(b.values["pct"].display(), "40");
         assert!(Bindings::from_json(&json!([])).is_err());
-        let errs = Bindings::from_json(&json!({"items": [1], "x": true, "y": null})).unwrap_err();
+        let errs = Bindings::from_json(&json!({"items": [1], "x": true, "y": null}))
+            .expect_err("an error");
         assert_eq!(errs.len(), 3);
     }
 }

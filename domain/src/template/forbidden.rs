@@ -181,7 +181,7 @@ mod tests {
     use crate::template::lexer::lex;
 
     fn names(src: &str) -> Vec<(String, Danger, u32)> {
-        scan(&lex(src).unwrap())
+        scan(&lex(src).expect("test input"))
             .into_iter()
             .map(|u| (u.name, u.danger, u.line))
             .collect()

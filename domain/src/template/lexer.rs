@@ -435,7 +435,11 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<Tok> {
-        lex(src).unwrap().into_iter().map(|t| t.tok).collect()
+        lex(src)
+            .expect("test input")
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
     }
 
     #[test]
@@ -458,7 +462,7 @@ mod tests {
 
     #[test]
     fn strings_split_interpolations_and_resolve_escapes() {
-        let toks = lex(r#"'a\n$name ${x['k']}' r'$raw\n'"#).unwrap();
+        let toks = lex(r#"'a\n$name ${x['k']}' r'$raw\n'"#).expect("test input");
         let Tok::Str(pieces) = &toks[0].tok else {
             panic!("not a string: {toks:?}");
         };
@@ -470,7 +474,7 @@ mod tests {
 
     #[test]
     fn lines_are_counted_through_comments_and_triple_strings() {
-        let toks = lex("a // c\n/* x\n /* nested */ */ '''one\ntwo''' b").unwrap();
+        let toks = lex("a // c\n/* x\n /* nested */ */ '''one\ntwo''' b").expect("test input");
         assert_eq!(toks[0].line, 1);
         assert_eq!(toks[1].line, 3);
         assert_eq!(toks[2].line, 4);
@@ -479,7 +483,7 @@ mod tests {
     #[test]
     fn unterminated_string_names_its_line() {
         assert_eq!(
-            lex("x\n'abc").unwrap_err(),
+            lex("x\n'abc").expect_err("an error"),
             ParseError::Syntax {
                 line: 2,
                 message: "unterminated string literal".into()
@@ -493,17 +497,20 @@ mod tests {
     #[test]
     fn string_nesting_is_bounded() {
         let deep = "'${".repeat(MAX_STRING_NESTING + 1);
-        assert_eq!(lex(&deep).unwrap_err(), ParseError::TooDeep { line: 1 });
+        assert_eq!(
+            lex(&deep).expect_err("an error"),
+            ParseError::TooDeep { line: 1 }
+        );
     }
 
     #[test]
     fn balance_names_the_unmatched_line() {
-        let err = check_balance(&lex("f(\n[\n)").unwrap()).unwrap_err();
+        let err = check_balance(&lex("f(\n[\n)").expect("test input")).expect_err("an error");
         assert_eq!(err.line(), 2);
-        let err = check_balance(&lex("a\n)").unwrap()).unwrap_err();
+        let err = check_balance(&lex("a\n)").expect("test input")).expect_err("an error");
         assert_eq!(err.line(), 2);
-        let err = check_balance(&lex("{\n(\n)").unwrap()).unwrap_err();
+        let err = check_balance(&lex("{\n(\n)").expect("test input")).expect_err("an error");
         assert_eq!(err.line(), 1);
-        assert!(check_balance(&lex("f([{}], '${g(1)}')").unwrap()).is_ok());
+        assert!(check_balance(&lex("f([{}], '${g(1)}')").expect("test input")).is_ok());
     }
 }

@@ -4,7 +4,7 @@
 //! A template is Dart source as an AI coding assistant writes it for a Flutter screen: a
 //! few imports and a `StatelessWidget` subclass whose `build` returns a widget tree. The
 //! subset read here is parsed once ([`parse`]) into a typed tree ([`ast`]) with line
-//! numbers; [`validate`] and the preview renderer both walk that tree, and both take the
+//! numbers; [`validate()`] and the preview renderer both walk that tree, and both take the
 //! widgets and their arguments from one table ([`widgets`]).
 //!
 //! Layout, leaves first:
@@ -16,7 +16,7 @@
 //! - [`bindings`]: the bindings object and how a template reads it.
 //! - [`catalogue`]: the item lookup the validator and the renderer are given.
 //! - [`forbidden`]: the import allow-list and the APIs a page may never use.
-//! - [`validate`]: the gates, each with a stable name.
+//! - [`mod@validate`]: the gates, each with a stable name.
 //!
 //! The secret scanner the validator uses is [`crate::secret_scan`], shared with the rest of
 //! the service.
@@ -42,6 +42,6 @@ pub const MAX_BINDINGS_BYTES: usize = 16 * 1024;
 /// Deepest nesting of the tree. A widget passed as `child:` costs two levels (the argument
 /// and the call), one in `children: [...]` three, so this allows widget trees about 40 deep.
 pub const MAX_NESTING: usize = 128;
-/// Most expression nodes in one template: a 64 KiB template of ordinary widget code has
-/// about 6,000, so only degenerate input (a list of 16,000 numbers) reaches it.
+/// Most expression nodes in one template: 64 KiB of ordinary widget code stays well under
+/// it, only degenerate input (a list of 16,000 numbers) reaches it.
 pub const MAX_NODES: usize = 16_384;

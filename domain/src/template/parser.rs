@@ -7,7 +7,7 @@
 //! with positional and named arguments (`const`/`new` accepted and dropped), list literals
 //! with trailing commas, `as`/`is`, unary and binary operators, `?:` and `??`.
 //!
-//! Every way down the tree goes through [`Parser::enter`], which refuses to go deeper than
+//! Every way down the tree goes through one depth check, which refuses to go deeper than
 //! [`MAX_NESTING`], and every node is counted against [`MAX_NODES`]: malformed or hostile
 //! input gets an error, never a stack overflow or a panic.
 
@@ -263,8 +263,7 @@ impl<'t> Parser<'t> {
             return self.constructor(class, line);
         }
         let first_is_name = matches!(self.peek_at(1), Some(Tok::Punct("=" | ";" | ",")));
-        let untyped_getter =
-            self.is_word("get") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
+        let untyped_getter = self.is_word("get") && matches!(self.peek_at(1), Some(Tok::Ident(_)));
         let ty = if (first_is_name && modifier) || untyped_getter {
             None
         } else {
@@ -382,10 +381,10 @@ impl<'t> Parser<'t> {
                 self.pos += 1;
                 continue;
             }
-            if let Some(c) = closer {
-                if self.eat_punct(c) {
-                    continue;
-                }
+            if let Some(c) = closer
+                && self.eat_punct(c)
+            {
+                continue;
             }
             while self.is_punct("@") {
                 self.annotation()?;
@@ -775,20 +774,20 @@ mod tests {
 
     #[test]
     fn parses_the_fixture_page() {
-        let t = parse(PAGE).unwrap();
+        let t = parse(PAGE).expect("test input");
         assert_eq!(t.imports.len(), 2);
         assert_eq!(t.imports[0].uri, "package:flutter/material.dart");
-        let entry = t.entry().unwrap();
+        let entry = t.entry().expect("test input");
         assert_eq!(entry.name, "SpringSalePage");
         assert_eq!(entry.fields[0].ty.as_deref(), Some("OfferData"));
-        let ctor = entry.constructor().unwrap();
+        let ctor = entry.constructor().expect("test input");
         assert_eq!(ctor.params.len(), 2);
         assert!(ctor.params[1].required && ctor.params[1].named);
-        let build = entry.method("build").unwrap();
+        let build = entry.method("build").expect("test input");
         assert_eq!(build.annotations, vec!["override"]);
         assert_eq!(build.line, 11);
         assert!(matches!(&build.body[0], Stmt::Local { name, line: 12, .. } if name == "title"));
-        let ret = build.returned().unwrap();
+        let ret = build.returned().expect("test input");
         assert_eq!(ret.line, 13);
         let ExprKind::Call { callee, args } = &ret.kind else {
             panic!("{ret:?}");
@@ -801,10 +800,17 @@ mod tests {
     #[test]
     fn expression_forms() {
         let e = |src: &str| {
-            let t = parse(&format!("class A {{ get x => {src}; }}")).unwrap();
-            t.classes[0].methods[0].returned().unwrap().kind.clone()
+            let t = parse(&format!("class A {{ get x => {src}; }}")).expect("test input");
+            t.classes[0].methods[0]
+                .returned()
+                .expect("test input")
+                .kind
+                .clone()
         };
-        assert!(matches!(e("a ?? b + c * d"), ExprKind::Binary { op: "??", .. }));
+        assert!(matches!(
+            e("a ?? b + c * d"),
+            ExprKind::Binary { op: "??", .. }
+        ));
         assert!(matches!(e("x as String"), ExprKind::Cast { ty, .. } if ty == "String"));
         assert!(matches!(e("a ? b : c"), ExprKind::Conditional { .. }));
         assert!(matches!(e("-1"), ExprKind::Unary { op: "-", .. }));
@@ -821,7 +827,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let err = parse("class A {\n  final x = ;\n}").unwrap_err();
+        let err = parse("class A {\n  final x = ;\n}").expect_err("an error");
         assert_eq!(err.line(), 2);
         assert!(matches!(err, ParseError::Syntax { .. }));
         assert!(parse("var x = 1;").is_err());
@@ -831,7 +837,13 @@ mod tests {
 
     #[test]
     fn every_nesting_form_stops_at_the_limit() {
-        for (open, close) in [("(", ")"), ("[", "]"), ("f(", ")"), ("-(", ")"), ("a[", "]")] {
+        for (open, close) in [
+            ("(", ")"),
+            ("[", "]"),
+            ("f(", ")"),
+            ("-(", ")"),
+            ("a[", "]"),
+        ] {
             let src = format!(
                 "class A {{ get x => {}0{}; }}",
                 open.repeat(MAX_NESTING),
@@ -846,7 +858,11 @@ mod tests {
         assert!(matches!(parse(&chain), Err(ParseError::TooDeep { .. })));
         let sum = format!("class A {{ get x => 1{}; }}", " + 1".repeat(MAX_NESTING));
         assert!(matches!(parse(&sum), Err(ParseError::TooDeep { .. })));
-        let ty = format!("class A {{ {}int{} x; }}", "List<".repeat(MAX_NESTING), ">".repeat(MAX_NESTING));
+        let ty = format!(
+            "class A {{ {}int{} x; }}",
+            "List<".repeat(MAX_NESTING),
+            ">".repeat(MAX_NESTING)
+        );
         assert!(parse(&ty).is_err());
     }
 }

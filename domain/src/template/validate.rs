@@ -135,10 +135,10 @@ pub fn validate(template: &str, bindings: &Value, catalogue: &impl Catalogue) ->
         .as_ref()
         .map(|b| check_items(b, catalogue, &mut v))
         .unwrap_or_default();
-    if template.len() <= MAX_TEMPLATE_BYTES {
-        if let Some(tree) = read_template(template, &mut v) {
-            check_tree(&tree, bound.as_ref(), &items, &mut v);
-        }
+    if template.len() <= MAX_TEMPLATE_BYTES
+        && let Some(tree) = read_template(template, &mut v)
+    {
+        check_tree(&tree, bound.as_ref(), &items, &mut v);
     }
     v.valid = v.blockers.is_empty();
     v
@@ -440,14 +440,14 @@ impl Walk<'_> {
                 .map(|c| c.params.as_slice())
                 .unwrap_or_default();
             for arg in args {
-                if let Some(n) = &arg.name {
-                    if !params.iter().any(|p| p.named && &p.name == n) {
-                        v.block(
-                            Gate::UnknownArgument,
-                            format!("`{}` takes no argument `{n}`", other.name),
-                            Some(arg.value.line),
-                        );
-                    }
+                if let Some(n) = &arg.name
+                    && !params.iter().any(|p| p.named && &p.name == n)
+                {
+                    v.block(
+                        Gate::UnknownArgument,
+                        format!("`{}` takes no argument `{n}`", other.name),
+                        Some(arg.value.line),
+                    );
                 }
             }
             for p in params.iter().filter(|p| p.named && p.required) {
@@ -614,18 +614,18 @@ fn check_args(spec: &CtorSpec, args: &[Arg], line: u32, v: &mut Validation) {
         );
     }
     for arg in args {
-        if let Some(n) = &arg.name {
-            if !spec.named.contains(&n.as_str()) {
-                v.block(
-                    Gate::UnknownArgument,
-                    format!(
-                        "`{}` takes no argument `{n}` (it takes: {})",
-                        spec.name,
-                        list_or_none(spec.named)
-                    ),
-                    Some(arg.value.line),
-                );
-            }
+        if let Some(n) = &arg.name
+            && !spec.named.contains(&n.as_str())
+        {
+            v.block(
+                Gate::UnknownArgument,
+                format!(
+                    "`{}` takes no argument `{n}` (it takes: {})",
+                    spec.name,
+                    list_or_none(spec.named)
+                ),
+                Some(arg.value.line),
+            );
         }
     }
     for r in spec.required {
