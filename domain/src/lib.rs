@@ -28,6 +28,9 @@
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
+//! - [`secret_scan`]: finds anything shaped like a service key in text.
+//! - [`template`]: custom offer pages: the Dart template subset, its one parser, the widget
+//!   table, bindings and the validator's gates.
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
 //!   load tool.
 
@@ -50,7 +53,9 @@ pub mod pipeline;
 pub mod policy;
 pub mod revenue_share;
 pub mod schema;
+pub mod secret_scan;
 pub mod simulation;
+pub mod template;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod validation;
