@@ -18,6 +18,7 @@ pub mod offer_config;
 pub mod offers;
 pub mod openapi;
 pub mod ops;
+pub mod page_validation;
 pub mod players;
 pub mod sdk;
 pub mod throttle;
@@ -62,6 +63,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_pages::save_draft))
         .routes(routes!(custom_pages::get_custom_page))
         .routes(routes!(custom_pages::get_custom_page_version))
+        .routes(routes!(page_validation::validate))
         .routes(routes!(
             offer_config::get_templates,
             offer_config::put_templates

@@ -26,6 +26,7 @@ pub mod items;
 pub mod model;
 pub mod offer_config;
 pub mod offers;
+pub mod page_validation;
 pub mod players;
 pub mod population;
 pub mod retention;

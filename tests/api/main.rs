@@ -25,6 +25,7 @@ mod ledger_export;
 mod offers;
 mod openapi;
 mod ops;
+mod page_validation;
 mod process;
 mod protocol_doc;
 mod raw;

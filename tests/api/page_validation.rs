@@ -1,0 +1,129 @@
+//! Custom-page validation through HTTP: a page bound to a live item passes; each gate that
+//! depends on the game (a deleted or unknown item) or that an assistant trips most often (an
+//! import outside the allow-list, a hard-coded service key) blocks with its gate and line;
+//! only the game's authoring key and the studio's developers may call it.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::fixtures::{Sdk, store_shelf};
+use super::helpers::{Role, TestApp, spawn_app};
+
+/// The page every case starts from: a real assistant-written offer page.
+const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
+
+fn bindings(item: &str) -> Value {
+    json!({"items": [item], "title": "Spring sale", "discount": 40})
+}
+
+fn validate<'a>(
+    app: &'a TestApp,
+    sdk: &Sdk,
+    template: &str,
+    bindings: Value,
+) -> super::http::Call<'a> {
+    app.post(
+        format!("/v1/games/{}/custom-pages/validate", sdk.game),
+        json!({"template": template, "bindings": bindings}),
+    )
+}
+
+/// The gates of the blockers of a verdict.
+fn gates(verdict: &Value) -> Vec<String> {
+    verdict["blockers"]
+        .as_array()
+        .expect("blockers")
+        .iter()
+        .map(|b| b["gate"].as_str().expect("gate").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_page_bound_to_a_live_item_passes_and_each_game_gate_blocks() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let ok = validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(ok["valid"], true, "{ok}");
+    assert!(gates(&ok).is_empty());
+
+    // An item no catalogue has, then one that is deleted.
+    let unknown = validate(&app, &sdk, PAGE, bindings("no_such_item"))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(unknown["valid"], false);
+    assert_eq!(gates(&unknown), ["unknown_item"], "{unknown}");
+    app.delete(format!("/v1/games/{}/items/gems_500", sdk.game))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let deleted = validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(gates(&deleted), ["deleted_item"], "{deleted}");
+
+    // A file system import on line 2, and a live key written into the page.
+    let io = PAGE.replacen(
+        "import 'package:offer_sdk/offer_sdk.dart';",
+        "import 'dart:io';",
+        1,
+    );
+    let blocked = validate(&app, &sdk, &io, bindings("gems_100"))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(
+        blocked["blockers"][0]["gate"], "import_not_allowed",
+        "{blocked}"
+    );
+    assert_eq!(blocked["blockers"][0]["line"], 2);
+    let key = "sk9_live_sk_Q2x7Rr0aZ81bKp4mW3nVt6yEu5sD";
+    let leaked = PAGE.replacen(
+        "'${offer['discount']}% off today only'",
+        &format!("'{key}'"),
+        1,
+    );
+    let secret = validate(&app, &sdk, &leaked, bindings("gems_100"))
+        .expect(StatusCode::OK)
+        .await;
+    assert!(
+        gates(&secret).contains(&"secret_pattern_found".to_owned()),
+        "{secret}"
+    );
+    assert!(
+        !secret.to_string().contains(key),
+        "the verdict never echoes the key"
+    );
+}
+
+#[tokio::test]
+async fn the_games_authoring_key_and_its_developers_may_validate() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let (authoring, _) = app.authoring_key(&sdk.game).await;
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&authoring)
+        .expect(StatusCode::OK)
+        .await;
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&app.token("studio-a", Role::Developer))
+        .expect(StatusCode::OK)
+        .await;
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&app.token("studio-a", Role::Viewer))
+        .expect_error(StatusCode::FORBIDDEN, "forbidden")
+        .await;
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&sdk.key)
+        .expect_error(StatusCode::FORBIDDEN, "wrong_credential")
+        .await;
+    // Another game's authoring key: that game is not this key's.
+    let other = app.game_with(store_shelf()).await;
+    validate(&app, &other, PAGE, bindings("gems_500"))
+        .token(&authoring)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+}
