@@ -74,7 +74,7 @@ fn passes(v: &Validation) {
 }
 
 #[test]
-fn the_fixture_page_is_valid_and_serialises_as_the_contract_says() {
+fn the_fixture_page_is_valid_and_serialises_in_the_wire_shape() {
     let v = check(PAGE, &bindings());
     passes(&v);
     assert!(v.warnings.is_empty(), "{:#?}", v.warnings);

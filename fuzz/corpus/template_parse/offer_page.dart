@@ -14,7 +14,7 @@ class SpringSalePage extends StatelessWidget {
       backgroundColor: const Color(0xFF1B1035),
       body: SafeArea(
         child: Padding(
-          padding: const EdgeInsets.symmetric(horizontal: 24, vertical: 32),
+          padding: const EdgeInsets.symmetric(horizontal: 24, vertical: 24),
           child: Column(
             mainAxisAlignment: MainAxisAlignment.center,
             crossAxisAlignment: CrossAxisAlignment.center,
@@ -22,17 +22,17 @@ class SpringSalePage extends StatelessWidget {
               Text(
                 title.toUpperCase(),
                 textAlign: TextAlign.center,
-                style: TextStyle(fontSize: 56, fontWeight: FontWeight.bold, color: Colors.amber),
+                style: TextStyle(fontSize: 34, fontWeight: FontWeight.bold, color: Colors.amber),
               ),
               const SizedBox(height: 24),
-              Text('${offer['discount']}% off today only', style: TextStyle(fontSize: 32, color: Colors.white70)),
-              const SizedBox(height: 48),
+              Text('${offer['discount']}% off today only', style: TextStyle(fontSize: 18, color: Colors.white70)),
+              const SizedBox(height: 24),
               Expanded(
                 child: Image(item: offer.items[0], fit: BoxFit.contain),
               ),
               const SizedBox(height: 24),
               Container(
-                padding: EdgeInsets.all(16),
+                padding: EdgeInsets.all(12),
                 decoration: BoxDecoration(
                   color: Colors.white12,
                   borderRadius: BorderRadius.circular(16),
@@ -40,8 +40,8 @@ class SpringSalePage extends StatelessWidget {
                 child: Row(
                   mainAxisAlignment: MainAxisAlignment.spaceBetween,
                   children: [
-                    Text(offer.items[0].name, style: TextStyle(fontSize: 40, color: Colors.white)),
-                    Text('x${offer.items[0].amount}', style: TextStyle(fontSize: 40, color: Colors.amberAccent, fontWeight: FontWeight.w700)),
+                    Text(offer.items[0].name, style: TextStyle(fontSize: 20, color: Colors.white)),
+                    Text('x${offer.items[0].amount}', style: TextStyle(fontSize: 20, color: Colors.amberAccent, fontWeight: FontWeight.w700)),
                   ],
                 ),
               ),
@@ -50,7 +50,7 @@ class SpringSalePage extends StatelessWidget {
                 item: offer.items[0],
                 color: Colors.green,
                 textColor: Colors.white,
-                height: 120,
+                height: 56,
               ),
             ],
           ),
