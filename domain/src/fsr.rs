@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{Days, NaiveDate};
+use chrono::{Datelike, Days, NaiveDate};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -223,6 +223,27 @@ fn quadrant_of(earned: f64, spent: f64, thresholds: Thresholds) -> Option<Quadra
     }
 }
 
+/// The install cohort of a day: its ISO week, `YYYY-Www` (`2026-W40`).
+pub fn cohort_of(day: NaiveDate) -> String {
+    let week = day.iso_week();
+    format!("{}-W{:02}", week.year(), week.week())
+}
+
+/// A cohort as a request names it, checked: `YYYY-Www` naming a real ISO week (week 53
+/// only in the years that have one). `None` for anything else.
+pub fn parse_cohort(text: &str) -> Option<String> {
+    let (year, week) = text.split_once("-W")?;
+    if year.len() != 4
+        || week.len() != 2
+        || !(year.bytes().chain(week.bytes())).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let monday =
+        NaiveDate::from_isoywd_opt(year.parse().ok()?, week.parse().ok()?, chrono::Weekday::Mon)?;
+    Some(cohort_of(monday))
+}
+
 /// Earned over spent, or `None` when nothing was spent.
 fn ratio(earned: f64, spent: f64) -> Option<f64> {
     (spent > 0.0).then(|| earned / spent)
@@ -276,6 +297,22 @@ mod tests {
     use super::*;
 
     const RPG: Thresholds = Thresholds { min: 0.8, max: 2.0 };
+
+    #[test]
+    fn cohorts_are_iso_weeks() {
+        let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).expect("date");
+        assert_eq!(cohort_of(d(2026, 11, 24)), "2026-W48");
+        // 1 January 2027 is a Friday: it belongs to the last ISO week of 2026.
+        assert_eq!(cohort_of(d(2027, 1, 1)), "2026-W53");
+        assert_eq!(parse_cohort("2026-W48").as_deref(), Some("2026-W48"));
+        assert_eq!(parse_cohort("2026-W53").as_deref(), Some("2026-W53"));
+        for bad in [
+            "2025-W53", "2026-W00", "2026-W54", "2026W48", "26-W48", "2026-w48", "2026-W4",
+            "2026-W4x",
+        ] {
+            assert_eq!(parse_cohort(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn daily_quadrants_judge_the_window_ending_each_day() {

@@ -36,6 +36,10 @@ pub struct FsrQuery {
     pub days: Option<i64>,
     /// Production (default) or sandbox: the two never mix.
     pub environment: Option<Environment>,
+    /// Only the players who installed in this ISO week, `YYYY-Www` (for example `2026-W40`);
+    /// anything else is a 422. Covers the currency they moved since the engine kept cohorts.
+    #[param(pattern = r"^[0-9]{4}-W[0-9]{2}$")]
+    pub cohort: Option<String>,
 }
 
 /// The faucet/sink ratio: currency earned over currency spent in the rolling 7-day window
@@ -61,6 +65,7 @@ pub async fn fsr(
         &access.game,
         q.environment.unwrap_or(Environment::Production),
         q.days.unwrap_or(DEFAULT_DAYS),
+        q.cohort.as_deref(),
     )
     .await?;
     Ok(Json(report))

@@ -22,15 +22,29 @@ use offer_domain::game::Game;
 
 use super::{ServiceError, ServiceResult, Services};
 
-/// The FSR report of `period_days` days ending today (UTC) in one environment.
+/// The FSR report of `period_days` days ending today (UTC) in one environment, of every
+/// player or of one install cohort (`YYYY-Www`: the players whose first session was in that
+/// ISO week).
 ///
-/// `period_days` outside 1 to 90 is refused (422 on `days`) before anything is read.
+/// `period_days` outside 1 to 90, or a cohort that names no ISO week, is refused (422 on
+/// `days` or `cohort`) before anything is read.
 pub async fn fsr_report(
     state: &Services,
     handle: &GameHandle,
     env: Environment,
     period_days: i64,
+    cohort: Option<&str>,
 ) -> ServiceResult<FsrReport> {
+    let cohort = cohort
+        .map(|text| {
+            fsr::parse_cohort(text).ok_or_else(|| {
+                ServiceError::invalid(
+                    "cohort",
+                    format!("`{text}` is not an ISO week: YYYY-Www, for example 2026-W40"),
+                )
+            })
+        })
+        .transpose()?;
     let period = u32::try_from(period_days)
         .ok()
         .filter(|d| (1..=MAX_PERIOD_DAYS).contains(d))
@@ -44,7 +58,7 @@ pub async fn fsr_report(
     let game = &view.game;
     let thresholds = thresholds(state, game)?;
     let dates = fsr::days_needed(Utc::now().date_naive(), period);
-    let flows = flows(state, game.game_id, env, &dates).await?;
+    let flows = flows(state, game.game_id, env, &dates, cohort.as_deref()).await?;
     let rates = currency_rates(&view.items, &game.currencies);
     let input = ReportInput {
         game_id: game.game_id,
@@ -77,7 +91,7 @@ pub async fn unhealthy_days(
     let view = handle.view();
     let thresholds = thresholds(state, &view.game)?;
     let dates = fsr::days_needed(until, period);
-    let flows = flows(state, view.game.game_id, env, &dates).await?;
+    let flows = flows(state, view.game.game_id, env, &dates, None).await?;
     let rates = currency_rates(&view.items, &view.game.currencies);
     let quadrants = fsr::daily_quadrants(thresholds, &rates, &flows);
     let report_days = &dates[dates.len().saturating_sub(quadrants.len())..];
@@ -104,21 +118,31 @@ fn thresholds(state: &Services, game: &Game) -> ServiceResult<Thresholds> {
     })
 }
 
-/// The flows of the given days, in their order.
+/// The flows of the given days, in their order: every player's, or one install cohort's.
 async fn flows(
     state: &Services,
     game_id: uuid::Uuid,
     env: Environment,
     dates: &[NaiveDate],
+    cohort: Option<&str>,
 ) -> ServiceResult<Vec<Flows>> {
     let flows: Vec<Flows> = state
         .store
         .day_aggregates(game_id, env, dates)
         .await?
         .into_iter()
-        .map(|a| Flows {
-            earned: a.earned,
-            spent: a.spent,
+        .map(|mut a| match cohort {
+            None => Flows {
+                earned: a.earned,
+                spent: a.spent,
+            },
+            Some(cohort) => {
+                let of_cohort = a.cohorts.remove(cohort).unwrap_or_default();
+                Flows {
+                    earned: of_cohort.earned,
+                    spent: of_cohort.spent,
+                }
+            }
         })
         .collect();
     if flows.len() != dates.len() {
@@ -143,7 +167,7 @@ pub async fn refresh_quadrant(state: &Services, handle: &GameHandle) -> ServiceR
     // lands between this read of the quadrant and its change.
     let lock = state.write_lock(game_id);
     let _guard = lock.lock().await;
-    let report = fsr_report(state, handle, Environment::Production, 1).await?;
+    let report = fsr_report(state, handle, Environment::Production, 1, None).await?;
     let current = handle.view().snapshot.quadrant();
     match report.quadrant {
         Some(next) if next != current => {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use offer_actors::session::SessionChange;
 use offer_actors::{GameHandle, SessionHandle};
 use offer_domain::environment::Environment;
+use offer_domain::fsr::cohort_of;
 use offer_domain::game::Game;
 use offer_domain::validation::{MAX_ID_LEN, is_snake_case};
 use serde::Serialize;
@@ -202,6 +203,7 @@ pub async fn apply(
     event: &SdkEvent,
 ) -> ServiceResult<Applied> {
     let info = session.info();
+    let player = session.player(false);
     let money = |kind: MoneyKind,
                  currency_id: &str,
                  amount: i64,
@@ -215,8 +217,9 @@ pub async fn apply(
         currency_id: currency_id.to_owned(),
         amount,
         ts: ts.unwrap_or_else(Utc::now),
-        holdout: session.player(false).holdout,
+        holdout: player.holdout,
         import: false,
+        cohort: player.install_day.map(cohort_of),
     };
     let op = match event {
         SdkEvent::SessionStart { .. } => {

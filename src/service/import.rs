@@ -12,9 +12,12 @@
 //! past count in the holdout comparison) and moves `launched_at` back to it when it is
 //! earlier.
 
+use std::collections::HashMap;
+
 use chrono::{Duration, Utc};
 use offer_actors::GameHandle;
 use offer_domain::environment::Environment;
+use offer_domain::fsr::cohort_of;
 use offer_domain::holdout::is_holdout;
 use offer_domain::validation::FieldError;
 use offer_wire::event::SdkEvent;
@@ -88,6 +91,9 @@ pub async fn import(
         rejected: Vec::new(),
     };
     let mut first_session: Option<chrono::DateTime<Utc>> = None;
+    // Each player's install cohort, looked up once per import (none for a player with no
+    // session, live or imported before its money events).
+    let mut cohorts: HashMap<String, Option<String>> = HashMap::new();
     for (index, e) in events.into_iter().enumerate() {
         if let SdkEvent::SessionStart { ts: Some(ts) } = e.event {
             super::population::register(
@@ -103,7 +109,17 @@ pub async fn import(
             outcome.imported += 1;
             continue;
         }
-        let Some(op) = money_op(game.game_id, env, e) else {
+        let cohort = match cohorts.get(&e.player_id) {
+            Some(known) => known.clone(),
+            None => {
+                let entry =
+                    super::population::entry(state, game.game_id, env, &e.player_id).await?;
+                let known = entry.map(|entry| cohort_of(entry.install_day));
+                cohorts.insert(e.player_id.clone(), known.clone());
+                known
+            }
+        };
+        let Some(op) = money_op(game.game_id, env, e, cohort) else {
             continue;
         };
         let refusal = match state.store.apply_money(&op).await? {
@@ -180,7 +196,12 @@ fn check(
 }
 
 /// The ledger change of a checked money event.
-fn money_op(game_id: uuid::Uuid, env: Environment, e: ImportedEvent) -> Option<MoneyOp> {
+fn money_op(
+    game_id: uuid::Uuid,
+    env: Environment,
+    e: ImportedEvent,
+    cohort: Option<String>,
+) -> Option<MoneyOp> {
     let (kind, currency_id, amount, tx_id, ts) = match e.event {
         SdkEvent::CurrencyEarned {
             currency_id,
@@ -215,5 +236,6 @@ fn money_op(game_id: uuid::Uuid, env: Environment, e: ImportedEvent) -> Option<M
         amount,
         ts: ts?,
         import: true,
+        cohort,
     })
 }

@@ -212,6 +212,8 @@ pub struct SessionRecord {
 pub struct PlayerProfile {
     /// Lifetime real-money spend in cents (kept by the atomic money step).
     pub spend_cents: i64,
+    /// The day of its first session; today for a player opening its first one now.
+    pub install_day: Option<chrono::NaiveDate>,
 }
 
 fn sessions(game_id: Uuid, env: Environment) -> Collection {
@@ -240,6 +242,7 @@ pub fn player_context(
         .and_then(|v| v.as_str().map(str::to_ascii_lowercase));
     p.attributes = attributes.into_iter().collect();
     p.spend_cents = profile.spend_cents;
+    p.install_day = profile.install_day;
     p
 }
 
@@ -326,8 +329,12 @@ pub async fn profile(
     env: Environment,
     player_id: &str,
 ) -> ServiceResult<PlayerProfile> {
+    let install_day = super::population::entry(state, game_id, env, player_id)
+        .await?
+        .map_or_else(|| Utc::now().date_naive(), |e| e.install_day);
     Ok(PlayerProfile {
         spend_cents: state.store.spend_cents(game_id, env, player_id).await?,
+        install_day: Some(install_day),
     })
 }
 

@@ -63,7 +63,7 @@ pub async fn simulate(
         }
     };
     let env = Environment::Production;
-    let report = economy::fsr_report(state, handle, env, 1).await?;
+    let report = economy::fsr_report(state, handle, env, 1, None).await?;
     let view = handle.view();
     let game = &view.game;
     let weights: HashMap<String, f64> = match report.weighting {

@@ -130,6 +130,10 @@ pub struct MoneyOp {
     pub holdout: bool,
     /// Imported history: no balance check (history has no opening balance).
     pub import: bool,
+    /// The player's install cohort (`YYYY-Www`, its install day's ISO week), when known:
+    /// earned and spent units also count in that cohort's day aggregate, so FSR can be cut
+    /// by cohort without reading the ledger.
+    pub cohort: Option<String>,
 }
 
 impl MoneyOp {
@@ -199,7 +203,22 @@ pub struct DayAggregate {
     pub revenue_treatment_cents: i64,
     /// Real-money revenue in cents from holdout players.
     pub revenue_control_cents: i64,
+    /// Earned and spent units of each install cohort (`YYYY-Www`) that moved currency.
+    pub cohorts: std::collections::BTreeMap<String, CohortFlows>,
 }
+
+/// Units earned and spent by the players of one install cohort on one day.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CohortFlows {
+    /// Units earned per currency.
+    pub earned: std::collections::BTreeMap<String, i64>,
+    /// Units spent per currency.
+    pub spent: std::collections::BTreeMap<String, i64>,
+}
+
+/// Separates a cohort from a currency in a stored day-aggregate field: `gold@2026-W40`.
+/// Currency ids are snake_case, so a field with it is never a game-wide total.
+pub const COHORT_SEPARATOR: char = '@';
 
 /// A message between engine nodes (Redis pub/sub; in process for the embedded store, which
 /// serves one node).

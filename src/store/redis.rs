@@ -82,14 +82,15 @@ use self::conn::CommandConn;
 use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
-    BusMessage, Collection, DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, Store,
-    StoreError, StoreResult,
+    BusMessage, COHORT_SEPARATOR, Collection, DayAggregate, LedgerEntry, MoneyKind, MoneyOp,
+    MoneyOutcome, Store, StoreError, StoreResult,
 };
 
 /// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash,
 /// tx receive-time sorted set, spend-day hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
-/// without its closing brace, fingerprint, player id. The tx record is
+/// without its closing brace, fingerprint, player id, receive time, install cohort (empty
+/// when unknown). The tx record is
 /// `<balance>|<fingerprint>`.
 const MONEY_LUA: &str = r#"
 local prev = redis.call('HGET', KEYS[1], ARGV[1])
@@ -127,8 +128,10 @@ redis.call('ZADD', KEYS[7], ARGV[11], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[8] .. ',"balance_after":' .. b .. '}')
 if kind == 'earned' then
   redis.call('HINCRBY', KEYS[5], 'earned:' .. cur, ARGV[4])
+  if ARGV[12] ~= '' then redis.call('HINCRBY', KEYS[5], 'earned:' .. cur .. '@' .. ARGV[12], ARGV[4]) end
 elseif kind == 'spent' then
   redis.call('HINCRBY', KEYS[5], 'spent:' .. cur, ARGV[4])
+  if ARGV[12] ~= '' then redis.call('HINCRBY', KEYS[5], 'spent:' .. cur .. '@' .. ARGV[12], ARGV[4]) end
 elseif ARGV[7] == '1' then
   redis.call('HINCRBY', KEYS[5], 'rev_c', ARGV[4])
 else
@@ -353,10 +356,28 @@ impl RedisStore {
 fn parse_day(fields: std::collections::HashMap<String, i64>) -> DayAggregate {
     let mut day = DayAggregate::default();
     for (field, value) in fields {
-        if let Some(cur) = field.strip_prefix("earned:") {
-            day.earned.insert(cur.to_owned(), value);
-        } else if let Some(cur) = field.strip_prefix("spent:") {
-            day.spent.insert(cur.to_owned(), value);
+        let (side, rest) = match field.split_once(':') {
+            Some((side @ ("earned" | "spent"), rest)) => (side, rest),
+            _ => ("", field.as_str()),
+        };
+        let target = match rest.split_once(COHORT_SEPARATOR) {
+            Some((cur, cohort)) if !side.is_empty() => {
+                let flows = day.cohorts.entry(cohort.to_owned()).or_default();
+                Some((
+                    cur,
+                    if side == "earned" {
+                        &mut flows.earned
+                    } else {
+                        &mut flows.spent
+                    },
+                ))
+            }
+            None if side == "earned" => Some((rest, &mut day.earned)),
+            None if side == "spent" => Some((rest, &mut day.spent)),
+            _ => None,
+        };
+        if let Some((cur, map)) = target {
+            map.insert(cur.to_owned(), value);
         } else if field == "rev_t" {
             day.revenue_treatment_cents = value;
         } else if field == "rev_c" {
@@ -564,7 +585,8 @@ impl Store for RedisStore {
             .arg(head)
             .arg(op.fingerprint())
             .arg(&op.player_id)
-            .arg(received_ms);
+            .arg(received_ms)
+            .arg(op.cohort.as_deref().unwrap_or(""));
         let mut conn = self.conn.clone();
         let reply: Vec<String> = bounded(
             self.timeout,

@@ -119,10 +119,72 @@ async fn days_outside_one_to_ninety_write_nothing_and_are_refused() {
     }
     let longest = app.get_json(fsr_path(&sdk.game, "?days=90")).await;
     assert_eq!(longest["daily_fsr"].as_array().expect("daily").len(), 90);
-    // An unknown parameter (cohorts are not offered) is a malformed query.
-    app.get(fsr_path(&sdk.game, "?cohort=2026-W01"))
+    // A cohort that names no ISO week is a 422 on `cohort`; an unknown parameter a 400.
+    for cohort in ["2025-W53", "2026-W99", "last-week"] {
+        let body = app
+            .get(fsr_path(&sdk.game, &format!("?cohort={cohort}")))
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+            .await;
+        assert_eq!(body["error"]["details"]["errors"][0]["field"], "cohort");
+    }
+    app.get(fsr_path(&sdk.game, "?segment=whales"))
         .expect_error(StatusCode::BAD_REQUEST, "bad_request")
         .await;
+}
+
+#[tokio::test]
+async fn fsr_by_install_cohort_counts_only_that_weeks_players() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(json!([])).await;
+    let now = chrono::Utc::now();
+    let (old_day, new_day) = (
+        now - chrono::Duration::days(20),
+        now - chrono::Duration::days(3),
+    );
+    let week = |t: chrono::DateTime<chrono::Utc>| {
+        let w = chrono::Datelike::iso_week(&t.date_naive());
+        format!("{}-W{:02}", w.year(), w.week())
+    };
+    let session = json!({"type": "session_start"});
+    let two_days_ago = now - chrono::Duration::days(2);
+    let body = json!({"events": [
+        past("veteran", session.clone(), old_day),
+        past("newcomer", session, new_day),
+        past("veteran", earned("gold", 300, "v1"), two_days_ago),
+        past("veteran", spent("gold", 100, "v2"), two_days_ago),
+        past("newcomer", earned("gold", 100, "n1"), two_days_ago),
+        past("newcomer", spent("gold", 100, "n2"), two_days_ago),
+    ]});
+    app.post(import_path(&sdk.game), body)
+        .expect(StatusCode::OK)
+        .await;
+    let fsr_of = |query: String| app.get_json(fsr_path(&sdk.game, &query));
+    assert_eq!(fsr_of(String::new()).await["fsr"], 2.0);
+    if week(old_day) != week(new_day) {
+        let veterans = fsr_of(format!("?cohort={}", week(old_day))).await;
+        assert_eq!(veterans["fsr"], 3.0, "{veterans}");
+        assert_eq!(veterans["currency_summary"][0]["earned"], 300);
+        let newcomers = fsr_of(format!("?cohort={}", week(new_day))).await;
+        assert_eq!(newcomers["fsr"], 1.0, "{newcomers}");
+    }
+    // Live money counts in the cohort of the player's first session: this week.
+    let this_week = || fsr_of(format!("?cohort={}", week(now)));
+    let earned_of = |report: &Value| {
+        report["currency_summary"][0]["earned"]
+            .as_i64()
+            .unwrap_or(0)
+    };
+    let before = earned_of(&this_week().await);
+    app.send_events(&sdk, "first_timer", json!([earned("gold", 50, "f1")]))
+        .await;
+    let after = this_week().await;
+    assert_eq!(earned_of(&after), before + 50, "{after}");
+    // A week nobody installed in: nothing moved.
+    let empty = fsr_of("?cohort=2020-W10".to_owned()).await;
+    assert_eq!(
+        (empty["fsr"].clone(), empty["quadrant"].clone()),
+        (Value::Null, Value::Null)
+    );
 }
 
 #[tokio::test]

@@ -167,6 +167,7 @@ conformance!(tx_conflict, case_reused_tx_id_is_a_conflict);
 conformance!(spend, case_purchases_keep_lifetime_spend);
 conformance!(revenue, case_purchase_revenue_by_group);
 conformance!(revenue_days, case_purchases_kept_by_day_and_payer);
+conformance!(cohorts, case_cohort_flows_are_kept_beside_the_totals);
 conformance!(envs, case_environments_apart);
 conformance!(import, case_import_skips_balance_check);
 conformance!(concurrent, case_concurrent_spends);
@@ -221,6 +222,7 @@ fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
         ts: at(1, 12),
         holdout: false,
         import: false,
+        cohort: None,
     }
 }
 
@@ -527,6 +529,43 @@ async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
             .expect("spends")
             .is_empty()
     );
+}
+
+async fn case_cohort_flows_are_kept_beside_the_totals(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let with_cohort = |tx: &str, kind: MoneyKind, amount: i64, cohort: Option<&str>| {
+        let mut o = op(g, tx, kind, amount);
+        o.cohort = cohort.map(str::to_owned);
+        o.import = true;
+        o
+    };
+    for o in [
+        with_cohort("a", MoneyKind::Earned, 300, Some("2026-W40")),
+        with_cohort("b", MoneyKind::Spent, 100, Some("2026-W40")),
+        with_cohort("c", MoneyKind::Earned, 50, Some("2026-W41")),
+        with_cohort("d", MoneyKind::Earned, 7, None),
+        with_cohort("e", MoneyKind::Purchase, 999, Some("2026-W40")),
+    ] {
+        apply(s, &o).await;
+    }
+    // A replay counts once in its cohort too.
+    apply(
+        s,
+        &with_cohort("a", MoneyKind::Earned, 300, Some("2026-W40")),
+    )
+    .await;
+    let (_, _, days) = snapshot(s, g).await;
+    let day = &days[0];
+    assert_eq!(day.earned["gold"], 357);
+    assert_eq!(day.spent["gold"], 100);
+    assert_eq!(day.revenue_treatment_cents, 999);
+    assert_eq!(day.cohorts.len(), 2, "{:?}", day.cohorts);
+    let w40 = &day.cohorts["2026-W40"];
+    assert_eq!((w40.earned["gold"], w40.spent["gold"]), (300, 100));
+    let w41 = &day.cohorts["2026-W41"];
+    assert_eq!(w41.earned["gold"], 50);
+    assert!(w41.spent.is_empty());
 }
 
 async fn case_purchases_kept_by_day_and_payer(ctx: Ctx) {
@@ -886,6 +925,7 @@ async fn case_randomised_ledger_sums(ctx: Ctx) {
                 ts: at(rng.random_range(1..4), rng.random_range(0..24)),
                 holdout: rng.random_bool(0.1),
                 import: rng.random_bool(0.02),
+                cohort: None,
             }
         };
         let outcome = apply(s, &op).await;

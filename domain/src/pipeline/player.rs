@@ -24,6 +24,8 @@ pub struct PlayerContext {
     pub events_seen: u32,
     /// Lifetime real-money spend in cents.
     pub spend_cents: i64,
+    /// The UTC day of the player's first session, when known: its install cohort.
+    pub install_day: Option<chrono::NaiveDate>,
     /// Offers shown this session, for `max_offers_per_session`.
     pub offers_shown: u32,
     /// When the last offer of this session was shown, for `min_offer_interval_s`.

@@ -23,7 +23,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
 use super::super::{
-    DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult,
+    COHORT_SEPARATOR, DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, StoreError,
+    StoreResult,
 };
 use super::schema::{DayField, day_code, env_code, kind_code, kind_from_code, tx_hash};
 
@@ -133,6 +134,20 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
         currency,
         op.amount,
     )?;
+    if let Some(cohort) = &op.cohort
+        && op.kind != MoneyKind::Purchase
+    {
+        let cohort_field = format!("{currency}{COHORT_SEPARATOR}{cohort}");
+        add_to_day(
+            conn,
+            game,
+            env,
+            op.ts.date_naive(),
+            field,
+            &cohort_field,
+            op.amount,
+        )?;
+    }
     Ok(MoneyOutcome::Applied {
         balance: balance_after,
     })
@@ -348,15 +363,26 @@ pub fn day_aggregates(
         })?;
         for row in rows {
             let (field, currency, total) = row?;
-            match DayField::from_code(field)? {
-                DayField::Earned => {
+            let cohort = currency
+                .split_once(COHORT_SEPARATOR)
+                .map(|(c, cohort)| (c.to_owned(), cohort.to_owned()));
+            match (DayField::from_code(field)?, cohort) {
+                (DayField::Earned, Some((currency, cohort))) => {
+                    let flows = aggregate.cohorts.entry(cohort).or_default();
+                    flows.earned.insert(currency, total);
+                }
+                (DayField::Spent, Some((currency, cohort))) => {
+                    let flows = aggregate.cohorts.entry(cohort).or_default();
+                    flows.spent.insert(currency, total);
+                }
+                (DayField::Earned, None) => {
                     aggregate.earned.insert(currency, total);
                 }
-                DayField::Spent => {
+                (DayField::Spent, None) => {
                     aggregate.spent.insert(currency, total);
                 }
-                DayField::RevenueTreatment => aggregate.revenue_treatment_cents = total,
-                DayField::RevenueControl => aggregate.revenue_control_cents = total,
+                (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
+                (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
             }
         }
         out.push(aggregate);
@@ -433,6 +459,7 @@ mod tests {
             ts: Utc::now(),
             holdout: false,
             import: false,
+            cohort: None,
         }
     }
 

@@ -21,6 +21,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures::{SinkExt as _, StreamExt as _};
 use offer_domain::environment::Environment;
+use offer_domain::fsr::cohort_of;
 use offer_engine::store::redis::RedisStore;
 use offer_engine::store::{MoneyKind, MoneyOp, MoneyOutcome, Store as _};
 use tokio::task::JoinSet;
@@ -188,6 +189,8 @@ async fn direct_run(
                     ts: chrono::Utc::now(),
                     holdout: false,
                     import: false,
+                    // The engine's events carry the player's install cohort: so does this.
+                    cohort: Some(cohort_of(chrono::Utc::now().date_naive())),
                 };
                 match store.apply_money(&op).await {
                     Ok(MoneyOutcome::Applied { .. }) => run.ok += 1,
