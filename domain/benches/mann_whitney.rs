@@ -1,5 +1,5 @@
 //! The holdout ARPU test at production size: 1,000,000 treatment and 100,000 control
-//! players, payers lognormal (median 5 USD), once with 90% non-payers and once with none.
+//! players (and twice that, for the growth with n), payers lognormal (median 5 USD), once with 90% non-payers and once with none.
 //!
 //! The arrays come from a SplitMix64 stream (three draws per player: pays?, and a
 //! Box-Muller pair) that `tools/fixtures/mann_whitney_bench.py` reproduces to time scipy on
@@ -43,31 +43,41 @@ fn players(seed: u64, n: u64, zero_per_mille: u64) -> (u64, Vec<u64>) {
 }
 
 fn bench(c: &mut Criterion) {
-    for (label, zero_per_mille) in [("90pct_zeros", 900), ("no_zeros", 0)] {
-        let (tz, tp) = players(1, 1_000_000, zero_per_mille);
-        let (cz, cp) = players(2, 100_000, zero_per_mille);
-        eprintln!(
-            "{label}: treatment {} payers sum {}, control {} payers sum {}",
-            tp.len(),
-            tp.iter().sum::<u64>(),
-            cp.len(),
-            cp.iter().sum::<u64>()
-        );
-        c.bench_function(&format!("mann_whitney_1m_vs_100k_{label}"), |b| {
-            b.iter(|| {
-                greater(
-                    Group {
-                        zeros: tz,
-                        paid: black_box(&tp),
-                    },
-                    Group {
-                        zeros: cz,
-                        paid: black_box(&cp),
-                    },
-                )
-            });
-        });
+    // The production size, then twice it: the test is O(n log n), so doubling n should cost
+    // a little over twice the time.
+    for (size, scale) in [("1m_vs_100k", 1), ("2m_vs_200k", 2)] {
+        for (label, zero_per_mille) in [("90pct_zeros", 900), ("no_zeros", 0)] {
+            bench_size(c, size, scale, label, zero_per_mille);
+        }
     }
+}
+
+/// One size and shape of the groups: `scale` million treated and `scale` x 100,000 holdout
+/// players.
+fn bench_size(c: &mut Criterion, size: &str, scale: u64, label: &str, zero_per_mille: u64) {
+    let (tz, tp) = players(1, scale * 1_000_000, zero_per_mille);
+    let (cz, cp) = players(2, scale * 100_000, zero_per_mille);
+    eprintln!(
+        "{label}: treatment {} payers sum {}, control {} payers sum {}",
+        tp.len(),
+        tp.iter().sum::<u64>(),
+        cp.len(),
+        cp.iter().sum::<u64>()
+    );
+    c.bench_function(&format!("mann_whitney_{size}_{label}"), |b| {
+        b.iter(|| {
+            greater(
+                Group {
+                    zeros: tz,
+                    paid: black_box(&tp),
+                },
+                Group {
+                    zeros: cz,
+                    paid: black_box(&cp),
+                },
+            )
+        });
+    });
 }
 
 criterion_group! {
