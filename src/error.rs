@@ -143,20 +143,15 @@ impl IntoResponse for ApiError {
 /// is recorded with comes from here too).
 pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
     match e {
-
         ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
-        ServiceError::AuthoringKeyExpired => {
-            (StatusCode::UNAUTHORIZED, "authoring_key_expired")
-        }
+        ServiceError::AuthoringKeyExpired => (StatusCode::UNAUTHORIZED, "authoring_key_expired"),
         ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
         ServiceError::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
         ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
         ServiceError::Conflict(_) | ServiceError::Conflicts(_) => {
             (StatusCode::CONFLICT, "conflict")
         }
-        ServiceError::PayloadTooLarge(_) => {
-            (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
-        }
+        ServiceError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
         ServiceError::UnsupportedMediaType(_) => {
             (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
         }

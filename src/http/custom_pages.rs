@@ -22,9 +22,9 @@ use crate::error::ApiResult;
 use crate::service::custom_pages::{self, Draft, Page, Version, VersionInfo};
 use crate::service::published_page;
 use crate::service::runs::{self, CallKind};
+use crate::state::AppState;
 use offer_domain::approval::Approval;
 use offer_domain::custom_page::PageRef;
-use crate::state::AppState;
 
 /// Body of `POST .../custom-pages/draft`.
 ///

@@ -57,7 +57,11 @@ pub async fn request(state: &Services, game_id: Uuid, page: PageRef) -> ServiceR
 }
 
 /// The page as it would be published: the saved version's template and bindings.
-pub async fn content(state: &Services, game_id: Uuid, page: PageRef) -> ServiceResult<PublishedPage> {
+pub async fn content(
+    state: &Services,
+    game_id: Uuid,
+    page: PageRef,
+) -> ServiceResult<PublishedPage> {
     let saved = custom_pages::version(state, game_id, page.page_id, page.version).await?;
     Ok(PublishedPage {
         page_id: page.page_id,

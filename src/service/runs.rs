@@ -530,9 +530,15 @@ pub async fn compare(
     if !(0.0..=1.0).contains(&comparison.score) {
         return Err(ServiceError::invalid("score", "between 0 and 1"));
     }
-    let ticket = begin_call(services, game_id, caller, Some(run_id), CallKind::Comparison)
-        .await?
-        .ok_or_else(|| ServiceError::Internal("a named run gave no ticket".into()))?;
+    let ticket = begin_call(
+        services,
+        game_id,
+        caller,
+        Some(run_id),
+        CallKind::Comparison,
+    )
+    .await?
+    .ok_or_else(|| ServiceError::Internal("a named run gave no ticket".into()))?;
     let outcome = CallOutcome {
         status: 201,
         score: Some(comparison.score),
@@ -554,4 +560,106 @@ pub async fn purge(services: &Services, game_id: Uuid) -> ServiceResult<usize> {
         }
     }
     Ok(purged)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration as StdDuration;
+
+    use offer_actors::ActorSystem;
+
+    use super::*;
+    use crate::auth::Role;
+    use crate::config::Settings;
+    use crate::store::sqlite::{SqliteOptions, SqliteStore};
+
+    /// Runs `test` with services over a fresh in-memory embedded store.
+    fn with_services(test: impl AsyncFnOnce(Services)) {
+        actix_rt::System::new().block_on(async {
+            let settings = Settings::load(None).expect("default settings");
+            let genres = settings.genres().expect("genres");
+            let plans = settings.plans().expect("plans");
+            let actors = ActorSystem::start(1, StdDuration::from_secs(60));
+            let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
+            let services = Services::new(settings, Arc::new(store), actors, genres, plans);
+            test(services.clone()).await;
+            services.actors.stop();
+        });
+    }
+
+    fn developer() -> GameCaller {
+        GameCaller::Dashboard(Dashboard {
+            sub: "dev".into(),
+            studio_id: "studio".into(),
+            role: Role::Developer,
+        })
+    }
+
+    #[test]
+    fn concurrent_validations_never_pass_the_limit_and_the_fifth_is_refused() {
+        with_services(async |services| {
+            let game_id = Uuid::new_v4();
+            let caller = developer();
+            let run = open(&services, game_id, &caller, RunMode::Local)
+                .await
+                .expect("run");
+            let attempts = (0..8).map(|_| {
+                begin_call(
+                    &services,
+                    game_id,
+                    &caller,
+                    Some(run.run_id),
+                    CallKind::Validate,
+                )
+            });
+            let mut taken = 0;
+            let mut refused = 0;
+            for result in futures::future::join_all(attempts).await {
+                match result {
+                    Ok(Some(ticket)) => {
+                        let outcome = CallOutcome {
+                            status: 200,
+                            valid: Some(false),
+                            blockers: Some(2),
+                            ..CallOutcome::default()
+                        };
+                        finish_call(&services, ticket, outcome).await;
+                        taken += 1;
+                    }
+                    Err(ServiceError::Run(RunRefusal::LimitReached {
+                        kind: Some(CallKind::Validate),
+                        max: MAX_VALIDATIONS,
+                    })) => refused += 1,
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            assert_eq!((taken, refused), (4, 4));
+            let after = get(&services, game_id, run.run_id).await.expect("run");
+            assert_eq!(after.validations, MAX_VALIDATIONS);
+            assert_eq!(after.calls.len(), 8);
+            let finished = after
+                .calls
+                .iter()
+                .filter(|c| c.outcome.as_ref().is_some_and(|o| o.blockers == Some(2)))
+                .count();
+            assert_eq!(finished, 4);
+            // Drafts are recorded in the same run but never limited.
+            let draft = begin_call(
+                &services,
+                game_id,
+                &caller,
+                Some(run.run_id),
+                CallKind::Draft,
+            )
+            .await
+            .expect("a draft is not limited");
+            assert!(draft.is_some());
+            // Without a run nothing is recorded nor limited.
+            let none = begin_call(&services, game_id, &caller, None, CallKind::Validate)
+                .await
+                .expect("no run");
+            assert!(none.is_none());
+        });
+    }
 }

@@ -126,7 +126,10 @@ async fn rejecting_leaves_the_published_page_unchanged() {
     let page = two_versions(&app, &game).await;
     let first = request(&app, &game, &page, 1).await;
     app.post(
-        format!("/v1/approvals/{}/reject", first["approval_id"].as_str().expect("id")),
+        format!(
+            "/v1/approvals/{}/reject",
+            first["approval_id"].as_str().expect("id")
+        ),
         json!({"reason": "not yet"}),
     )
     .expect(StatusCode::OK)
@@ -136,7 +139,10 @@ async fn rejecting_leaves_the_published_page_unchanged() {
     // Version 1 published, then a rejected request for version 2 keeps version 1.
     let again = request(&app, &game, &page, 1).await;
     app.post(
-        format!("/v1/approvals/{}/approve", again["approval_id"].as_str().expect("id")),
+        format!(
+            "/v1/approvals/{}/approve",
+            again["approval_id"].as_str().expect("id")
+        ),
         json!({}),
     )
     .expect(StatusCode::OK)
@@ -144,7 +150,10 @@ async fn rejecting_leaves_the_published_page_unchanged() {
     let second = request(&app, &game, &page, 2).await;
     let rejected = app
         .post(
-            format!("/v1/approvals/{}/reject", second["approval_id"].as_str().expect("id")),
+            format!(
+                "/v1/approvals/{}/reject",
+                second["approval_id"].as_str().expect("id")
+            ),
             json!({}),
         )
         .expect(StatusCode::OK)

@@ -70,9 +70,7 @@ async fn a_run_records_its_drafts_with_who_and_how_they_ended() {
         .expect(StatusCode::CREATED)
         .await;
 
-    let read = app
-        .get_json(format!("{}/{run_id}", runs_path(&game)))
-        .await;
+    let read = app.get_json(format!("{}/{run_id}", runs_path(&game))).await;
     let calls = read["calls"].as_array().expect("calls");
     assert_eq!(calls.len(), 2, "{read}");
     assert_eq!(calls[0]["seq"], 1);
@@ -166,9 +164,7 @@ async fn a_cloud_run_is_refused_until_a_second_member_confirms_it() {
         .header(RUN_HEADER, &run_id)
         .expect(StatusCode::CREATED)
         .await;
-    let read = app
-        .get_json(format!("{}/{run_id}", runs_path(&game)))
-        .await;
+    let read = app.get_json(format!("{}/{run_id}", runs_path(&game))).await;
     let statuses: Vec<&Value> = read["calls"]
         .as_array()
         .expect("calls")
@@ -258,8 +254,6 @@ async fn another_studios_or_games_run_names_nothing() {
             .await;
     }
     // Nothing was recorded in the run by those.
-    let read = app
-        .get_json(format!("{}/{run_id}", runs_path(&game)))
-        .await;
+    let read = app.get_json(format!("{}/{run_id}", runs_path(&game))).await;
     assert_eq!(read["calls"], json!([]));
 }
