@@ -1,6 +1,6 @@
 //! Publishing a custom page, which only an approval does: a publish request queues a
 //! `custom_page` approval for one saved version; approving it (in
-//! [`approvals::decide`](super::approvals::decide)) stores that version, with its template
+//! [`approvals::decide`]) stores that version, with its template
 //! and bindings, as the game's published page in the same atomic store step as the decision.
 //! The game's actor then serves it (SDK status, the `config` message) and every node reloads
 //! it.
@@ -71,11 +71,11 @@ pub async fn content(
     })
 }
 
-/// Where [`approvals::decide`](super::approvals::decide) writes the published page of
+/// Documents to write into one collection: their ids and encoded bodies.
+pub type Entries = Vec<(String, Vec<u8>)>;
+
+/// Where [`approvals::decide`] writes the published page of
 /// `game_id`, beside the decision: the collection and its one entry.
-pub fn entry(
-    game_id: Uuid,
-    page: &PublishedPage,
-) -> ServiceResult<(Collection, Vec<(String, Vec<u8>)>)> {
+pub fn entry(game_id: Uuid, page: &PublishedPage) -> ServiceResult<(Collection, Entries)> {
     Ok((config(game_id), vec![(KEY.to_owned(), encode(page)?)]))
 }
