@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use crate::service::ServiceError;
 use crate::service::device::SignInRefusal;
+use crate::service::runs::RunRefusal;
 
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_S: &str = "1";
@@ -82,31 +83,7 @@ impl ApiError {
             }
             Self::Service(e) => e,
         };
-        match e {
-            ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
-            ServiceError::AuthoringKeyExpired => {
-                (StatusCode::UNAUTHORIZED, "authoring_key_expired")
-            }
-            ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            ServiceError::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
-            ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            ServiceError::Conflict(_) | ServiceError::Conflicts(_) => {
-                (StatusCode::CONFLICT, "conflict")
-            }
-            ServiceError::PayloadTooLarge(_) => {
-                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
-            }
-            ServiceError::UnsupportedMediaType(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
-            ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
-            ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
-            ServiceError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
-            ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
-            ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        }
+        service_status(e)
     }
 
     /// A 422 with one field error.
@@ -128,6 +105,7 @@ impl ApiError {
             Self::Service(ServiceError::RateLimited(retry_after)) => {
                 (self.to_string(), json!({ "retry_after": retry_after }))
             }
+            Self::Service(ServiceError::Run(refusal)) => (self.to_string(), refusal.details()),
             _ => (self.to_string(), json!({})),
         };
         ErrorBody {
@@ -158,6 +136,40 @@ impl IntoResponse for ApiError {
                 .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
         }
         response
+    }
+}
+
+/// Status and stable code of a use case's refusal (the HTTP status a call in an authoring run
+/// is recorded with comes from here too).
+pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
+    match e {
+        ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+        ServiceError::AuthoringKeyExpired => (StatusCode::UNAUTHORIZED, "authoring_key_expired"),
+        ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+        ServiceError::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
+        ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+        ServiceError::Conflict(_) | ServiceError::Conflicts(_) => {
+            (StatusCode::CONFLICT, "conflict")
+        }
+        ServiceError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+        ServiceError::UnsupportedMediaType(_) => {
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+        }
+        ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
+        ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
+        ServiceError::Run(refusal) => match refusal {
+            RunRefusal::SameMember | RunRefusal::ApproverUnknown => {
+                (StatusCode::FORBIDDEN, refusal.code())
+            }
+            RunRefusal::NotConfirmed | RunRefusal::LimitReached { .. } => {
+                (StatusCode::CONFLICT, refusal.code())
+            }
+        },
+        ServiceError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+        // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
+        ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
+        ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     }
 }
 

@@ -1,12 +1,12 @@
 //! The per-game actor and its handle.
 //!
 //! The actor serialises every change to one game's live state (catalogue, offer
-//! configuration, kill switch, approvals, FSR quadrant, L1 model) and, after each change,
-//! publishes a new immutable [`GameView`] through an `ArcSwap`, so readers (the offer path,
-//! catalogue reads) never wait for the actor. Learning updates of the L1 model arrive at
-//! the rate of offers shown; they are folded into the view at most once per
-//! [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more than
-//! the freshness is worth.
+//! configuration, kill switch, approvals, FSR quadrant, L1 model, published custom page)
+//! and, after each change, publishes a new immutable [`GameView`] through an `ArcSwap`, so
+//! readers (the offer path, catalogue reads) never wait for the actor. Learning updates of
+//! the L1 model arrive at the rate of offers shown; they are folded into the view at most
+//! once per [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost
+//! more than the freshness is worth.
 //!
 //! The model is shared by every node: the actor keeps the totals last read from the store,
 //! what this node learned since (`pending`), and what it is handing to the store
@@ -21,6 +21,7 @@ use actix::{Actor, Addr, AsyncContext, Context, Handler, Message};
 use arc_swap::ArcSwap;
 use offer_domain::bandit::{ArmPick, BanditState, Feedback};
 use offer_domain::catalogue::Item;
+use offer_domain::custom_page::SharedPage;
 use offer_domain::economy::Quadrant;
 use offer_domain::game::Game;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
@@ -56,6 +57,8 @@ pub struct GameConfig {
     pub quadrant: Quadrant,
     /// L1 model statistics.
     pub bandit: BanditState,
+    /// The published custom page, if the studio approved one.
+    pub custom_page: Option<SharedPage>,
 }
 
 /// Each live item's JSON, rendered once per catalogue change: offers embed full item
@@ -97,6 +100,8 @@ pub struct GameView {
     pub item_json: Arc<ItemJson>,
     /// The precomputed decision input.
     pub snapshot: GameSnapshot,
+    /// The published custom page, if the studio approved one.
+    pub custom_page: Option<SharedPage>,
     /// Increases with every published change; clients see it as `config_version`.
     pub version: u64,
 }
@@ -124,6 +129,7 @@ impl GameView {
             queued: config.queued.clone(),
             item_json,
             snapshot,
+            custom_page: config.custom_page.clone(),
             version,
         }
     }
@@ -151,6 +157,8 @@ pub enum GameChange {
     Approved(String),
     /// The FSR quadrant changed.
     Quadrant(Quadrant),
+    /// A custom page version was published.
+    CustomPage(SharedPage),
     /// Replace everything (another node changed the game).
     Reload(Box<GameConfig>),
 }
@@ -253,6 +261,7 @@ impl Handler<GameChange> for GameActor {
                 c.approved.insert(key);
             }
             GameChange::Quadrant(q) => c.quadrant = q,
+            GameChange::CustomPage(page) => c.custom_page = Some(page),
             GameChange::Reload(mut fresh) => {
                 // The model is synced on its own schedule; a reload of configuration keeps it.
                 fresh.bandit = std::mem::take(&mut c.bandit);

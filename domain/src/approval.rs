@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::bandit::Arm;
+use crate::custom_page::PageRef;
 use crate::schema::SnakeCaseId;
 use crate::simulation::SimulationResult;
 
@@ -16,7 +17,7 @@ use crate::simulation::SimulationResult;
 pub enum ApprovalStatus {
     /// Waiting for a decision.
     Pending,
-    /// Approved: the definition serves.
+    /// Approved: the definition serves (an offer), or the version is published (a page).
     Approved,
     /// Rejected: it never serves.
     Rejected,
@@ -69,10 +70,9 @@ pub struct Approval {
     /// The offer definition (kind `offer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer: Option<OfferDefinition>,
-    /// The page (kind `custom_page`).
+    /// The page version to publish (kind `custom_page`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub page: Option<serde_json::Value>,
+    pub page: Option<PageRef>,
     /// Queue time.
     pub created_at: DateTime<Utc>,
     /// Decision time.

@@ -25,6 +25,7 @@
 //!   next billing day.
 //! - [`simulation`]: the approval simulation, 10,000 Monte Carlo trials of an offer's effect
 //!   on the 7-day FSR.
+//! - [`custom_page`]: a custom page's version as approvals name it, and as a game serves it.
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
@@ -39,6 +40,7 @@ pub mod bandit;
 pub mod catalogue;
 pub mod category;
 pub mod currency;
+pub mod custom_page;
 pub mod economy;
 pub mod environment;
 pub mod fsr;

@@ -1,6 +1,7 @@
 //! Custom-page drafts: save a version, list a page's versions, read one. The authoring key
 //! of the game may call them, and so may the studio's dashboard users (developer or above
-//! to save, viewer or above to read).
+//! to save, viewer or above to read). Asking to publish a version is a dashboard user's
+//! (developer or above) alone: it queues an approval.
 
 use axum::Json;
 use axum::extract::State;
@@ -11,13 +12,19 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::access::{AuthorAccess, Developer, Viewer};
-use super::extract::{ApiJson, ApiPath};
-use super::openapi::{AuthErrors, Conflict, DraftBodyErrors, NotFound, Unavailable};
-use crate::auth::GameCaller;
+use super::access::{AuthorAccess, Developer, GameAccess, Viewer};
+use super::extract::{ApiJson, ApiPath, AuthoringRun};
+use super::openapi::{
+    AuthErrors, DraftBodyErrors, NotFound, PublishBodyErrors, RunConflict, Unavailable,
+};
+use super::runs::outcome;
 use crate::error::ApiResult;
 use crate::service::custom_pages::{self, Draft, Page, Version, VersionInfo};
+use crate::service::published_page;
+use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
+use offer_domain::approval::Approval;
+use offer_domain::custom_page::PageRef;
 
 /// Body of `POST .../custom-pages/draft`.
 ///
@@ -129,19 +136,21 @@ impl From<Version> for CustomPageVersion {
     }
 }
 
-/// Who saved a version: a dashboard user's id, or `authoring_key:<key_id>`.
-fn author(caller: &GameCaller) -> String {
-    match caller {
-        GameCaller::Dashboard(user) => user.sub.clone(),
-        GameCaller::Key(key) => format!("authoring_key:{}", key.key_id),
-    }
+/// Body of `POST .../custom-pages/{page_id}/publish-request`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishRequest {
+    /// The saved version to publish once approved.
+    #[schema(minimum = 1)]
+    pub version: u32,
 }
 
 /// Saves a new version of a custom page, or the first of a new page (developer, or the
-/// game's authoring key). Every save is a new immutable version.
+/// game's authoring key). Every save is a new immutable version. With `X-Authoring-Run`, the
+/// save is recorded in that run (a cloud run must be confirmed first).
 #[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/draft", tag = "custom pages",
     operation_id = "save_custom_page_draft",
-    params(("game_id" = Uuid, Path)), request_body = DraftBody,
+    params(("game_id" = Uuid, Path), AuthoringRun), request_body = DraftBody,
     responses(
         (status = 201, description = "Saved: the page and the new version's number", body = DraftSaved, links(
             ("GetCustomPage" = (operation_id = "get_custom_page",
@@ -156,21 +165,62 @@ fn author(caller: &GameCaller) -> String {
                     ("version" = "$response.body#/version")),
                 description = "The version just saved")),
         )),
-        AuthErrors, DraftBodyErrors, NotFound, Conflict, Unavailable))]
+        AuthErrors, DraftBodyErrors, NotFound, RunConflict, Unavailable))]
 pub async fn save_draft(
     State(state): State<AppState>,
     access: AuthorAccess<Developer>,
+    AuthoringRun(run): AuthoringRun,
     ApiJson(body): ApiJson<DraftBody>,
 ) -> ApiResult<(StatusCode, Json<DraftSaved>)> {
-    let created_by = author(&access.caller);
+    let services = &state.services;
+    let game_id = access.game_id();
+    let ticket = runs::begin_call(services, game_id, &access.caller, run, CallKind::Draft).await?;
     let draft = Draft {
         page_id: body.page_id,
         template: body.template,
         bindings: body.bindings,
     };
-    let (page_id, version) =
-        custom_pages::save(&state.services, access.game_id(), created_by, draft).await?;
+    let saved = custom_pages::save(services, game_id, runs::who(&access.caller), draft).await;
+    if let Some(ticket) = ticket {
+        let recorded = outcome(&saved, StatusCode::CREATED, |(page_id, version), o| {
+            o.page_id = Some(*page_id);
+            o.version = Some(*version);
+        });
+        runs::finish_call(services, ticket, recorded).await;
+    }
+    let (page_id, version) = saved?;
     Ok((StatusCode::CREATED, Json(DraftSaved { page_id, version })))
+}
+
+/// Asks to publish a saved version of a custom page (developer; never an authoring key):
+/// queues a `custom_page` approval, and approving it publishes that version to every
+/// connected client of the game. A version whose page would not fit one WebSocket frame
+/// (`websocket.max_frame_bytes` less 256 bytes) is a 413.
+#[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/{page_id}/publish-request",
+    tag = "custom pages", operation_id = "request_custom_page_publish",
+    params(("game_id" = Uuid, Path), ("page_id" = Uuid, Path)), request_body = PublishRequest,
+    responses(
+        (status = 201, description = "The pending approval", body = Approval, links(
+            ("GetApproval" = (operation_id = "get_approval",
+                parameters(("approval_id" = "$response.body#/approval_id")),
+                description = "The approval")),
+            ("Approve" = (operation_id = "approve",
+                parameters(("approval_id" = "$response.body#/approval_id")),
+                description = "Approve it: the version is published")),
+        )),
+        AuthErrors, PublishBodyErrors, NotFound, Unavailable))]
+pub async fn request_publish(
+    State(state): State<AppState>,
+    access: GameAccess<Developer>,
+    ApiPath((_, page_id)): ApiPath<(Uuid, Uuid)>,
+    ApiJson(body): ApiJson<PublishRequest>,
+) -> ApiResult<(StatusCode, Json<Approval>)> {
+    let page = PageRef {
+        page_id,
+        version: body.version,
+    };
+    let approval = published_page::request(&state.services, access.game_id(), page).await?;
+    Ok((StatusCode::CREATED, Json(approval)))
 }
 
 /// A custom page and its versions, oldest first (viewer, or the game's authoring key).

@@ -130,3 +130,51 @@ where
             .map_err(|_| ApiError::Service(ServiceError::NotFound("resource")))
     }
 }
+
+/// The header naming the authoring run a custom-page call belongs to.
+pub const AUTHORING_RUN_HEADER: &str = "x-authoring-run";
+
+/// The optional `X-Authoring-Run: <run_id>` header of the custom-page validate, draft and
+/// preview calls. Absent, the call belongs to no run. A value that is not a run id names
+/// nothing, so it is a 404 (as is a run of another game, checked by the run service).
+pub struct AuthoringRun(pub Option<uuid::Uuid>);
+
+impl<S: Send + Sync> FromRequestParts<S> for AuthoringRun {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let Some(value) = parts.headers.get(AUTHORING_RUN_HEADER) else {
+            return Ok(Self(None));
+        };
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map(|id| Self(Some(id)))
+            .ok_or(ApiError::Service(ServiceError::NotFound("run")))
+    }
+}
+
+impl utoipa::IntoParams for AuthoringRun {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        vec![
+            ParameterBuilder::new()
+                .name("X-Authoring-Run")
+                .parameter_in(ParameterIn::Header)
+                .required(utoipa::openapi::Required::False)
+                .description(Some(
+                    "The authoring run this call belongs to (`POST .../custom-pages/runs`); it is recorded there and counts against the run's limits. A run that is not this game's is a 404.",
+                ))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid))),
+                ))
+                .build(),
+        ]
+    }
+}

@@ -20,6 +20,7 @@ pub mod openapi;
 pub mod ops;
 pub mod page_validation;
 pub mod players;
+pub mod runs;
 pub mod sdk;
 pub mod throttle;
 
@@ -64,6 +65,11 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(custom_pages::get_custom_page))
         .routes(routes!(custom_pages::get_custom_page_version))
         .routes(routes!(page_validation::validate))
+        .routes(routes!(custom_pages::request_publish))
+        .routes(routes!(runs::open_run, runs::list_runs))
+        .routes(routes!(runs::get_run))
+        .routes(routes!(runs::confirm_run))
+        .routes(routes!(runs::record_comparison))
         .routes(routes!(
             offer_config::get_templates,
             offer_config::put_templates

@@ -179,3 +179,22 @@ error_set!(
     /// 415: an upload whose content is not of a kind the operation takes.
     MediaError: (415, "the content is not a whole PNG, JPEG or WebP image")
 );
+
+error_set!(
+    /// [`BodyErrors`] of a publish request, whose page must fit one WebSocket frame, a 413
+    /// too.
+    PublishBodyErrors: (400, "malformed JSON: a syntax error, data after the document, or a top level other than the operation takes"),
+    (413, "the body exceeds server.max_body_bytes, or the version's page, as JSON, exceeds websocket.max_frame_bytes less 256 bytes"),
+    (415, "the body is not sent as application/json"),
+    (422, "validation failed; details.errors lists every field error")
+);
+error_set!(
+    /// 409 of the calls an authoring run counts: the state's conflicts and the run's refusals.
+    RunConflict: (409, "conflicts with the current state; in an authoring run, code run_not_confirmed (a cloud run not confirmed yet) or run_limit_reached (details.limit names the limit: validate, comparison or calls; details.max its size)")
+);
+error_set!(
+    /// 401 and 403 of confirming a cloud run, whose 403 also refuses the member who approved
+    /// the run's authoring key.
+    RunRefused: (401, "missing, malformed, unknown, revoked or expired credential"),
+    (403, "a credential of the wrong kind, or a role that does not allow this; or code second_member_required: the member who approved the run's authoring key (or opened the run) cannot confirm it")
+);

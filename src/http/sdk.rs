@@ -27,6 +27,7 @@ use crate::auth::SdkCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::decision_log::Served;
+use offer_domain::custom_page::{PublishedPage, SharedPage};
 use offer_wire::event::SdkEvent;
 
 use crate::service::events::{BatchOutcome, apply_batch};
@@ -52,6 +53,10 @@ pub struct SdkStatus {
     pub quadrant: Quadrant,
     /// Server clock.
     pub server_time: DateTime<Utc>,
+    /// The published custom page (the version a studio member approved, with its template
+    /// and bindings), or null when none was ever published.
+    #[schema(value_type = Option<PublishedPage>)]
+    pub custom_page: Option<SharedPage>,
 }
 
 /// `POST /v1/sdk/sessions` answer.
@@ -117,6 +122,7 @@ pub async fn status(
         config_version: view.version,
         quadrant: view.snapshot.quadrant(),
         server_time: Utc::now(),
+        custom_page: view.custom_page.clone(),
     }))
 }
 

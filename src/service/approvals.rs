@@ -1,10 +1,13 @@
-//! Approval records: offers (and later custom pages) queued for a studio decision.
+//! Approval records: offers and custom pages queued for a studio decision.
 //!
 //! In Assisted mode every L1/L2 candidate needs an approval before it serves. A candidate
 //! is queued once per definition key (`insert_new` on the key makes that hold across
 //! nodes); approving makes the definition servable at once on every node (actor change
-//! here, bus message to the others). A decision is a compare-and-swap from `pending`, so a
-//! second decision answers 409.
+//! here, bus message to the others). A custom page is queued by each publish request
+//! ([`published_page::request`]); approving it publishes that version: the decision and the
+//! published page are one atomic store step, and the change reaches every node's clients as
+//! a `config` message. A decision is a compare-and-swap from `pending`, so a second decision
+//! answers 409.
 //!
 //! A pending approval left undecided past `offers.approval_expiry_s` expires. Expiry is
 //! applied when the record is read (listed, fetched or decided), with the same
@@ -16,11 +19,12 @@ use std::collections::HashSet;
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefinition, Verdict};
+use offer_domain::custom_page::{PageRef, SharedPage};
 use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
 use super::write::Committed;
-use super::{ServiceError, ServiceResult, Services};
+use super::{ServiceError, ServiceResult, Services, published_page};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -119,25 +123,48 @@ pub async fn queue_offer(
             reason: None,
             simulation: None,
         };
-        // The index first: a record is only ever visible with its index.
-        state
-            .store
-            .put_all(
-                index(),
-                vec![(approval_id.to_string(), game_id.to_string().into_bytes())],
-            )
-            .await?;
-        state
-            .store
-            .insert_new(
-                approvals(game_id),
-                &approval_id.to_string(),
-                encode(&approval)?,
-            )
-            .await?;
+        insert(state, &approval).await?;
     }
     handle.change(GameChange::Queued(key)).await?;
     Ok(missing.then_some(approval_id))
+}
+
+/// Writes a new approval record, its index first: a record is only ever visible with its
+/// index.
+async fn insert(state: &Services, approval: &Approval) -> ServiceResult<()> {
+    let id = approval.approval_id.to_string();
+    state
+        .store
+        .put_all(
+            index(),
+            vec![(id.clone(), approval.game_id.to_string().into_bytes())],
+        )
+        .await?;
+    state
+        .store
+        .insert_new(approvals(approval.game_id), &id, encode(approval)?)
+        .await?;
+    Ok(())
+}
+
+/// Queues a pending `custom_page` approval for one version of a page (every publish request
+/// is its own approval). The caller checked that the version exists.
+pub async fn queue_page(state: &Services, game_id: Uuid, page: PageRef) -> ServiceResult<Approval> {
+    let approval = Approval {
+        approval_id: Uuid::new_v4(),
+        game_id,
+        kind: ApprovalKind::CustomPage,
+        status: ApprovalStatus::Pending,
+        offer: None,
+        page: Some(page),
+        created_at: Utc::now(),
+        decided_at: None,
+        decided_by: None,
+        reason: None,
+        simulation: None,
+    };
+    insert(state, &approval).await?;
+    Ok(approval)
 }
 
 /// A game's approvals, newest first, optionally of one status.
@@ -206,7 +233,8 @@ async fn settle(
 }
 
 /// Approves or rejects a pending approval; a decided one is a 409. Approving makes the
-/// definition servable at once on every node. When the record changed since it was read but
+/// definition servable at once on every node, or publishes the page's version (stored with
+/// the decision in one atomic step, then pushed to every node's clients). When the record changed since it was read but
 /// is still pending (a simulation result was attached meanwhile), the decision is taken
 /// again on the fresh record: only another decision or an expiry makes it a 409.
 pub async fn decide(
@@ -231,26 +259,52 @@ pub async fn decide(
         let next = approval
             .decide(verdict.clone(), by, Utc::now())
             .map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let approved = next.status == ApprovalStatus::Approved;
         let decided = state
             .commit(handle, async || {
-                let swapped = state
-                    .store
-                    .compare_and_swap(
-                        approvals(next.game_id),
-                        &next.approval_id.to_string(),
-                        Some(&stored),
-                        encode(&next)?,
-                    )
-                    .await?;
+                let coll = approvals(next.game_id);
+                let id = next.approval_id.to_string();
+                let published = match next.page {
+                    Some(page) if approved => {
+                        Some(published_page::content(state, next.game_id, page).await?)
+                    }
+                    _ => None,
+                };
+                let swapped = match &published {
+                    None => {
+                        state
+                            .store
+                            .compare_and_swap(coll, &id, Some(&stored), encode(&next)?)
+                            .await?
+                    }
+                    Some(page) => {
+                        let (pages, entries) = published_page::entry(next.game_id, page)?;
+                        state
+                            .store
+                            .put_all_versioned(
+                                coll,
+                                &id,
+                                Some(&stored),
+                                encode(&next)?,
+                                pages,
+                                entries,
+                            )
+                            .await?
+                    }
+                };
                 if !swapped {
                     return Ok(Committed::unchanged(None));
                 }
-                Ok(match &next.offer {
-                    Some(offer) if next.status == ApprovalStatus::Approved => {
-                        let change = GameChange::Approved(offer.definition_key.clone());
-                        Committed::changed(Some(next.clone()), change)
+                let change = match (&next.offer, published) {
+                    (Some(offer), _) if approved => {
+                        Some(GameChange::Approved(offer.definition_key.clone()))
                     }
-                    _ => Committed::unchanged(Some(next.clone())),
+                    (_, Some(page)) => Some(GameChange::CustomPage(SharedPage::new(page))),
+                    _ => None,
+                };
+                Ok(match change {
+                    Some(change) => Committed::changed(Some(next.clone()), change),
+                    None => Committed::unchanged(Some(next.clone())),
                 })
             })
             .await?;

@@ -46,6 +46,10 @@ pub enum ServiceError {
     /// A device sign-in poll with no key to hand out (yet); the refusal says why.
     #[error("{}", .0.message())]
     SignIn(super::device::SignInRefusal),
+    /// A call an authoring run refuses (not confirmed, a limit reached), or a confirmation
+    /// it refuses (by the member who approved its key).
+    #[error("{}", .0.message())]
+    Run(super::runs::RunRefusal),
     /// The game's kill switch has the SDK off.
     #[error("the SDK is disabled for this game (kill switch level 3)")]
     SdkDisabled,

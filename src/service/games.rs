@@ -77,13 +77,14 @@ pub async fn list(
 /// Everything a game actor holds, read from the store.
 async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig> {
     let game_id = game.game_id;
-    let (items, templates, bundles, experiments, kill_switch, approvals) = tokio::try_join!(
+    let (items, templates, bundles, experiments, kill_switch, approvals, custom_page) = tokio::try_join!(
         items::load_all(state, game_id),
         offer_config::templates(state, game),
         offer_config::bundles(state, game_id),
         offer_config::experiments(state, game_id),
         offer_config::kill_switch(state, game),
         super::approvals::definitions(state, game_id),
+        super::published_page::load(state, game_id),
     )?;
     Ok(GameConfig {
         game: Some(game.clone()),
@@ -96,6 +97,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         queued: approvals.queued,
         quadrant: offer_domain::economy::Quadrant::Healthy,
         bandit: offer_domain::bandit::BanditState::default(),
+        custom_page,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Forgetting idempotency records past `store.idempotency_retention_days`, and raw ledger
 //! lines past `store.ledger_retention_days` (when set), on stores that do not sweep their
-//! own (Redis).
+//! own (Redis); and, on every store, authoring runs past their 30 days
+//! ([`runs::purge`](super::runs::purge)).
 //!
 //! Every node runs the sweep at start and then hourly: for each game and environment it asks
 //! the store to drop what was received before each cutoff, a chunk at a time, so no single
@@ -37,7 +38,7 @@ pub async fn keep_pruning(state: Services, mut shutdown: watch::Receiver<bool>) 
             Ok(0) => {}
             Ok(n) => tracing::info!(
                 dropped = n,
-                "idempotency records and ledger lines past their retention dropped"
+                "idempotency records, ledger lines and authoring runs past their retention dropped"
             ),
             Err(e) => {
                 tracing::warn!(error = %e, "dropping entries past their retention failed; retried at the next sweep")
@@ -58,6 +59,7 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
         let Ok(game_id) = id.parse::<Uuid>() else {
             continue;
         };
+        forgotten += super::runs::purge(state, game_id).await?;
         for env in [Environment::Production, Environment::Sandbox] {
             loop {
                 let n = state

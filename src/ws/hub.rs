@@ -50,7 +50,7 @@ pub fn broadcast(state: &WsContext, game_id: Uuid, msg: &ServerMessage) -> usize
 }
 
 /// A checksum of what a client sees of a game's configuration (mode, catalogue, templates,
-/// bundles, experiments). `config_version` also moves for changes no client sees (a launch
+/// bundles, experiments, the published custom page's version). `config_version` also moves for changes no client sees (a launch
 /// date, the approval queue, the model's learning), so `config` is pushed only when this
 /// changes.
 fn client_config(view: &GameView) -> u32 {
@@ -60,6 +60,7 @@ fn client_config(view: &GameView) -> u32 {
         &view.templates,
         &view.bundles,
         &view.experiments,
+        view.custom_page.as_ref().map(|p| (p.page_id, p.version)),
     );
     serde_json::to_vec(&parts).map_or(0, |bytes| crc32fast::hash(&bytes))
 }
@@ -93,6 +94,7 @@ pub fn announce_config(state: &WsContext, view: &GameView) {
             game_id,
             &ServerMessage::Config {
                 config_version: view.version,
+                custom_page: view.custom_page.clone(),
             },
         );
     }

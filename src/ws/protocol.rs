@@ -9,6 +9,7 @@
 use axum::extract::ws::Message;
 use chrono::{DateTime, Utc};
 use offer_actors::{Outbound, OutboundMessage};
+use offer_domain::custom_page::{PublishedPage, SharedPage};
 use offer_domain::game::Mode;
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
@@ -213,10 +214,15 @@ pub enum ServerMessage {
         /// When.
         updated_at: DateTime<Utc>,
     },
-    /// The game's configuration (catalogue, templates, bundles, ...) changed.
+    /// The game's configuration (catalogue, templates, bundles, published custom page, ...)
+    /// changed.
     Config {
         /// The new version.
         config_version: u64,
+        /// The published custom page (the version a studio member approved, with its
+        /// template and bindings), or null when none was ever published.
+        #[schema(value_type = Option<PublishedPage>)]
+        custom_page: Option<SharedPage>,
     },
     /// A wallet balance after a money event (also after an idempotent replay).
     Balance {

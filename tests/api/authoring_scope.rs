@@ -15,7 +15,7 @@ use super::fixtures::{item, png};
 use super::helpers::{TestApp, shared_backend, spawn_app, spawn_app_on};
 
 /// The operations an authoring key may call, as (method, path template). The custom-page
-/// paths are allowed by prefix below, except publishing.
+/// paths are allowed by prefix below, except publishing and confirming a cloud run.
 const ALLOWED: [(&str, &str); 2] = [
     ("GET", "/v1/games/{game_id}/items"),
     // Item art belongs to the catalogue read: items name their art.
@@ -27,7 +27,9 @@ fn allowed(method: &str, path: &str) -> bool {
     if ALLOWED.contains(&(method, path)) {
         return true;
     }
-    path.starts_with("/v1/games/{game_id}/custom-pages/") && !path.ends_with("/publish-request")
+    path.starts_with("/v1/games/{game_id}/custom-pages/")
+        && !path.ends_with("/publish-request")
+        && !path.ends_with("/confirm")
 }
 
 /// Whether an operation takes no credential at all (the probes, the metrics on loopback,

@@ -35,6 +35,8 @@ pub struct Call<'a> {
     /// The authentication scheme written before the token.
     scheme: &'static str,
     body: Body,
+    /// Further headers, such as `X-Authoring-Run`.
+    headers: Vec<(&'static str, String)>,
     /// Where the test built the call: failure messages name it, since an assertion inside an
     /// async helper cannot report its caller's line itself.
     location: &'static Location<'static>,
@@ -56,6 +58,7 @@ impl TestApp {
             token: Some(self.admin.clone()),
             scheme: "Bearer",
             body: Body::None,
+            headers: Vec::new(),
             location: Location::caller(),
         }
     }
@@ -111,6 +114,12 @@ impl Call<'_> {
         self
     }
 
+    /// Adds header `name: value`.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
     /// Sends no `Authorization` header.
     pub fn no_token(mut self) -> Self {
         self.token = None;
@@ -161,6 +170,9 @@ impl Call<'_> {
         let mut req = client.request(self.method, self.app.url(&self.path));
         if let Some(token) = &self.token {
             req = req.header(AUTHORIZATION, format!("{} {token}", self.scheme));
+        }
+        for (name, value) in &self.headers {
+            req = req.header(*name, value);
         }
         req = match self.body {
             Body::None => req,
