@@ -127,3 +127,46 @@ async fn the_games_authoring_key_and_its_developers_may_validate() {
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
 }
+
+#[tokio::test]
+async fn a_run_takes_the_first_validation_and_three_fixes() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let (authoring, _) = app.authoring_key(&sdk.game).await;
+    let runs = format!("/v1/games/{}/custom-pages/runs", sdk.game);
+    let run = app
+        .post(&runs, json!({"mode": "local"}))
+        .token(&authoring)
+        .expect(StatusCode::CREATED)
+        .await;
+    let run_id = run["run_id"].as_str().expect("run").to_owned();
+    // A failing first try, then three fixes.
+    let attempts = ["no_such_item", "gems_100", "gems_100", "gems_500"];
+    for item in attempts {
+        validate(&app, &sdk, PAGE, bindings(item))
+            .token(&authoring)
+            .header("X-Authoring-Run", &run_id)
+            .expect(StatusCode::OK)
+            .await;
+    }
+    let refused = validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&authoring)
+        .header("X-Authoring-Run", &run_id)
+        .expect_error(StatusCode::CONFLICT, "run_limit_reached")
+        .await;
+    assert_eq!(
+        refused["error"]["details"]["limit"], "validate",
+        "{refused}"
+    );
+    // Outside the run the validator still answers.
+    validate(&app, &sdk, PAGE, bindings("gems_500"))
+        .token(&authoring)
+        .expect(StatusCode::OK)
+        .await;
+    // The run shows each call and how it ended.
+    let recorded = app.get_json(format!("{runs}/{run_id}")).await;
+    let calls = recorded["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 5, "{recorded}");
+    assert_eq!(calls[0]["outcome"]["valid"], false, "{recorded}");
+    assert_eq!(calls[3]["outcome"]["valid"], true, "{recorded}");
+}
