@@ -43,6 +43,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// Device sign-in of the authoring tool.
     pub device: DeviceSettings,
+    /// Custom-page authoring: the preview builds.
+    pub authoring: AuthoringSettings,
     /// Catalogue limits.
     pub catalogue: CatalogueSettings,
     /// Genre calibration source.
@@ -202,6 +204,18 @@ pub struct DeviceSettings {
     pub attempts_per_user_per_minute: std::num::NonZeroU32,
     /// Approvals and denials per minute on one node, every user together.
     pub attempts_per_minute: std::num::NonZeroU32,
+}
+
+/// `[authoring]`: the custom-page preview builds of this node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoringSettings {
+    /// Previews built at once on this node, each on a blocking thread.
+    pub preview_workers: std::num::NonZeroUsize,
+    /// Previews waiting for a worker on this node; past it, a request is refused with 503.
+    pub preview_queue: std::num::NonZeroUsize,
+    /// How long a preview's screenshots are served after its build, in seconds.
+    pub screenshot_ttl_s: std::num::NonZeroU64,
 }
 
 /// `[catalogue]`.
