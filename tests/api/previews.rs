@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::{Method, StatusCode};
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::fixtures::{pack, png, store_shelf, with};
@@ -61,7 +61,10 @@ async fn request(app: &TestApp, game: &str, key: &str, page: &str) -> String {
         .token(key)
         .expect(StatusCode::ACCEPTED)
         .await;
-    queued["preview_id"].as_str().expect("preview id").to_owned()
+    queued["preview_id"]
+        .as_str()
+        .expect("preview id")
+        .to_owned()
 }
 
 /// Polls a preview until its build ended (`ready` or `failed`); returns it.
@@ -78,7 +81,10 @@ async fn wait(app: &TestApp, game: &str, key: &str, preview: &str) -> Value {
         if status == "ready" || status == "failed" {
             return state;
         }
-        assert!(Instant::now() < deadline, "the preview never ended: {state}");
+        assert!(
+            Instant::now() < deadline,
+            "the preview never ended: {state}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -122,7 +128,10 @@ async fn a_preview_renders_the_page_to_pngs_at_both_phone_sizes() {
         .raw("image/png", png(64, 64))
         .expect(StatusCode::CREATED)
         .await;
-    let art = with(pack("gems_500", 500, 3.99), json!({"image": asset["asset_id"]}));
+    let art = with(
+        pack("gems_500", 500, 3.99),
+        json!({"image": asset["asset_id"]}),
+    );
     app.bulk(&game, json!([art])).expect(StatusCode::OK).await;
     let page = save(&app, &game, &key, PAGE).await;
     let preview = request(&app, &game, &key, &page).await;
@@ -138,13 +147,19 @@ async fn a_preview_renders_the_page_to_pngs_at_both_phone_sizes() {
         let url = shot["url"].as_str().expect("url");
         let png = download(&app, url, &key).await;
         let (width, height) = ihdr(&png);
-        assert_eq!((json!(width), json!(height)), (shot["width"].clone(), shot["height"].clone()));
+        assert_eq!(
+            (json!(width), json!(height)),
+            (shot["width"].clone(), shot["height"].clone())
+        );
         sizes.push((width, height));
         // The item's art from the asset library, all black, is drawn: nothing else on the
         // page is pure black.
         let img = image::load_from_memory(&png).expect("decodes").to_rgb8();
         let black = img.pixels().filter(|p| p.0 == [0, 0, 0]).count();
-        assert!(black > 10_000, "the item art is not drawn ({black} black pixels)");
+        assert!(
+            black > 10_000,
+            "the item art is not drawn ({black} black pixels)"
+        );
         // The studio's viewers read them too.
         let viewer = app.token("studio-a", Role::Viewer);
         let status = app.get(url).token(&viewer).send().await.status();
@@ -174,7 +189,11 @@ async fn the_bound_items_price_is_drawn() {
         let png = download(&app, shot["url"].as_str().expect("url"), &key).await;
         dark.push(dark_centre(&png));
     }
-    assert!(dark[0] > 300, "the price region is blank ({} dark pixels)", dark[0]);
+    assert!(
+        dark[0] > 300,
+        "the price region is blank ({} dark pixels)",
+        dark[0]
+    );
     assert_eq!(dark[1], 0, "a button without a label draws no text");
 }
 
@@ -241,7 +260,10 @@ async fn screenshots_expire_then_answer_404() {
     let preview = request(&app, &game, &key, &page).await;
     let state = wait(&app, &game, &key, &preview).await;
     assert_eq!(state["status"], "ready", "{state}");
-    let url = state["screenshots"][0]["url"].as_str().expect("url").to_owned();
+    let url = state["screenshots"][0]["url"]
+        .as_str()
+        .expect("url")
+        .to_owned();
     let status = format!("{}/{preview}", preview_path(&game));
     // Read within its second or already gone: either way, it ends as a 404 for both.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -266,7 +288,13 @@ async fn screenshots_expire_then_answer_404() {
 async fn a_page_that_does_not_parse_fails_with_why() {
     let app = spawn_app().await;
     let (game, key) = game_with_shelf(&app).await;
-    let page = save(&app, &game, &key, "class Page extends StatelessWidget {\n  Widget build(\n}\n").await;
+    let page = save(
+        &app,
+        &game,
+        &key,
+        "class Page extends StatelessWidget {\n  Widget build(\n}\n",
+    )
+    .await;
     let preview = request(&app, &game, &key, &page).await;
     let state = wait(&app, &game, &key, &preview).await;
     assert_eq!(state["status"], "failed", "{state}");
