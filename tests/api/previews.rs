@@ -10,7 +10,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::fixtures::{pack, png, store_shelf, with};
-use super::helpers::{Role, TestApp, default_backend, spawn_app, spawn_tuned};
+use super::helpers::{
+    Role, TestApp, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_tuned,
+};
 
 const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
 
@@ -369,5 +371,26 @@ async fn a_full_queue_refuses_with_503_and_retry_after() {
     for preview in &accepted {
         let state = wait(&app, &game, &key, preview).await;
         assert_eq!(state["status"], "ready", "{state}");
+    }
+}
+
+/// The node that took the request builds it; any node answers for the preview and its
+/// screenshots, which are in the store.
+#[tokio::test]
+async fn another_node_serves_the_preview_and_its_screenshots() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    let (game, key) = game_with_shelf(&a).await;
+    let page = save(&a, &game, &key, PAGE).await;
+    let preview = request(&a, &game, &key, &page).await;
+    let state = wait(&b, &game, &key, &preview).await;
+    assert_eq!(state["status"], "ready", "{state}");
+    for shot in state["screenshots"].as_array().expect("screenshots") {
+        let png = download(&b, shot["url"].as_str().expect("url"), &key).await;
+        let (width, height) = ihdr(&png);
+        assert_eq!(
+            json!([width, height]),
+            json!([shot["width"], shot["height"]])
+        );
     }
 }
