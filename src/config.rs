@@ -335,6 +335,13 @@ impl Settings {
                 "auth.jwt_secret must be at least 32 bytes (or empty for a development run)".into(),
             ));
         }
+        if self.authoring.preview_workers.get() > 256
+            || self.authoring.preview_queue.get() > 100_000
+        {
+            return Err(ConfigError(
+                "authoring.preview_workers must be at most 256 and authoring.preview_queue at most 100000".into(),
+            ));
+        }
         if self.auth.authoring_key_ttl_days <= 0 {
             return Err(ConfigError(
                 "auth.authoring_key_ttl_days must be positive".into(),

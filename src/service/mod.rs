@@ -29,6 +29,7 @@ pub mod offers;
 pub mod page_validation;
 pub mod players;
 pub mod population;
+pub mod preview_build;
 pub mod previews;
 pub mod published_page;
 pub mod retention;
