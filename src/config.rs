@@ -335,11 +335,15 @@ impl Settings {
                 "auth.jwt_secret must be at least 32 bytes (or empty for a development run)".into(),
             ));
         }
-        if self.authoring.preview_workers.get() > 256
-            || self.authoring.preview_queue.get() > 100_000
+        let a = &self.authoring;
+        if a.preview_workers.get() > 256
+            || a.preview_queue.get() > 100_000
+            || a.screenshot_ttl_s.get() > 31_536_000
         {
             return Err(ConfigError(
-                "authoring.preview_workers must be at most 256 and authoring.preview_queue at most 100000".into(),
+                "authoring.preview_workers must be at most 256, authoring.preview_queue at most \
+                 100000 and authoring.screenshot_ttl_s at most 31536000 (a year)"
+                    .into(),
             ));
         }
         if self.auth.authoring_key_ttl_days <= 0 {

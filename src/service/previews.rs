@@ -121,7 +121,10 @@ pub(super) fn screenshot_ttl(services: &Services) -> Duration {
 
 /// `ttl` after `now`, or the far future for an absurd `ttl`.
 pub(super) fn after(now: DateTime<Utc>, ttl: Duration) -> DateTime<Utc> {
-    now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX)
+    chrono::Duration::from_std(ttl)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// Queues a preview of version `number` of page `page_id` of `game` (which the caller
