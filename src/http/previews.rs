@@ -16,11 +16,15 @@ use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use super::access::{AuthorAccess, Developer, Viewer};
-use super::extract::{ApiJson, ApiPath};
-use super::openapi::{AuthErrors, BodyErrors, NotFound, PreviewUnavailable, Unavailable};
+use super::extract::{ApiJson, ApiPath, AuthoringRun};
+use super::openapi::{
+    AuthErrors, BodyErrors, NotFound, PreviewUnavailable, RunConflict, Unavailable,
+};
+use super::runs::outcome;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
 use crate::service::previews::{self, Preview, Status};
+use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
 
 /// A PNG image, served as the body itself.
@@ -145,10 +149,12 @@ impl PreviewState {
 /// Queues a preview of a saved version of a custom page (developer, or the game's authoring
 /// key): rendered to PNG at two phone sizes with the bound items' names, prices, amounts
 /// and art. Poll the preview until it is `ready` or `failed`. When this node's build queue
-/// is full, the answer is 503 `preview_queue_full` with `Retry-After`.
+/// is full, the answer is 503 `preview_queue_full` with `Retry-After`. With
+/// `X-Authoring-Run`, the request is recorded in that run (a cloud run must be confirmed
+/// first).
 #[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/preview", tag = "custom pages",
     operation_id = "request_custom_page_preview",
-    params(("game_id" = Uuid, Path)), request_body = PreviewBody,
+    params(("game_id" = Uuid, Path), AuthoringRun), request_body = PreviewBody,
     responses(
         (status = 202, description = "Queued: poll the preview", body = PreviewQueued, links(
             ("GetPreview" = (operation_id = "get_custom_page_preview",
@@ -157,15 +163,32 @@ impl PreviewState {
                     ("preview_id" = "$response.body#/preview_id")),
                 description = "Where the build is")),
         )),
-        AuthErrors, BodyErrors, NotFound, PreviewUnavailable))]
+        AuthErrors, BodyErrors, NotFound, RunConflict, PreviewUnavailable))]
 pub async fn request_preview(
     State(state): State<AppState>,
     access: AuthorAccess<Developer>,
+    AuthoringRun(run): AuthoringRun,
     ApiJson(body): ApiJson<PreviewBody>,
 ) -> ApiResult<(StatusCode, Json<PreviewQueued>)> {
-    let preview_id =
-        previews::submit(&state.services, access.game, body.page_id, body.version).await?;
-    Ok((StatusCode::ACCEPTED, Json(PreviewQueued { preview_id })))
+    let services = &state.services;
+    let game_id = access.game_id();
+    let ticket =
+        runs::begin_call(services, game_id, &access.caller, run, CallKind::Preview).await?;
+    let queued = previews::submit(services, access.game, body.page_id, body.version).await;
+    if let Some(ticket) = ticket {
+        let recorded = outcome(&queued, StatusCode::ACCEPTED, |preview_id, o| {
+            o.page_id = Some(body.page_id);
+            o.version = Some(body.version);
+            o.preview_id = Some(*preview_id);
+        });
+        runs::finish_call(services, ticket, recorded).await;
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(PreviewQueued {
+            preview_id: queued?,
+        }),
+    ))
 }
 
 /// A preview: its status and, once ready, its screenshots (viewer, or the game's authoring

@@ -15,6 +15,7 @@ use super::helpers::{
 };
 
 const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
+const RUN_HEADER: &str = "X-Authoring-Run";
 
 /// A white page with one white purchase button whose only dark pixels are its black label
 /// (the bound item's price, unless `label` replaces it).
@@ -393,4 +394,52 @@ async fn another_node_serves_the_preview_and_its_screenshots() {
             json!([shot["width"], shot["height"]])
         );
     }
+}
+
+/// A preview named in an authoring run is recorded there with what it queued (or why it was
+/// refused), and an unconfirmed cloud run refuses it.
+#[tokio::test]
+async fn a_preview_in_a_run_is_recorded_and_a_cloud_run_refuses_it_until_confirmed() {
+    let app = spawn_app().await;
+    let (game, key) = game_with_shelf(&app).await;
+    let page = save(&app, &game, &key, PAGE).await;
+    let runs = format!("/v1/games/{game}/custom-pages/runs");
+    let open = |mode: &'static str| {
+        app.post(&runs, json!({ "mode": mode }))
+            .token(&key)
+            .expect(StatusCode::CREATED)
+    };
+    let run = open("local").await;
+    let run_id = run["run_id"].as_str().expect("run id");
+    let queued = app
+        .post(preview_path(&game), json!({"page_id": page, "version": 1}))
+        .token(&key)
+        .header(RUN_HEADER, run_id)
+        .expect(StatusCode::ACCEPTED)
+        .await;
+    app.post(preview_path(&game), json!({"page_id": page, "version": 9}))
+        .token(&key)
+        .header(RUN_HEADER, run_id)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let read = app.get_json(format!("{runs}/{run_id}")).await;
+    let calls = read["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 2, "{read}");
+    assert_eq!(calls[0]["kind"], "preview");
+    assert_eq!(
+        calls[0]["outcome"],
+        json!({"status": 202, "page_id": page, "version": 1,
+               "preview_id": queued["preview_id"]})
+    );
+    assert_eq!(
+        calls[1]["outcome"],
+        json!({"status": 404, "code": "not_found"})
+    );
+
+    let cloud = open("cloud").await;
+    app.post(preview_path(&game), json!({"page_id": page, "version": 1}))
+        .token(&key)
+        .header(RUN_HEADER, cloud["run_id"].as_str().expect("run id"))
+        .expect_error(StatusCode::CONFLICT, "run_not_confirmed")
+        .await;
 }
