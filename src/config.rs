@@ -43,6 +43,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// Device sign-in of the authoring tool.
     pub device: DeviceSettings,
+    /// Custom-page authoring: the preview builds.
+    pub authoring: AuthoringSettings,
     /// Catalogue limits.
     pub catalogue: CatalogueSettings,
     /// Genre calibration source.
@@ -204,6 +206,18 @@ pub struct DeviceSettings {
     pub attempts_per_minute: std::num::NonZeroU32,
 }
 
+/// `[authoring]`: the custom-page preview builds of this node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoringSettings {
+    /// Previews built at once on this node, each on a blocking thread.
+    pub preview_workers: std::num::NonZeroUsize,
+    /// Previews waiting for a worker on this node; past it, a request is refused with 503.
+    pub preview_queue: std::num::NonZeroUsize,
+    /// How long a preview's screenshots are served after its build, in seconds.
+    pub screenshot_ttl_s: std::num::NonZeroU64,
+}
+
 /// `[catalogue]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -319,6 +333,17 @@ impl Settings {
         if !self.auth.jwt_secret.is_empty() && self.auth.jwt_secret.len() < 32 {
             return Err(ConfigError(
                 "auth.jwt_secret must be at least 32 bytes (or empty for a development run)".into(),
+            ));
+        }
+        let a = &self.authoring;
+        if a.preview_workers.get() > 256
+            || a.preview_queue.get() > 100_000
+            || a.screenshot_ttl_s.get() > 31_536_000
+        {
+            return Err(ConfigError(
+                "authoring.preview_workers must be at most 256, authoring.preview_queue at most \
+                 100000 and authoring.screenshot_ttl_s at most 31536000 (a year)"
+                    .into(),
             ));
         }
         if self.auth.authoring_key_ttl_days <= 0 {

@@ -168,6 +168,7 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
         ServiceError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
         // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
         ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
+        ServiceError::PreviewQueueFull => (StatusCode::SERVICE_UNAVAILABLE, "preview_queue_full"),
         ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     }

@@ -166,6 +166,7 @@ impl Application {
             state.services.clone(),
             shutdown.clone(),
         ));
+        crate::service::preview_build::run_workers(&state.services, &shutdown);
         let quadrants = tokio::spawn(crate::service::economy::refresh_schedule(
             state.services.clone(),
         ));

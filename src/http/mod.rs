@@ -20,6 +20,7 @@ pub mod openapi;
 pub mod ops;
 pub mod page_validation;
 pub mod players;
+pub mod previews;
 pub mod runs;
 pub mod sdk;
 pub mod throttle;
@@ -70,6 +71,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::get_run))
         .routes(routes!(runs::confirm_run))
         .routes(routes!(runs::record_comparison))
+        .routes(routes!(previews::request_preview))
+        .routes(routes!(previews::get_preview))
+        .routes(routes!(previews::get_screenshot))
         .routes(routes!(
             offer_config::get_templates,
             offer_config::put_templates

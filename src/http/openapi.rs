@@ -156,6 +156,11 @@ error_set!(
     Unavailable: (503, "a dependency is unavailable; retry after Retry-After seconds")
 );
 error_set!(
+    /// 503 of a preview request: this node's build queue is full, or the store is down or
+    /// slow; retry after `Retry-After` seconds.
+    PreviewUnavailable: (503, "this node's preview queue is full (code preview_queue_full), or a dependency is unavailable (code unavailable); retry after Retry-After seconds")
+);
+error_set!(
     /// [`BodyErrors`] for a custom-page draft, whose template and bindings have sizes of
     /// their own, a 413 too.
     DraftBodyErrors: (400, "malformed JSON: a syntax error, data after the document, or a top level other than the operation takes"),

@@ -53,6 +53,10 @@ pub enum ServiceError {
     /// The game's kill switch has the SDK off.
     #[error("the SDK is disabled for this game (kill switch level 3)")]
     SdkDisabled,
+    /// This node's preview queue is full (`authoring.preview_queue` builds wait for a
+    /// worker already); the call is safe to retry.
+    #[error("the preview queue of this node is full: retry after Retry-After seconds")]
+    PreviewQueueFull,
     /// The store or an actor is down or slow; the call is safe to retry.
     #[error("service unavailable, retry shortly")]
     Unavailable,

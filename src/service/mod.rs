@@ -29,6 +29,8 @@ pub mod offers;
 pub mod page_validation;
 pub mod players;
 pub mod population;
+pub mod preview_build;
+pub mod previews;
 pub mod published_page;
 pub mod retention;
 pub mod runs;
@@ -80,6 +82,8 @@ pub struct Inner {
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
     /// Each game's holdout comparison, reused for `economy.figures_cache_ms`.
     pub figures: FiguresCache<holdout::Comparison>,
+    /// This node's queue of custom-page preview builds.
+    pub previews: previews::PreviewQueue,
 }
 
 impl Services {
@@ -96,7 +100,9 @@ impl Services {
             settings.offers.decision_log_capacity,
             settings.offers.decision_outbox,
         );
+        let previews = previews::PreviewQueue::new(&settings.authoring);
         Self(Arc::new(Inner {
+            previews,
             settings,
             store,
             actors,

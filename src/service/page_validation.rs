@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::{ServiceError, ServiceResult};
 
-/// The catalogue of one game as the validator reads it.
-struct GameCatalogue(Arc<GameView>);
+/// The catalogue of one game as the validator and the preview builds read it.
+pub(crate) struct GameCatalogue(pub(crate) Arc<GameView>);
 
 impl Catalogue for GameCatalogue {
     fn lookup(&self, item_id: &str) -> ItemLookup {

@@ -1,6 +1,7 @@
 //! What an authoring key reaches, over every operation of the OpenAPI document (read from
 //! the running server, so a new route is covered the day it is added): only the custom-page
-//! authoring paths and its own game's catalogue read (items and their art). Everything else
+//! authoring paths (drafts, validation, previews and their screenshots, with a real preview
+//! of the game in the path) and its own game's catalogue read (items and their art). Everything else
 //! that takes a credential answers 403, even with the key's own game and real ids in the
 //! path. Its 90 days (on the key store's clock, moved forward), and revocation through
 //! another node, too.
@@ -13,6 +14,9 @@ use serde_json::{Value, json};
 
 use super::fixtures::{item, png};
 use super::helpers::{TestApp, shared_backend, spawn_app, spawn_app_on};
+
+/// A page that renders: a button for the bound item.
+const PAGE: &str = "class Page extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => Center(child: OfferButton(item: offer.items[0]));\n}\n";
 
 /// The operations an authoring key may call, as (method, path template). The custom-page
 /// paths are allowed by prefix below, except publishing and confirming a cloud run.
@@ -40,8 +44,9 @@ fn open(op: &Value) -> bool {
         .is_some_and(|s| s.contains(&json!({})))
 }
 
-/// Real ids of one game: its id, an item, its art, the key's id, a custom page and its first
-/// version. Any other path parameter gets a fresh UUID.
+/// Real ids of one game: its id, an item, its art, the key's id, a custom page, its first
+/// version, a built preview of it and one of its screenshots. Any other path parameter gets
+/// a fresh UUID.
 async fn real_ids(app: &TestApp, game: &str, key_id: &str) -> BTreeMap<&'static str, String> {
     app.bulk(game, json!([item("sword", "equipment", 4.99)]))
         .expect(StatusCode::OK)
@@ -54,10 +59,29 @@ async fn real_ids(app: &TestApp, game: &str, key_id: &str) -> BTreeMap<&'static 
     let page = app
         .post(
             format!("/v1/games/{game}/custom-pages/draft"),
-            json!({"template": "class Page {}", "bindings": {}}),
+            json!({"template": PAGE, "bindings": {"items": ["sword"]}}),
         )
         .expect(StatusCode::CREATED)
         .await;
+    let preview = app
+        .post(
+            format!("/v1/games/{game}/custom-pages/preview"),
+            json!({"page_id": page["page_id"], "version": 1}),
+        )
+        .expect(StatusCode::ACCEPTED)
+        .await;
+    let preview_id = preview["preview_id"].as_str().expect("preview").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while app
+        .get_json(format!(
+            "/v1/games/{game}/custom-pages/preview/{preview_id}"
+        ))
+        .await["status"]
+        != "ready"
+    {
+        assert!(Instant::now() < deadline, "the preview never became ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     BTreeMap::from([
         ("game_id", game.to_owned()),
         ("item_id", "sword".to_owned()),
@@ -71,6 +95,8 @@ async fn real_ids(app: &TestApp, game: &str, key_id: &str) -> BTreeMap<&'static 
             page["page_id"].as_str().expect("page").to_owned(),
         ),
         ("version", "1".to_owned()),
+        ("preview_id", preview_id),
+        ("size", "1080x1920.png".to_owned()),
     ])
 }
 

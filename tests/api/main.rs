@@ -26,6 +26,7 @@ mod offers;
 mod openapi;
 mod ops;
 mod page_validation;
+mod previews;
 mod process;
 mod protocol_doc;
 mod publish;

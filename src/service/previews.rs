@@ -1,0 +1,229 @@
+//! Custom-page previews: a saved version rendered to PNG screenshots at two phone sizes.
+//!
+//! A request ([`submit`]) checks the version exists, writes the preview's record as
+//! `queued` and hands the build to this node's bounded pool: `authoring.preview_workers`
+//! workers and a queue of `authoring.preview_queue` builds. A full queue refuses the request
+//! ([`ServiceError::PreviewQueueFull`], a 503 with `Retry-After`) rather than growing.
+//!
+//! A worker ([`preview_build`](super::preview_build)) marks the record `building`, parses
+//! the template once, reads the bound items from the game's live catalogue and their art
+//! from the asset library, renders both phone sizes on a blocking thread, stores the PNGs
+//! and marks the record `ready` (or `failed`, with why). Record and PNGs are expiring store documents, so any node
+//! answers for them: the record is written once and then changed only by compare-and-swap,
+//! and both are gone `authoring.screenshot_ttl_s` after the build (the store purges them).
+//! A record whose build never finished (its node stopped) expires [`BUILD_WINDOW`] later.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use offer_actors::GameHandle;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::custom_pages::{self, Version};
+use super::{ServiceError, ServiceResult, Services};
+use crate::config::AuthoringSettings;
+use crate::store::Collection;
+use crate::store::codec::{decode, encode};
+
+/// How long a preview may wait and build before its record expires unbuilt.
+pub const BUILD_WINDOW: Duration = Duration::from_secs(3600);
+
+/// The collection of a game's preview records.
+pub(super) fn records(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "previews")
+}
+
+/// The collection of a game's preview PNGs.
+pub(super) fn screenshots(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "preview_screenshots")
+}
+
+/// The id of one PNG of a preview.
+pub(super) fn screenshot_key(preview_id: Uuid, width: u32, height: u32) -> String {
+    format!("{preview_id}:{width}x{height}")
+}
+
+/// Where a preview's state is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Waiting for a worker.
+    Queued,
+    /// A worker is rendering it.
+    Building,
+    /// Its screenshots are served.
+    Ready,
+    /// The template could not be rendered; `error` says why.
+    Failed,
+}
+
+/// One screenshot's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shot {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// A preview as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preview {
+    /// The preview.
+    pub preview_id: Uuid,
+    /// The page previewed.
+    pub page_id: Uuid,
+    /// Its version.
+    pub version: u32,
+    /// Where the build is.
+    pub status: Status,
+    /// The screenshots, once `ready`.
+    pub screenshots: Vec<Shot>,
+    /// When the preview and its screenshots are gone: the build's end plus
+    /// `authoring.screenshot_ttl_s`, or, before that, the latest the record is kept.
+    pub expires_at: DateTime<Utc>,
+    /// Why the build failed.
+    pub error: Option<String>,
+}
+
+/// A build waiting for a worker.
+pub struct Job {
+    pub(super) game: GameHandle,
+    pub(super) preview_id: Uuid,
+    pub(super) version: Version,
+}
+
+/// This node's queue of builds: the sending half lives with the services, the receiving
+/// half goes to the workers when the node starts serving.
+pub struct PreviewQueue {
+    sender: mpsc::Sender<Job>,
+    pub(super) receiver: Mutex<Option<mpsc::Receiver<Job>>>,
+}
+
+impl PreviewQueue {
+    /// A queue holding at most `authoring.preview_queue` builds.
+    pub fn new(settings: &AuthoringSettings) -> Self {
+        let (sender, receiver) = mpsc::channel(settings.preview_queue.get());
+        Self {
+            sender,
+            receiver: Mutex::new(Some(receiver)),
+        }
+    }
+}
+
+/// How long screenshots are served after their build (`authoring.screenshot_ttl_s`).
+pub(super) fn screenshot_ttl(services: &Services) -> Duration {
+    Duration::from_secs(services.settings.authoring.screenshot_ttl_s.get())
+}
+
+/// `ttl` after `now`, or the far future for an absurd `ttl`.
+pub(super) fn after(now: DateTime<Utc>, ttl: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(ttl)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// Queues a preview of version `number` of page `page_id` of `game` (which the caller
+/// checked is the caller's). 404 when the game has no such page or version; 503 when this
+/// node's queue is full, with nothing written.
+pub async fn submit(
+    services: &Services,
+    game: GameHandle,
+    page_id: Uuid,
+    number: u32,
+) -> ServiceResult<Uuid> {
+    let game_id = game.view().game.game_id;
+    let version = custom_pages::version(services, game_id, page_id, number).await?;
+    // The slot first: a full queue refuses before anything is stored.
+    let permit = services
+        .previews
+        .sender
+        .try_reserve()
+        .map_err(|_| ServiceError::PreviewQueueFull)?;
+    let preview_id = Uuid::new_v4();
+    let kept = BUILD_WINDOW + screenshot_ttl(services);
+    let record = Preview {
+        preview_id,
+        page_id,
+        version: number,
+        status: Status::Queued,
+        screenshots: Vec::new(),
+        expires_at: after(Utc::now(), kept),
+        error: None,
+    };
+    let inserted = services
+        .store
+        .insert_expiring(
+            records(game_id),
+            &preview_id.to_string(),
+            encode(&record)?,
+            kept,
+        )
+        .await?;
+    if !inserted {
+        return Err(ServiceError::Internal(
+            "a fresh preview id was taken".into(),
+        ));
+    }
+    permit.send(Job {
+        game,
+        preview_id,
+        version,
+    });
+    Ok(preview_id)
+}
+
+/// A preview of `game_id`, with its stored bytes; `None` when absent or expired.
+pub(super) async fn read(
+    services: &Services,
+    game_id: Uuid,
+    preview_id: Uuid,
+) -> ServiceResult<Option<(Vec<u8>, Preview)>> {
+    let Some(bytes) = services
+        .store
+        .get_expiring(records(game_id), &preview_id.to_string())
+        .await?
+    else {
+        return Ok(None);
+    };
+    let preview: Preview = decode(&bytes)?;
+    if preview.expires_at <= Utc::now() {
+        return Ok(None);
+    }
+    Ok(Some((bytes, preview)))
+}
+
+/// A preview of `game_id`; 404 when the game has no such preview, or it expired.
+pub async fn get(services: &Services, game_id: Uuid, preview_id: Uuid) -> ServiceResult<Preview> {
+    read(services, game_id, preview_id)
+        .await?
+        .map(|(_, preview)| preview)
+        .ok_or(ServiceError::NotFound("preview"))
+}
+
+/// The PNG of a ready preview of `game_id` at `width` x `height`; 404 when the game has no
+/// such preview or screenshot, or it expired.
+pub async fn screenshot(
+    services: &Services,
+    game_id: Uuid,
+    preview_id: Uuid,
+    width: u32,
+    height: u32,
+) -> ServiceResult<Vec<u8>> {
+    let preview = get(services, game_id, preview_id).await?;
+    if !preview.screenshots.contains(&Shot { width, height }) {
+        return Err(ServiceError::NotFound("screenshot"));
+    }
+    services
+        .store
+        .get_expiring(
+            screenshots(game_id),
+            &screenshot_key(preview_id, width, height),
+        )
+        .await?
+        .ok_or(ServiceError::NotFound("screenshot"))
+}
