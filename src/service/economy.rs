@@ -205,37 +205,13 @@ pub async fn refresh_schedule(state: Services) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use offer_actors::ActorSystem;
-
     use super::*;
-    use crate::config::Settings;
-    use crate::service::games::{self, NewGame};
-    use crate::store::sqlite::{SqliteOptions, SqliteStore};
+    use crate::service::test_support::{new_game, with_services};
 
     #[test]
     fn a_window_where_nothing_moved_keeps_the_last_quadrant() {
-        actix_rt::System::new().block_on(async {
-            let settings = Settings::load(None).expect("default settings");
-            let genres = settings.genres().expect("genres");
-            let plans = settings.plans().expect("plans");
-            let actors = ActorSystem::start(1, Duration::from_secs(60));
-            let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
-            let services = Services::new(settings, Arc::new(store), actors, genres, plans);
-            let game = games::create(
-                &services,
-                "studio",
-                NewGame {
-                    name: "Quiet".into(),
-                    genre: "rpg".into(),
-                    currencies: Vec::new(),
-                    items: Vec::new(),
-                    guardrails: Default::default(),
-                },
-            )
-            .await
-            .expect("game");
+        with_services(async |services| {
+            let game = new_game(&services, "Quiet").await;
             game.change(GameChange::Quadrant(Quadrant::HyperInfl))
                 .await
                 .expect("actor");
@@ -244,7 +220,6 @@ mod tests {
             assert_eq!(quadrant, Quadrant::HyperInfl);
             assert_eq!(game.view().snapshot.quadrant(), Quadrant::HyperInfl);
             assert_eq!(game.view().version, version, "nothing was published");
-            services.actors.stop();
         });
     }
 }

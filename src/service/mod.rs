@@ -36,6 +36,8 @@ pub mod retention;
 pub mod runs;
 pub mod sessions;
 pub mod simulation;
+#[cfg(test)]
+mod test_support;
 mod write;
 
 use std::ops::Deref;

@@ -564,29 +564,9 @@ pub async fn purge(services: &Services, game_id: Uuid) -> ServiceResult<usize> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::time::Duration as StdDuration;
-
-    use offer_actors::ActorSystem;
-
     use super::*;
     use crate::auth::Role;
-    use crate::config::Settings;
-    use crate::store::sqlite::{SqliteOptions, SqliteStore};
-
-    /// Runs `test` with services over a fresh in-memory embedded store.
-    fn with_services(test: impl AsyncFnOnce(Services)) {
-        actix_rt::System::new().block_on(async {
-            let settings = Settings::load(None).expect("default settings");
-            let genres = settings.genres().expect("genres");
-            let plans = settings.plans().expect("plans");
-            let actors = ActorSystem::start(1, StdDuration::from_secs(60));
-            let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
-            let services = Services::new(settings, Arc::new(store), actors, genres, plans);
-            test(services.clone()).await;
-            services.actors.stop();
-        });
-    }
+    use crate::service::test_support::with_services;
 
     fn developer() -> GameCaller {
         GameCaller::Dashboard(Dashboard {

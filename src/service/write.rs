@@ -81,46 +81,12 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use offer_actors::ActorSystem;
     use offer_domain::kill_level::KillLevel;
     use offer_domain::offer::KillSwitch;
 
     use super::*;
-    use crate::config::Settings;
     use crate::service::ServiceError;
-    use crate::service::games::{self, NewGame};
-    use crate::store::sqlite::{SqliteOptions, SqliteStore};
-
-    /// Runs `test` with services over a fresh in-memory embedded store, inside the actix system the
-    /// actors need.
-    fn with_services(test: impl AsyncFnOnce(Services)) {
-        actix_rt::System::new().block_on(async {
-            let settings = Settings::load(None).expect("default settings");
-            let genres = settings.genres().expect("genres");
-            let plans = settings.plans().expect("plans");
-            let actors = ActorSystem::start(1, Duration::from_secs(60));
-            let store = SqliteStore::open(&SqliteOptions::in_memory()).expect("in-memory store");
-            let services = Services::new(settings, Arc::new(store), actors, genres, plans);
-            test(services.clone()).await;
-            services.actors.stop();
-        });
-    }
-
-    async fn new_game(services: &Services) -> GameHandle {
-        games::create(
-            services,
-            "studio",
-            NewGame {
-                name: "Write path".into(),
-                genre: "rpg".into(),
-                currencies: Vec::new(),
-                items: Vec::new(),
-                guardrails: Default::default(),
-            },
-        )
-        .await
-        .expect("game")
-    }
+    use crate::service::test_support::{new_game, with_services};
 
     fn kill_switch(level: u8) -> KillSwitch {
         KillSwitch {
@@ -133,7 +99,7 @@ mod tests {
     #[test]
     fn a_change_reaches_the_actor_and_the_bus() {
         with_services(async |services| {
-            let game = new_game(&services).await;
+            let game = new_game(&services, "Write path").await;
             let mut bus = services.store.subscribe();
             let version = game.view().version;
             let ks = kill_switch(1);
@@ -156,7 +122,7 @@ mod tests {
     #[test]
     fn nothing_is_published_when_nothing_changed_or_the_write_failed() {
         with_services(async |services| {
-            let game = new_game(&services).await;
+            let game = new_game(&services, "Write path").await;
             let mut bus = services.store.subscribe();
             let version = game.view().version;
             let unchanged = services
@@ -178,7 +144,7 @@ mod tests {
     #[test]
     fn writes_of_one_game_are_serialised() {
         with_services(async |services| {
-            let game = new_game(&services).await;
+            let game = new_game(&services, "Write path").await;
             let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let writers = (0..8).map(|_| {
