@@ -106,6 +106,38 @@ pub enum Verdict {
 #[error("the approval is already {0}")]
 pub struct AlreadyDecided(pub &'static str);
 
+/// What an approval is asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject {
+    /// An L1/L2 offer definition.
+    Offer(OfferDefinition),
+    /// One version of a custom page.
+    Page(PageRef),
+}
+
+impl Approval {
+    /// A new pending approval of `subject`, queued `now`.
+    pub fn pending(approval_id: Uuid, game_id: Uuid, subject: Subject, now: DateTime<Utc>) -> Self {
+        let (kind, offer, page) = match subject {
+            Subject::Offer(offer) => (ApprovalKind::Offer, Some(offer), None),
+            Subject::Page(page) => (ApprovalKind::CustomPage, None, Some(page)),
+        };
+        Self {
+            approval_id,
+            game_id,
+            kind,
+            status: ApprovalStatus::Pending,
+            offer,
+            page,
+            created_at: now,
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            simulation: None,
+        }
+    }
+}
+
 impl ApprovalStatus {
     /// The wire name of the status.
     pub fn as_str(self) -> &'static str {

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
-use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefinition, Verdict};
+use offer_domain::approval::{Approval, ApprovalStatus, OfferDefinition, Subject, Verdict};
 use offer_domain::custom_page::{PageRef, SharedPage};
 use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
@@ -110,19 +110,7 @@ pub async fn queue_offer(
             .await?
             .is_none();
     if missing {
-        let approval = Approval {
-            approval_id,
-            game_id,
-            kind: ApprovalKind::Offer,
-            status: ApprovalStatus::Pending,
-            offer: Some(offer),
-            page: None,
-            created_at: Utc::now(),
-            decided_at: None,
-            decided_by: None,
-            reason: None,
-            simulation: None,
-        };
+        let approval = Approval::pending(approval_id, game_id, Subject::Offer(offer), Utc::now());
         insert(state, &approval).await?;
     }
     handle.change(GameChange::Queued(key)).await?;
@@ -150,19 +138,7 @@ async fn insert(state: &Services, approval: &Approval) -> ServiceResult<()> {
 /// Queues a pending `custom_page` approval for one version of a page (every publish request
 /// is its own approval). The caller checked that the version exists.
 pub async fn queue_page(state: &Services, game_id: Uuid, page: PageRef) -> ServiceResult<Approval> {
-    let approval = Approval {
-        approval_id: Uuid::new_v4(),
-        game_id,
-        kind: ApprovalKind::CustomPage,
-        status: ApprovalStatus::Pending,
-        offer: None,
-        page: Some(page),
-        created_at: Utc::now(),
-        decided_at: None,
-        decided_by: None,
-        reason: None,
-        simulation: None,
-    };
+    let approval = Approval::pending(Uuid::new_v4(), game_id, Subject::Page(page), Utc::now());
     insert(state, &approval).await?;
     Ok(approval)
 }
