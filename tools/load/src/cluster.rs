@@ -23,6 +23,7 @@ use clap::Args;
 
 use crate::compare::{Server, free_port, median, ratio, secret};
 use crate::drive::{self, Plan, Stats, Target};
+use crate::redis_server;
 use crate::wallet::{Run, engine_run};
 use crate::ws_client::{self, Socket};
 use crate::ws_load::{logs_dir, wait_tcp};
@@ -105,7 +106,7 @@ pub async fn run(args: ClusterArgs) -> Result<()> {
     let single_addr = free_port()?;
     let mut single = Server::spawn(
         "redis-single",
-        redis_command(&args.redis_bin, single_addr.port(), &[]),
+        redis_server::command(&args.redis_bin, single_addr.port(), &[]),
         &logs,
     )?;
     wait_tcp(&mut single, single_addr, args.start_timeout).await?;
@@ -184,21 +185,6 @@ pub async fn run(args: ClusterArgs) -> Result<()> {
     Ok(())
 }
 
-/// The `redis-server` command of a throwaway server on `port` with `extra` arguments.
-fn redis_command(bin: &Path, port: u16, extra: &[String]) -> Command {
-    let mut cmd = Command::new(bin);
-    cmd.arg("--port")
-        .arg(port.to_string())
-        .arg("--bind")
-        .arg("127.0.0.1")
-        .arg("--save")
-        .arg("")
-        .arg("--appendonly")
-        .arg("no")
-        .args(extra);
-    cmd
-}
-
 /// A free loopback port `p <= 55535` with `p + 10000` free too (a cluster node's bus port).
 fn cluster_port(taken: &[u16]) -> Result<u16> {
     for _ in 0..1000 {
@@ -235,7 +221,11 @@ async fn start_cluster(args: &ClusterArgs, logs: &Path) -> Result<(Vec<Server>, 
             "--dir".to_owned(),
             dir.display().to_string(),
         ];
-        let mut node = Server::spawn(name, redis_command(&args.redis_bin, port, &extra), logs)?;
+        let mut node = Server::spawn(
+            name,
+            redis_server::command(&args.redis_bin, port, &extra),
+            logs,
+        )?;
         wait_tcp(&mut node, ([127, 0, 0, 1], port).into(), args.start_timeout).await?;
         nodes.push(node);
     }

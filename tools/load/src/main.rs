@@ -21,6 +21,8 @@
 //!   Cluster against the engine on one Redis.
 //! - `wallet-stores` measures the same operations through the engine on its two durable
 //!   stores: SQLite with `sync = full` against Redis with `appendfsync always`.
+//! - `holdout` times the holdout comparison of a million players in Redis and the offer
+//!   path while it is computed.
 //!
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
@@ -30,6 +32,8 @@ mod cluster;
 mod compare;
 mod drive;
 mod fdlimit;
+mod holdout;
+mod redis_server;
 mod setup;
 mod wallet;
 mod wallet_stores;
@@ -112,6 +116,8 @@ enum Command {
     Wallet(wallet::WalletArgs),
     /// Offers and wallet operations: the engine on a Redis Cluster against one Redis.
     Cluster(cluster::ClusterArgs),
+    /// The holdout comparison of a million players in Redis, and the offer path meanwhile.
+    Holdout(holdout::HoldoutArgs),
     /// Wallet operations per second through the engine: SQLite (sync full) against Redis
     /// (appendfsync always).
     WalletStores(wallet_stores::WalletStoresArgs),
@@ -211,6 +217,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::WsBaseline { bind } => ws_baseline::serve(bind).await,
         Command::Wallet(args) => interruptible(wallet::run(args)).await,
         Command::Cluster(args) => interruptible(cluster::run(args)).await,
+        Command::Holdout(args) => interruptible(holdout::run(args)).await,
         Command::WalletStores(args) => interruptible(wallet_stores::run(args)).await,
     }
 }

@@ -13,7 +13,6 @@
 //! engine/baseline (target at least 0.8).
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,10 +28,11 @@ use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
 use crate::catalogue::CURRENCY_ID;
-use crate::compare::{Server, free_port, median, ratio};
+use crate::compare::{median, ratio};
 use crate::parse_duration;
+use crate::redis_server;
 use crate::ws_client::{self, Socket};
-use crate::ws_load::{logs_dir, start_engine, wait_tcp};
+use crate::ws_load::{logs_dir, start_engine};
 
 /// Key prefix of the baseline's wallets (the engine uses `offer`).
 const BASELINE_PREFIX: &str = "offer-load-direct";
@@ -225,20 +225,11 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let redis_url = match &args.redis_url {
         Some(url) => url.clone(),
         None => {
-            let addr = free_port()?;
-            let mut cmd = Command::new(&args.redis_bin);
-            cmd.arg("--port")
-                .arg(addr.port().to_string())
-                .arg("--bind")
-                .arg("127.0.0.1")
-                .arg("--save")
-                .arg("")
-                .arg("--appendonly")
-                .arg("no");
-            let mut server = Server::spawn("redis", cmd, &logs)?;
-            wait_tcp(&mut server, addr, args.start_timeout).await?;
+            let (server, url) =
+                redis_server::start("redis", &args.redis_bin, &[], &logs, args.start_timeout)
+                    .await?;
             redis = Some(server);
-            format!("redis://{addr}/0")
+            url
         }
     };
     let (mut engine, engine_addr, _secret, prepared) = start_engine(

@@ -12,17 +12,17 @@
 //! size per ledger entry (every answered operation is one ledger line).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::compare::{Server, free_port, ratio};
+use crate::compare::ratio;
 use crate::parse_duration;
+use crate::redis_server;
 use crate::wallet::{Run, engine_run, runs_table};
 use crate::ws_client;
-use crate::ws_load::{logs_dir, start_engine, wait_tcp};
+use crate::ws_load::{logs_dir, start_engine};
 
 /// Flags of `wallet-stores`.
 #[derive(Debug, Args)]
@@ -72,23 +72,19 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let redis_dir = logs.join("redis");
     std::fs::create_dir_all(&redis_dir)
         .with_context(|| format!("creating {}", redis_dir.display()))?;
-    let addr = free_port()?;
-    let mut cmd = Command::new(&args.redis_bin);
-    cmd.arg("--port")
-        .arg(addr.port().to_string())
-        .arg("--bind")
-        .arg("127.0.0.1")
-        .arg("--save")
-        .arg("")
-        .arg("--appendonly")
-        .arg("yes")
-        .arg("--appendfsync")
-        .arg("always")
-        .arg("--dir")
-        .arg(&redis_dir);
-    let mut redis = Server::spawn("redis", cmd, &logs)?;
-    wait_tcp(&mut redis, addr, args.start_timeout).await?;
-    let redis_url = format!("redis://{addr}/0");
+    let durable: Vec<String> = ["--appendonly", "yes", "--appendfsync", "always", "--dir"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([redis_dir.display().to_string()])
+        .collect();
+    let (_redis, redis_url) = redis_server::start(
+        "redis",
+        &args.redis_bin,
+        &durable,
+        &logs,
+        args.start_timeout,
+    )
+    .await?;
 
     let db = logs.join("sqlite.db");
     let (mut sqlite, sqlite_addr, _, sqlite_prepared) = start_engine(
