@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 import zlib
+from itertools import accumulate, repeat
+from operator import and_
 from dataclasses import dataclass
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -29,6 +31,16 @@ class Image:
     pixels: bytes
 
 
+def _add_bytes(a: bytes, b: bytes) -> bytes:
+    """Bytewise ``(a + b) mod 256`` on whole rows at once: the low 7 bits of every byte are
+    added without carrying into the next byte, and the top bit is the XOR of the three."""
+    n = len(a)
+    x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
+    low = int.from_bytes(b"\x7f" * n, "little")
+    high = int.from_bytes(b"\x80" * n, "little")
+    return (((x & low) + (y & low)) ^ ((x ^ y) & high)).to_bytes(n, "little")
+
+
 def _unfilter(raw: bytes, width: int, height: int, bpp: int) -> bytearray:
     stride = width * bpp
     out = bytearray(stride * height)
@@ -44,11 +56,11 @@ def _unfilter(raw: bytes, width: int, height: int, bpp: int) -> bytearray:
         pos += 1 + stride
         if ftype == 0:
             pass
-        elif ftype == 1:  # Sub
-            for i in range(bpp, stride):
-                line[i] = (line[i] + line[i - bpp]) & 0xFF
-        elif ftype == 2:  # Up
-            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev))
+        elif ftype == 1:  # Sub: a running sum of each channel, modulo 256
+            for ch in range(bpp):
+                line[ch::bpp] = bytes(map(and_, accumulate(line[ch::bpp]), repeat(0xFF)))
+        elif ftype == 2:  # Up: bytewise addition of two rows, as two big integers
+            line = bytearray(_add_bytes(line, prev))
         elif ftype == 3:  # Average
             for i in range(stride):
                 left = line[i - bpp] if i >= bpp else 0
@@ -130,6 +142,8 @@ def decode(data: bytes) -> Image:
 
 
 def _over_black(rgb: bytes, alpha: bytes) -> bytes:
+    if alpha.count(0xFF) == len(alpha):  # opaque, as screenshots are
+        return bytes(rgb)
     return bytes((c * a + 127) // 255 for c, a in zip(rgb, alpha))
 
 

@@ -1,6 +1,7 @@
 import struct
 import unittest
 import zlib
+from pathlib import Path
 
 from offer_author import png
 
@@ -98,6 +99,21 @@ class DecodeTest(unittest.TestCase):
         bad_filter += _chunk(b"IDAT", zlib.compress(b"\x07\x00")) + _chunk(b"IEND", b"")
         with self.assertRaisesRegex(png.PngError, "filter type 7"):
             png.decode(bad_filter)
+
+
+GOLDEN = Path(__file__).resolve().parents[3] / "preview" / "tests" / "golden" / "offer_page_1080x1920.png"
+
+
+class EngineRenderedTest(unittest.TestCase):
+    def test_the_preview_renderers_golden_image(self):
+        """A PNG of the engine's own renderer (adaptive filters: Sub, Up and Paeth rows)."""
+        img = png.decode(GOLDEN.read_bytes())
+        self.assertEqual((img.width, img.height), (1080, 1920))
+        # The page's background, Color(0xFF1B1035), in a corner.
+        self.assertEqual(img.pixels[0:3], bytes([0x1B, 0x10, 0x35]))
+        self.assertEqual(png.compare(img, img).score, 1.0)
+        darker = png.Image(img.width, img.height, bytes(v // 2 for v in img.pixels))
+        self.assertLess(png.compare(img, darker).score, 1.0)
 
 
 def solid(width, height, rgb):
