@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from offer_author import __version__, config, export, png, signin
 from offer_author.client import (DEFAULT_BASE_URL, ApiError, Client, EngineUnreachable,
-                                 explain, is_credential_problem)
+                                 explain, is_credential_problem, is_refusal)
 from offer_author.keys import check_authoring_key, key_prefix
 from offer_author.secret_scan import scan
 
@@ -74,7 +75,18 @@ def _authed(args) -> tuple[Client, str]:
 
 
 def _api_fail(e: ApiError) -> Fail:
-    return Fail(explain(e), EXIT_CREDENTIALS if is_credential_problem(e) else EXIT_ENGINE)
+    if is_credential_problem(e):
+        return Fail(explain(e), EXIT_CREDENTIALS)
+    return Fail(explain(e), EXIT_NO if is_refusal(e) else EXIT_ENGINE)
+
+
+RUN_HEADER = "X-Authoring-Run"
+
+
+def _run_headers(args) -> dict:
+    """``X-Authoring-Run`` when the call belongs to an authoring run (--run or OFFER_RUN)."""
+    run = getattr(args, "run", None) or os.environ.get("OFFER_RUN")
+    return {RUN_HEADER: run} if run else {}
 
 
 def _read_text(path: str) -> str:
@@ -202,7 +214,8 @@ def cmd_validate(args) -> int:
     client, game = _authed(args)
     template, bindings = _page(args)
     _, doc = client.request("POST", _games_path(game, "validate"),
-                            {"template": template, "bindings": bindings})
+                            {"template": template, "bindings": bindings},
+                            headers=_run_headers(args))
     if args.json:
         _out(json.dumps(doc, indent=2))
     else:
@@ -219,7 +232,7 @@ def cmd_draft(args) -> int:
     body = {"template": template, "bindings": bindings}
     if args.page_id:
         body["page_id"] = args.page_id
-    _, doc = client.request("POST", _games_path(game, "draft"), body)
+    _, doc = client.request("POST", _games_path(game, "draft"), body, headers=_run_headers(args))
     _out(json.dumps({"page_id": doc["page_id"], "version": doc["version"]}))
     return EXIT_OK
 
@@ -227,7 +240,8 @@ def cmd_draft(args) -> int:
 def cmd_preview(args) -> int:
     client, game = _authed(args)
     _, doc = client.request("POST", _games_path(game, "preview"),
-                            {"page_id": args.page_id, "version": args.version})
+                            {"page_id": args.page_id, "version": args.version},
+                            headers=_run_headers(args))
     preview_id = doc["preview_id"]
     if not args.wait:
         _out(json.dumps({"preview_id": preview_id}))
@@ -294,12 +308,42 @@ def cmd_compare(args) -> int:
         "reference_size": list(result.reference_size),
     }
     _out(json.dumps(report))
-    if args.run:
+    run = args.run or os.environ.get("OFFER_RUN")
+    if run:
         client, game = _authed(args)
-        body = {"score": report["score"], "preview": Path(args.preview).name,
-                "reference": Path(args.reference).name}
-        _, doc = client.request("POST", _games_path(game, f"runs/{args.run}/comparisons"), body)
-        _out(json.dumps({"run": args.run, "recorded": doc}))
+        body = {"score": report["score"]}
+        preview_id = args.preview_id or _preview_id_of(Path(args.preview).name)
+        if preview_id:
+            body["preview_id"] = preview_id
+        _, doc = client.request("POST", _games_path(game, f"runs/{run}/comparisons"), body)
+        taken = doc.get("comparisons") if isinstance(doc, dict) else None
+        _out(json.dumps({"run_id": run, "recorded": True, "comparisons": taken}))
+    return EXIT_OK
+
+
+_UUID = re.compile(r"\A([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-\d+-")
+
+
+def _preview_id_of(name: str) -> str | None:
+    """The preview of a screenshot `preview --wait` saved (`<preview_id>-<n>-<w>x<h>.png`)."""
+    m = _UUID.match(name)
+    return m.group(1) if m else None
+
+
+def cmd_run_open(args) -> int:
+    client, game = _authed(args)
+    _, doc = client.request("POST", _games_path(game, "runs"), {"mode": args.mode})
+    _out(json.dumps({k: doc.get(k) for k in ("run_id", "mode", "expires_at")}))
+    if args.mode == "cloud":
+        _err("a cloud run takes no validate, draft or preview call until another developer "
+             "of the studio confirms it in the dashboard")
+    return EXIT_OK
+
+
+def cmd_run_show(args) -> int:
+    client, game = _authed(args)
+    _, doc = client.request("GET", _games_path(game, f"runs/{args.run_id}"))
+    _out(json.dumps(doc, indent=2))
     return EXIT_OK
 
 
@@ -345,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("file", metavar="FILE", help="the page's Dart source")
         s.add_argument("--bindings", required=True, metavar="JSON|@FILE",
                        help='the bindings, e.g. \'{"items": ["gems_100"], "title": "Sale"}\'')
+        s.add_argument("--run", metavar="RUN_ID", help="the authoring run this call belongs to "
+                       "(default: OFFER_RUN)")
         if name == "draft":
             s.add_argument("--page-id", help="add a version to this page")
         else:
@@ -357,14 +403,29 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--wait", action="store_true", help="wait for it and download the PNGs")
     s.add_argument("--wait-timeout", type=float, default=300.0, help="seconds (default 300)")
     s.add_argument("--out", metavar="DIR", help="where to save the screenshots (default .)")
+    s.add_argument("--run", metavar="RUN_ID", help="the authoring run this call belongs to "
+                   "(default: OFFER_RUN)")
     s.set_defaults(func=cmd_preview)
 
     s = sub.add_parser("compare", parents=[common], help="score a preview against a reference "
                        "screenshot (1 is identical)")
     s.add_argument("preview", metavar="PREVIEW_PNG")
     s.add_argument("reference", metavar="REFERENCE_PNG")
-    s.add_argument("--run", metavar="RUN_ID", help="report the score to this authoring run")
+    s.add_argument("--run", metavar="RUN_ID", help="report the score to this authoring run "
+                   "(default: OFFER_RUN; a run takes 3 comparisons)")
+    s.add_argument("--preview-id", help="the preview compared (default: read from a file name "
+                   "`preview --wait` saved)")
     s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("run", help="authoring runs: open one, or show one")
+    runs = s.add_subparsers(dest="run_command", required=True, metavar="open|show")
+    r = runs.add_parser("open", parents=[common], help="open a run (validate 4 times, "
+                        "compare 3 times)")
+    r.add_argument("--mode", choices=("local", "cloud"), default="local")
+    r.set_defaults(func=cmd_run_open)
+    r = runs.add_parser("show", parents=[common], help="a run and its calls")
+    r.add_argument("run_id", metavar="RUN_ID")
+    r.set_defaults(func=cmd_run_show)
     return p
 
 

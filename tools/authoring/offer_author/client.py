@@ -76,10 +76,11 @@ class Client:
         a, b = urllib.parse.urlsplit(self.base_url), urllib.parse.urlsplit(url)
         return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
 
-    def request(self, method: str, path: str, body=None, auth: bool = True):
+    def request(self, method: str, path: str, body=None, auth: bool = True,
+                headers: dict | None = None):
         """JSON in, JSON out: ``(status, parsed body or None)``; raises :class:`ApiError`."""
         data = None
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
@@ -165,11 +166,28 @@ def explain(err: ApiError, with_key: bool = True) -> str:
         if len(lines) == 1:
             lines[0] += " " + err.message
         return "\n".join(lines)
+    if code == "run_limit_reached":
+        limit, most = err.details.get("limit"), err.details.get("max")
+        what = {"validate": "validations (the first and three fix attempts)",
+                "comparison": "visual comparisons", "calls": "calls"}.get(limit, "calls")
+        most = f"{most} " if most is not None else ""
+        return (f"this authoring run has taken all its {most}{what}: open a new run with "
+                "`offer-author run open`, or go on without --run")
+    if code == "run_not_confirmed":
+        return ("this cloud run is not confirmed yet: another developer of the studio must "
+                "confirm it in the dashboard (nothing was done)")
+    if code == "second_member_required":
+        return "another developer of the studio (not the one who approved the key) must confirm"
     if code == "conflict":
         return f"conflict: {err.message}"
     if code == "unavailable":
         return "the engine is unavailable for a moment: try again"
     return f"{err.status} {code}: {err.message}"
+
+
+def is_refusal(err: ApiError) -> bool:
+    """A refusal of the run's rules rather than a failure: the answer is no."""
+    return err.code in ("run_limit_reached", "run_not_confirmed", "second_member_required")
 
 
 def is_credential_problem(err: ApiError) -> bool:

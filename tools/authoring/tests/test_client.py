@@ -206,6 +206,27 @@ class PreviewTest(StubTestCase):
         self.assertIn("layout overflow", err)
 
 
+class RunTest(StubTestCase):
+    def test_calls_name_their_run_and_refusals_exit_1(self):
+        self.sign_in()
+        self.stub.answer("POST", f"/v1/games/{GAME}/custom-pages/runs", 201,
+                         {"run_id": "r9", "mode": "local", "expires_at": "t", "calls": []})
+        code, out, _ = self.run_cli("run", "open")
+        self.assertEqual((code, json.loads(out)["run_id"]), (0, "r9"))
+        self.assertEqual(json.loads(self.stub.requests[-1][3]), {"mode": "local"})
+        page = Path(self.tmp.name) / "p.dart"
+        page.write_text("class P {}")
+        path = f"/v1/games/{GAME}/custom-pages/validate"
+        self.stub.answer("POST", path, 409, error("run_not_confirmed"))
+        with mock.patch.dict(os.environ, {"OFFER_RUN": "r9"}):
+            code, _, err = self.run_cli("validate", str(page), "--bindings", "{}")
+        self.assertEqual(code, 1)
+        self.assertIn("confirm", err)
+        self.assertEqual(self.stub.requests[-1][2]["X-Authoring-Run"], "r9")
+        code, _, _ = self.run_cli("validate", str(page), "--bindings", "{}")
+        self.assertNotIn("X-Authoring-Run", self.stub.requests[-1][2])
+
+
 class CompareTest(StubTestCase):
     def test_compare_prints_a_score_and_reports_it_to_the_run(self):
         self.sign_in()
@@ -217,10 +238,25 @@ class CompareTest(StubTestCase):
         self.assertEqual(code, 0)
         self.assertEqual(json.loads(out)["score"], 1.0)
         path = f"/v1/games/{GAME}/custom-pages/runs/r1/comparisons"
-        self.stub.answer("POST", path, 201, {"iteration": 1})
+        self.stub.answer("POST", path, 201, {"run_id": "r1", "comparisons": 1})
         code, out, _ = self.run_cli("compare", str(a), str(b), "--run", "r1")
         self.assertEqual(code, 0)
-        self.assertEqual(json.loads(self.stub.requests[-1][3])["score"], 1.0)
+        self.assertEqual(json.loads(self.stub.requests[-1][3]), {"score": 1.0})
+        self.assertEqual(json.loads(out.splitlines()[-1])["comparisons"], 1)
+
+        # A screenshot saved by `preview --wait` names its preview.
+        preview_id = "5f0c6a8e-1b2c-4d3e-8f40-123456789abc"
+        saved = Path(self.tmp.name) / f"{preview_id}-1-1080x1920.png"
+        saved.write_bytes(a.read_bytes())
+        self.stub.answers[("POST", path)].clear()
+        self.stub.answer("POST", path, 409, error("run_limit_reached", "run limit reached",
+                                                  {"limit": "comparison", "max": 3}))
+        code, _, err = self.run_cli("compare", str(saved), str(b), "--run", "r1")
+        self.assertEqual(code, 1)
+        self.assertEqual(json.loads(self.stub.requests[-1][3]),
+                         {"score": 1.0, "preview_id": preview_id})
+        self.assertIn("all its 3 visual comparisons", err)
+        self.assertIn("run open", err)
 
     def test_not_a_png(self):
         a = Path(self.tmp.name) / "a.png"
