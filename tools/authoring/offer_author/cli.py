@@ -239,9 +239,7 @@ def cmd_draft(args) -> int:
 
 def cmd_preview(args) -> int:
     client, game = _authed(args)
-    _, doc = client.request("POST", _games_path(game, "preview"),
-                            {"page_id": args.page_id, "version": args.version},
-                            headers=_run_headers(args))
+    doc = request_preview(client, game, args.page_id, args.version, _run_headers(args))
     preview_id = doc["preview_id"]
     if not args.wait:
         _out(json.dumps({"preview_id": preview_id}))
@@ -261,9 +259,30 @@ def cmd_preview(args) -> int:
     return EXIT_OK
 
 
+def request_preview(client: Client, game: str, page_id: str, version: int, headers: dict,
+                    sleep=None, tries: int = 4) -> dict:
+    """Queues a preview; a full build queue (503 `preview_queue_full`) or a busy engine
+    (503 `unavailable`) is retried after its `Retry-After` (at most 30 s), a few times."""
+    sleep = sleep or time.sleep
+    for attempt in range(tries):
+        try:
+            _, doc = client.request("POST", _games_path(game, "preview"),
+                                    {"page_id": page_id, "version": version}, headers=headers)
+            return doc
+        except ApiError as e:
+            if e.status != 503 or attempt == tries - 1:
+                raise
+            wait = min(max(e.retry_after or 2.0, 1.0), 30.0)
+            _err(f"the engine is busy ({e.code}); trying again in {wait:.0f} s")
+            sleep(wait)
+    raise AssertionError("unreachable")
+
+
 def wait_preview(client: Client, game: str, preview_id: str, timeout: float = 300.0,
-                 sleep=time.sleep, clock=time.monotonic) -> dict:
-    """Polls the preview until ``ready`` or ``failed`` (1 s, growing to 5 s between polls)."""
+                 sleep=None, clock=None) -> dict:
+    """Polls the preview until ``ready`` or ``failed`` (0.5 s, doubling to 5 s between
+    polls)."""
+    sleep, clock = sleep or time.sleep, clock or time.monotonic
     deadline = clock() + timeout
     delay = 0.5
     while True:

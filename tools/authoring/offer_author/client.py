@@ -180,6 +180,8 @@ def explain(err: ApiError, with_key: bool = True) -> str:
         return "another developer of the studio (not the one who approved the key) must confirm"
     if code == "conflict":
         return f"conflict: {err.message}"
+    if code == "preview_queue_full":
+        return "the engine's preview queue is full: try again in a moment"
     if code == "unavailable":
         return "the engine is unavailable for a moment: try again"
     return f"{err.status} {code}: {err.message}"

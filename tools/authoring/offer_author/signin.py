@@ -24,9 +24,9 @@ def start(client: Client) -> dict:
     return doc
 
 
-def poll(client: Client, started: dict, sleep=time.sleep, clock=time.monotonic,
-         on_wait=None) -> dict:
+def poll(client: Client, started: dict, sleep=None, clock=None, on_wait=None) -> dict:
     """Polls until the key is handed out; returns ``{key_id, authoring_key, expires_at}``."""
+    sleep, clock = sleep or time.sleep, clock or time.monotonic
     interval = max(1, int(started.get("interval") or 5))
     deadline = clock() + float(started.get("expires_in") or 600)
     while True:
