@@ -59,7 +59,7 @@ def collect(root: Path) -> Collected:
         for name in sorted(names):
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
-            if name == SDK_CONFIG:
+            if name.lower() == SDK_CONFIG:
                 result.skipped.append((rel, "the game's SDK configuration: never read"))
                 continue
             ext = path.suffix.lower()
