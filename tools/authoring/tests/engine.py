@@ -85,9 +85,9 @@ class Engine:
         for _ in self.proc.stdout:
             pass
 
-    def token(self, role="admin", studio="studio-e2e") -> str:
+    def token(self, role="admin", studio="studio-e2e", sub="operator") -> str:
         out = subprocess.run([str(self.binary), "token", "--studio", studio, "--role", role,
-                              "--ttl", "1h"], cwd=self.dir.name, env=self.env,
+                              "--sub", sub, "--ttl", "1h"], cwd=self.dir.name, env=self.env,
                              capture_output=True, check=True, timeout=60)
         return out.stdout.decode().strip()
 

@@ -17,6 +17,7 @@ import unittest
 import zlib
 from pathlib import Path
 
+from offer_author import png
 from offer_author.keys import _base62_fixed
 
 from tests.engine import REPO_ROOT, Engine, run_tool, start_tool
@@ -30,8 +31,8 @@ class EndToEnd(unittest.TestCase):
     def setUpClass(cls):
         cls.engine = Engine()
         try:
-            cls.admin = cls.engine.token("admin")
-            cls.developer = cls.engine.token("developer")
+            cls.admin = cls.engine.token("admin", sub="alice")
+            cls.developer = cls.engine.token("developer", sub="bob")
             status, game = cls.engine.api("POST", "/v1/games", {
                 "name": "Dragon Quest", "genre": "rpg",
                 "currencies": [{"currency_id": "gems", "kind": "hard"}]}, cls.admin)
@@ -217,3 +218,57 @@ class EndToEnd(unittest.TestCase):
                       json.dumps(BINDINGS))
         self.assertEqual(r.returncode, 1)
         self.assertIn("nothing was sent", r.stderr)
+    def test_a_run_counts_validations_and_comparisons(self):
+        issued = self.issue_key()
+        r = self.tool("login", "--key", issued["authoring_key"], "--game", self.game)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.tool("run", "open")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        run_id = json.loads(r.stdout)["run_id"]
+        bindings = json.dumps(BINDINGS)
+        # The first validation and three fix attempts; the fifth is refused.
+        for _ in range(4):
+            r = self.tool("validate", str(self.page), "--bindings", bindings, "--run", run_id)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = self.tool("validate", str(self.page), "--bindings", bindings, "--run", run_id)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("run open", r.stderr)
+        # Without the run, validation is not limited.
+        r = self.tool("validate", str(self.page), "--bindings", bindings)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+        a = Path(self.tmp.name) / "a.png"
+        b = Path(self.tmp.name) / "b.png"
+        a.write_bytes(png.encode_rgb(4, 4, bytes(48)))
+        b.write_bytes(png.encode_rgb(4, 4, bytes([255]) * 24 + bytes(24)))
+        for taken in (1, 2, 3):
+            r = self.tool("compare", str(a), str(b), "--run", run_id)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(json.loads(r.stdout.splitlines()[0])["score"], 0.5)
+            self.assertEqual(json.loads(r.stdout.splitlines()[1])["comparisons"], taken)
+        r = self.tool("compare", str(a), str(b), "--run", run_id)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("all its 3 visual comparisons", r.stderr)
+
+        r = self.tool("run", "show", run_id)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        run = json.loads(r.stdout)
+        self.assertEqual((run["validations"], run["comparisons"]), (4, 3))
+
+    def test_a_cloud_run_waits_for_a_second_member(self):
+        issued = self.issue_key()  # issued by the admin: the key's approver
+        r = self.tool("login", "--key", issued["authoring_key"], "--game", self.game)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.tool("run", "open", "--mode", "cloud")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        run_id = json.loads(r.stdout)["run_id"]
+        args = ("validate", str(self.page), "--bindings", json.dumps(BINDINGS), "--run", run_id)
+        r = self.tool(*args)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("confirm", r.stderr)
+        status, body = self.engine.api(
+            "POST", f"/v1/games/{self.game}/custom-pages/runs/{run_id}/confirm", None,
+            self.engine.token("developer", sub="carol"))
+        self.assertEqual(status, 200, body)
+        r = self.tool(*args)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
