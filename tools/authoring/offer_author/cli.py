@@ -16,6 +16,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 from offer_author import __version__, config, export, png, signin
 from offer_author.client import (DEFAULT_BASE_URL, ApiError, Client, EngineUnreachable,
@@ -121,8 +122,10 @@ def _page(args) -> tuple[str, dict]:
     return template, bindings
 
 
-def _games_path(game: str, rest: str) -> str:
-    return f"/v1/games/{game}/custom-pages/{rest}"
+def _games_path(game: str, *rest: str) -> str:
+    """``/v1/games/{game}/custom-pages/...``, every segment escaped (ids come from users)."""
+    segments = [quote(game, safe=""), "custom-pages", *(quote(r, safe="") for r in rest)]
+    return "/v1/games/" + "/".join(segments)
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -286,7 +289,7 @@ def wait_preview(client: Client, game: str, preview_id: str, timeout: float = 30
     deadline = clock() + timeout
     delay = 0.5
     while True:
-        _, status = client.request("GET", _games_path(game, f"preview/{preview_id}"))
+        _, status = client.request("GET", _games_path(game, "preview", preview_id))
         if status.get("status") in ("ready", "failed"):
             return status
         if clock() + delay > deadline:
@@ -334,7 +337,7 @@ def cmd_compare(args) -> int:
         preview_id = args.preview_id or _preview_id_of(Path(args.preview).name)
         if preview_id:
             body["preview_id"] = preview_id
-        _, doc = client.request("POST", _games_path(game, f"runs/{run}/comparisons"), body)
+        _, doc = client.request("POST", _games_path(game, "runs", run, "comparisons"), body)
         taken = doc.get("comparisons") if isinstance(doc, dict) else None
         _out(json.dumps({"run_id": run, "recorded": True, "comparisons": taken}))
     return EXIT_OK
@@ -361,7 +364,7 @@ def cmd_run_open(args) -> int:
 
 def cmd_run_show(args) -> int:
     client, game = _authed(args)
-    _, doc = client.request("GET", _games_path(game, f"runs/{args.run_id}"))
+    _, doc = client.request("GET", _games_path(game, "runs", args.run_id))
     _out(json.dumps(doc, indent=2))
     return EXIT_OK
 
