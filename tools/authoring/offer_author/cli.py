@@ -144,6 +144,9 @@ def cmd_login(args) -> int:
             record["game_id"] = args.game
         path = config.save_credentials(record)
         _out(f"Stored the authoring key {key_prefix(key)} in {path} (mode 0600).")
+        if not args.game:
+            _out("Pass --game GAME_ID (the key's game) to the commands, or log in again with "
+                 "--game to keep it.")
         return EXIT_OK
     client = Client(base, timeout=args.timeout)
     started = signin.start(client)
