@@ -109,6 +109,16 @@ class Engine:
             raw = e.read()
             return e.code, (json.loads(raw) if raw else None)
 
+    def upload(self, path, data: bytes, content_type: str, token: str):
+        """A raw body (an image) posted; ``(status, parsed body)``."""
+        req = urllib.request.Request(self.url + path, data=data, method="POST", headers={
+            "Content-Type": content_type, "Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()

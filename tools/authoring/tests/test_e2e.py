@@ -23,7 +23,22 @@ from offer_author.keys import _base62_fixed
 from tests.engine import REPO_ROOT, Engine, run_tool, start_tool
 
 FIXTURE = REPO_ROOT / "domain" / "tests" / "fixtures" / "offer_page.dart"
+# The preview renderer's golden image of the same page (500 Gems, the art of gem_art()).
+GOLDEN = REPO_ROOT / "preview" / "tests" / "golden" / "offer_page_1080x1920.png"
 BINDINGS = {"items": ["gems_100"], "title": "Spring sale", "discount": 40}
+
+
+def gem_art(side=64) -> bytes:
+    """The golden image's item art: a purple square with a gold disc (radius 20 of 64),
+    its edge smoothed by 4x4 supersampling."""
+    purple, gold = (120, 40, 200), (255, 200, 40)
+    pixels = bytearray()
+    for y in range(side):
+        for x in range(side):
+            inside = sum(((x + (i + 0.5) / 4 - 32) ** 2 + (y + (j + 0.5) / 4 - 32) ** 2) <= 400
+                         for i in range(4) for j in range(4)) / 16
+            pixels += bytes(round(p + (g - p) * inside) for p, g in zip(purple, gold))
+    return png.encode_rgb(side, side, bytes(pixels))
 
 
 class EndToEnd(unittest.TestCase):
@@ -38,9 +53,16 @@ class EndToEnd(unittest.TestCase):
                 "currencies": [{"currency_id": "gems", "kind": "hard"}]}, cls.admin)
             assert status == 201, (status, game)
             cls.game = game["game_id"]
+            status, art = cls.engine.upload(f"/v1/games/{cls.game}/assets", gem_art(),
+                                            "image/png", cls.admin)
+            assert status == 201, (status, art)
             status, body = cls.engine.api("POST", f"/v1/games/{cls.game}/items/bulk", {"items": [{
                 "item_id": "gems_100", "item_name": "100 Gems", "category": "currency_pack",
                 "currency_id": "gems", "quantity": 100, "price_usd": 0.99,
+                "is_consumable": True, "fallback_eligible": True}, {
+                "item_id": "gems_500", "item_name": "500 Gems", "category": "currency_pack",
+                "currency_id": "gems", "quantity": 500, "price_usd": 4.99,
+                "image": art["asset_id"],
                 "is_consumable": True, "fallback_eligible": True}]}, cls.admin)
             assert status in (200, 201), (status, body)
         except BaseException:
@@ -272,3 +294,50 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(status, 200, body)
         r = self.tool(*args)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+    def test_draft_preview_download_and_compare(self):
+        issued = self.issue_key()
+        r = self.tool("login", "--key", issued["authoring_key"], "--game", self.game)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        bindings = json.dumps(dict(BINDINGS, items=["gems_500"]))
+        r = self.tool("draft", str(self.page), "--bindings", bindings)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        saved = json.loads(r.stdout)
+
+        # Queued only: the preview's id.
+        r = self.tool("preview", "--page-id", saved["page_id"], "--version", "1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(json.loads(r.stdout)["preview_id"], r"^[0-9a-f-]{36}$")
+
+        # Waited for, and its screenshots downloaded with the key.
+        out = Path(self.tmp.name) / "shots"
+        r = self.tool("preview", "--page-id", saved["page_id"], "--version", "1", "--wait",
+                      "--out", str(out), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        shots = sorted(out.iterdir())
+        self.assertEqual(len(shots), 2, r.stdout)
+        sizes = []
+        for shot in shots:
+            img = png.decode(shot.read_bytes())
+            sizes.append((img.width, img.height))
+            self.assertTrue(shot.name.endswith(f"-{img.width}x{img.height}.png"), shot.name)
+        self.assertIn((1080, 1920), sizes)
+        phone = next(s for s in shots if s.name.endswith("-1080x1920.png"))
+
+        # The rendered page against the renderer's golden image of the same page and art:
+        # nearly identical; against a white page: far less alike.
+        r = self.tool("compare", str(phone), str(GOLDEN))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        alike = json.loads(r.stdout)["score"]
+        self.assertGreater(alike, 0.98)
+        white = Path(self.tmp.name) / "white.png"
+        white.write_bytes(png.encode_rgb(108, 192, b"\xff" * (108 * 192 * 3)))
+        r = self.tool("compare", str(phone), str(white))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertLess(json.loads(r.stdout)["score"], alike - 0.3)
+
+        # A preview of a version that does not exist.
+        r = self.tool("preview", "--page-id", saved["page_id"], "--version", "9")
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+        self.assertIn("not found", r.stderr)
