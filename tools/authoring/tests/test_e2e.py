@@ -310,10 +310,13 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertRegex(json.loads(r.stdout)["preview_id"], r"^[0-9a-f-]{36}$")
 
-        # Waited for, and its screenshots downloaded with the key.
+        # Waited for in an authoring run, and its screenshots downloaded with the key.
+        r = self.tool("run", "open")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        run_id = json.loads(r.stdout)["run_id"]
         out = Path(self.tmp.name) / "shots"
         r = self.tool("preview", "--page-id", saved["page_id"], "--version", "1", "--wait",
-                      "--out", str(out), timeout=120)
+                      "--out", str(out), "--run", run_id, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         shots = sorted(out.iterdir())
         self.assertEqual(len(shots), 2, r.stdout)
@@ -327,10 +330,20 @@ class EndToEnd(unittest.TestCase):
 
         # The rendered page against the renderer's golden image of the same page and art:
         # nearly identical; against a white page: far less alike.
-        r = self.tool("compare", str(phone), str(GOLDEN))
+        r = self.tool("compare", str(phone), str(GOLDEN), "--run", run_id)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        alike = json.loads(r.stdout)["score"]
+        alike = json.loads(r.stdout.splitlines()[0])["score"]
         self.assertGreater(alike, 0.98)
+        # The run holds the preview and the comparison, which names the preview compared
+        # (read from the screenshot's file name).
+        r = self.tool("run", "show", run_id)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        calls = json.loads(r.stdout)["calls"]
+        self.assertEqual([c["kind"] for c in calls], ["preview", "comparison"])
+        preview_id = calls[0]["outcome"]["preview_id"]
+        self.assertTrue(phone.name.startswith(preview_id))
+        self.assertEqual(calls[1]["outcome"]["preview_id"], preview_id)
+        self.assertEqual(calls[1]["outcome"]["score"], alike)
         white = Path(self.tmp.name) / "white.png"
         white.write_bytes(png.encode_rgb(108, 192, b"\xff" * (108 * 192 * 3)))
         r = self.tool("compare", str(phone), str(white))
