@@ -3,11 +3,22 @@
 //!
 //! Telemetry events feed the session's live features and the L1 model; money events go
 //! through the store's atomic wallet step (idempotent by `tx_id`). Currency enters wallets
-//! only through `currency_earned`; `purchase` records real-money revenue.
+//! only through `currency_earned`; `purchase` records real-money revenue and puts its
+//! non-currency items in the player's inventory, which `item_used` takes them out of.
+//!
+//! A purchase's items go through the store's inventory step after its wallet step, under
+//! the same `tx_id`, when the wallet step applied it or recognised it as a replay: each step
+//! is idempotent on its own, so a purchase retried after a failure between the two adds its
+//! items exactly once, and a replay adds nothing. Each listed non-currency item adds its
+//! catalogue `quantity` units (1 when it has none); currency packs and ids that are no
+//! catalogue item add nothing.
 
 use chrono::{DateTime, Utc};
+use offer_actors::game::GameView;
 use offer_actors::session::SessionChange;
 use offer_actors::{GameHandle, SessionHandle};
+use offer_domain::catalogue::Item;
+use offer_domain::category::Category;
 use offer_domain::environment::Environment;
 use offer_domain::fsr::cohort_of;
 use offer_domain::game::Game;
@@ -18,7 +29,8 @@ use uuid::Uuid;
 
 use super::Services;
 use super::{ServiceError, ServiceResult};
-use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+use crate::store::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome, Items};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError};
 use offer_wire::event::SdkEvent;
 
 /// Largest amount of one money event.
@@ -29,7 +41,7 @@ const MAX_AMOUNT: i64 = 1_000_000_000;
 pub struct Rejected {
     /// Position in the batch.
     pub index: usize,
-    /// `insufficient_funds` or `sdk_disabled`.
+    /// `insufficient_funds`, `insufficient_items`, `tx_id_reused` or `sdk_disabled`.
     pub code: &'static str,
     /// Explanation.
     pub message: String,
@@ -56,6 +68,15 @@ pub enum Refusal {
         /// The refused amount.
         amount: i64,
     },
+    /// An `item_used` above the count the player holds.
+    InsufficientItems {
+        /// The item.
+        item_id: String,
+        /// How many the player holds.
+        held: i64,
+        /// The refused quantity.
+        quantity: i64,
+    },
     /// The `tx_id` was already used for a different change.
     TxIdReused {
         /// The reused id.
@@ -70,6 +91,7 @@ impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
             Self::InsufficientFunds { .. } => "insufficient_funds",
+            Self::InsufficientItems { .. } => "insufficient_items",
             Self::TxIdReused { .. } => "tx_id_reused",
             Self::SdkDisabled => "sdk_disabled",
         }
@@ -83,6 +105,11 @@ impl Refusal {
                 balance,
                 amount,
             } => format!("balance of {currency_id} is {balance}, below {amount}"),
+            Self::InsufficientItems {
+                item_id,
+                held,
+                quantity,
+            } => format!("the player holds {held} of {item_id}, below {quantity}"),
             Self::TxIdReused { tx_id } => {
                 format!("tx_id `{tx_id}` was already used for a different change")
             }
@@ -94,8 +121,13 @@ impl Refusal {
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
-    /// Applied (or an idempotent replay); the new balance of a money event.
-    Accepted(Option<Balance>),
+    /// Applied (or an idempotent replay).
+    Accepted {
+        /// The new balance of a currency event.
+        balance: Option<Balance>,
+        /// The player's inventory after a purchase or an `item_used`.
+        inventory: Option<Items>,
+    },
     /// Refused; nothing changed.
     Rejected(Refusal),
 }
@@ -105,11 +137,19 @@ pub enum Applied {
 /// through the admin import.
 const MAX_CLOCK_SKEW_HOURS: i64 = 24;
 
+impl Applied {
+    /// Accepted, changing no wallet and no inventory.
+    const NOTHING: Self = Self::Accepted {
+        balance: None,
+        inventory: None,
+    };
+}
+
 /// Checks every event of a batch before any is applied, so a bad batch changes nothing.
-pub fn validate_all(game: &Game, events: &[SdkEvent]) -> ServiceResult<()> {
+pub fn validate_all(view: &GameView, events: &[SdkEvent]) -> ServiceResult<()> {
     let mut errors = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        if let Err(reason) = validate(game, e) {
+        if let Err(reason) = validate(view, e) {
             errors.push(offer_domain::validation::FieldError::new("events", reason).at(i));
         }
     }
@@ -120,8 +160,45 @@ pub fn validate_all(game: &Game, events: &[SdkEvent]) -> ServiceResult<()> {
     }
 }
 
-/// Checks one event.
-pub fn validate(game: &Game, e: &SdkEvent) -> Result<(), String> {
+/// Checks one event against the game and its catalogue.
+pub fn validate(view: &GameView, e: &SdkEvent) -> Result<(), String> {
+    validate_live(&view.game, e)?;
+    if let SdkEvent::ItemUsed { item_id, .. } = e {
+        match find_item(&view.items, item_id) {
+            None => return Err(format!("item_id: unknown item `{item_id}`")),
+            Some(item) if item.category == Category::Currency => {
+                return Err(format!(
+                    "item_id: `{item_id}` is a currency pack, never held as an item; \
+                     currency leaves wallets through currency_spent"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// A catalogue item (soft-deleted ones included: a player keeps what it bought).
+fn find_item<'a>(items: &'a [Item], item_id: &str) -> Option<&'a Item> {
+    items
+        .binary_search_by(|i| i.item_id.as_str().cmp(item_id))
+        .ok()
+        .and_then(|at| items.get(at))
+}
+
+/// What a purchase of `item_ids` puts in the inventory: each non-currency catalogue item's
+/// `quantity` units, or 1.
+fn granted(items: &[Item], item_ids: &[String]) -> Vec<(String, i64)> {
+    item_ids
+        .iter()
+        .filter_map(|id| find_item(items, id))
+        .filter(|item| item.category != Category::Currency)
+        .map(|item| (item.item_id.clone(), item.quantity.unwrap_or(1)))
+        .collect()
+}
+
+/// Checks one event's fields and its time.
+fn validate_live(game: &Game, e: &SdkEvent) -> Result<(), String> {
     if let Some(ts) = e.ts()
         && (ts - Utc::now()).num_hours().abs() >= MAX_CLOCK_SKEW_HOURS
     {
@@ -190,6 +267,23 @@ pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
             }
             Ok(())
         }
+        SdkEvent::ItemUsed {
+            item_id,
+            quantity,
+            tx_id,
+            ..
+        } => {
+            tx(tx_id)?;
+            if !is_snake_case(item_id, MAX_ID_LEN) {
+                return Err(format!(
+                    "item_id: `{item_id}` is not a catalogue item id (snake_case)"
+                ));
+            }
+            if !(1..=MAX_AMOUNT).contains(quantity) {
+                return Err(format!("quantity must be between 1 and {MAX_AMOUNT}"));
+            }
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -221,22 +315,60 @@ pub async fn apply(
         import: false,
         cohort: player.install_day.map(cohort_of),
     };
+    let items = |tx_id: &str, change: InventoryChange| InventoryOp {
+        game_id: info.game_id,
+        env,
+        player_id: info.player_id.clone(),
+        tx_id: tx_id.to_owned(),
+        change,
+    };
     let op = match event {
         SdkEvent::SessionStart { .. } => {
             session.touch();
-            return Ok(Applied::Accepted(None));
+            return Ok(Applied::NOTHING);
         }
         SdkEvent::OfferShown { offer_id, .. } => {
             session.event_seen();
             super::offers::learn(state, game, *offer_id, false);
-            return Ok(Applied::Accepted(None));
+            return Ok(Applied::NOTHING);
         }
         SdkEvent::CurrencyLow { .. }
         | SdkEvent::FirstLoss { .. }
         | SdkEvent::BossRaid { .. }
         | SdkEvent::OfferDismissed { .. } => {
             session.event_seen();
-            return Ok(Applied::Accepted(None));
+            return Ok(Applied::NOTHING);
+        }
+        SdkEvent::ItemUsed {
+            item_id,
+            quantity,
+            tx_id,
+            ..
+        } => {
+            session.event_seen();
+            let change = InventoryChange::Use {
+                item_id: item_id.clone(),
+                quantity: *quantity,
+            };
+            let outcome = inventory::apply(state.store.as_ref(), &items(tx_id, change)).await?;
+            return Ok(match outcome {
+                InventoryOutcome::Applied(now) | InventoryOutcome::Duplicate(now) => {
+                    Applied::Accepted {
+                        balance: None,
+                        inventory: Some(now),
+                    }
+                }
+                InventoryOutcome::Insufficient { held } => {
+                    Applied::Rejected(Refusal::InsufficientItems {
+                        item_id: item_id.clone(),
+                        held,
+                        quantity: *quantity,
+                    })
+                }
+                InventoryOutcome::TxConflict => Applied::Rejected(Refusal::TxIdReused {
+                    tx_id: tx_id.clone(),
+                }),
+            });
         }
         SdkEvent::CurrencyEarned {
             currency_id,
@@ -260,33 +392,56 @@ pub async fn apply(
         } => money(MoneyKind::Purchase, "", *price_cents, tx_id, ts),
     };
     session.event_seen();
-    Ok(match state.store.apply_money(&op).await? {
-        MoneyOutcome::Applied { balance } => {
-            if let SdkEvent::Purchase {
-                offer_id,
-                price_cents,
-                ..
-            } = event
-            {
-                session.change(SessionChange::Spent(*price_cents));
-                if let Some(offer_id) = offer_id {
-                    super::offers::learn(state, game, *offer_id, true);
+    let outcome = state.store.apply_money(&op).await?;
+    if let (
+        MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. },
+        SdkEvent::Purchase { item_ids, .. },
+    ) = (&outcome, event)
+    {
+        let grant = granted(&game.view().items, item_ids);
+        let inventory = if grant.is_empty() {
+            None
+        } else {
+            let step = items(&op.tx_id, InventoryChange::Add(grant));
+            match inventory::apply(state.store.as_ref(), &step).await? {
+                InventoryOutcome::Applied(now) | InventoryOutcome::Duplicate(now) => Some(now),
+                // The wallet step accepted this tx_id for this purchase, so its inventory
+                // record can only be this purchase's; anything else is not the client's doing.
+                InventoryOutcome::Insufficient { .. } | InventoryOutcome::TxConflict => {
+                    return Err(StoreError::Corrupt(format!(
+                        "the inventory record of tx_id `{}` disagrees",
+                        op.tx_id
+                    ))
+                    .into());
                 }
-                Applied::Accepted(None)
-            } else {
-                Applied::Accepted(Some(Balance {
-                    currency_id: op.currency_id,
-                    balance,
-                }))
+            }
+        };
+        if let (MoneyOutcome::Applied { .. }, SdkEvent::Purchase {
+            offer_id,
+            price_cents,
+            ..
+        }) = (&outcome, event)
+        {
+            session.change(SessionChange::Spent(*price_cents));
+            if let Some(offer_id) = offer_id {
+                super::offers::learn(state, game, *offer_id, true);
             }
         }
-        MoneyOutcome::Duplicate { balance } => match op.kind {
-            MoneyKind::Purchase => Applied::Accepted(None),
-            _ => Applied::Accepted(Some(Balance {
-                currency_id: op.currency_id,
-                balance,
-            })),
-        },
+        return Ok(Applied::Accepted {
+            balance: None,
+            inventory,
+        });
+    }
+    Ok(match outcome {
+        MoneyOutcome::Applied { balance } | MoneyOutcome::Duplicate { balance } => {
+            Applied::Accepted {
+                balance: Some(Balance {
+                    currency_id: op.currency_id,
+                    balance,
+                }),
+                inventory: None,
+            }
+        }
         MoneyOutcome::InsufficientFunds { balance } => {
             Applied::Rejected(Refusal::InsufficientFunds {
                 currency_id: op.currency_id,
@@ -327,7 +482,7 @@ pub async fn apply_batch(
             "at most {MAX_BATCH} events per call"
         )));
     }
-    validate_all(&game.view().game, events)?;
+    validate_all(&game.view(), events)?;
     if !game.view().kill_switch.level.allows_sdk() {
         return Err(ServiceError::SdkDisabled);
     }
@@ -339,7 +494,7 @@ pub async fn apply_batch(
     };
     for (index, event) in events.iter().enumerate() {
         match apply(state, game, &session, env, event).await? {
-            Applied::Accepted(_) => outcome.accepted += 1,
+            Applied::Accepted { .. } => outcome.accepted += 1,
             Applied::Rejected(refusal) => outcome.rejected.push(Rejected {
                 index,
                 code: refusal.code(),

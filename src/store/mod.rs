@@ -13,6 +13,7 @@
 //! decision records and short-lived documents that expire by themselves.
 
 pub mod codec;
+pub mod inventory;
 pub mod keys;
 pub mod redis;
 pub mod sqlite;
