@@ -416,11 +416,14 @@ pub async fn apply(
                 }
             }
         };
-        if let (MoneyOutcome::Applied { .. }, SdkEvent::Purchase {
-            offer_id,
-            price_cents,
-            ..
-        }) = (&outcome, event)
+        if let (
+            MoneyOutcome::Applied { .. },
+            SdkEvent::Purchase {
+                offer_id,
+                price_cents,
+                ..
+            },
+        ) = (&outcome, event)
         {
             session.change(SessionChange::Spent(*price_cents));
             if let Some(offer_id) = offer_id {

@@ -475,12 +475,17 @@ impl Conn {
         .await
         {
             Ok(events::Applied::Accepted { balance, inventory }) => {
-                let balance = balance.map(|events::Balance { currency_id, balance }| {
-                    ServerMessage::Balance {
-                        currency_id,
-                        balance,
-                    }
-                });
+                let balance = balance.map(
+                    |events::Balance {
+                         currency_id,
+                         balance,
+                     }| {
+                        ServerMessage::Balance {
+                            currency_id,
+                            balance,
+                        }
+                    },
+                );
                 let inventory = inventory.map(|held| ServerMessage::Inventory {
                     items: InventoryItem::list(held),
                 });

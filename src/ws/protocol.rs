@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::service::offers::TriggerContext;
 use crate::service::inventory::InventoryItem;
+use crate::service::offers::TriggerContext;
 use offer_wire::event::SdkEvent;
 
 /// The JSON subprotocol.

@@ -14,10 +14,10 @@ use super::ws_client::{Client, Fmt, assert_fields, connect, event, fresh};
 /// The store shelf plus a stack of 3 potions (a consumable sold with a `quantity`).
 fn shelf_with_potions() -> Value {
     let mut items = store_shelf();
-    items
-        .as_array_mut()
-        .expect("a list")
-        .push(with(item("potion", "consumable", 0.99), json!({"quantity": 3})));
+    items.as_array_mut().expect("a list").push(with(
+        item("potion", "consumable", 0.99),
+        json!({"quantity": 3}),
+    ));
     items
 }
 
@@ -186,9 +186,12 @@ async fn over_rest_item_used_is_refused_in_the_batch_answer() {
         json!({"index": 3, "code": "insufficient_items"}),
     );
     // An unknown item refuses the whole batch, before anything is applied.
-    send(json!([item_used("potion", 1, "u3"), item_used("shield", 1, "u4")]))
-        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
-        .await;
+    send(json!([
+        item_used("potion", 1, "u3"),
+        item_used("shield", 1, "u4")
+    ]))
+    .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+    .await;
     let player = app
         .get_json(format!("/v1/games/{}/players/rest-player", sdk.game))
         .await;
