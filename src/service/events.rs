@@ -30,7 +30,7 @@ use uuid::Uuid;
 use super::Services;
 use super::{ServiceError, ServiceResult};
 use crate::store::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome, Items};
-use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError};
+use crate::store::{BusMessage, MoneyKind, MoneyOp, MoneyOutcome, StoreError};
 use offer_wire::event::SdkEvent;
 
 /// Largest amount of one money event.
@@ -288,6 +288,31 @@ pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
     }
 }
 
+/// Where an event came from, which decides who hears of an inventory change it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The session's own socket, which answers it with the inventory: the player's other
+    /// sessions hear of it.
+    Socket,
+    /// `POST /v1/sdk/events`: every session of the player hears of it, this one included.
+    Rest,
+}
+
+/// Tells every node that a player's inventory changed, so that each pushes it to the
+/// player's sessions there. The change is stored: a bus that fails only costs the push.
+async fn announce_inventory(state: &Services, session: &SessionHandle, origin: Origin) {
+    let info = session.info();
+    let msg = BusMessage::InventoryChanged {
+        game_id: info.game_id,
+        env: info.env,
+        player_id: info.player_id.clone(),
+        answered: (origin == Origin::Socket).then_some(info.session_id),
+    };
+    if let Err(e) = state.store.publish(&msg).await {
+        tracing::warn!(game_id = %info.game_id, error = %e, "inventory push not published");
+    }
+}
+
 /// Applies one validated event for a session.
 pub async fn apply(
     state: &Services,
@@ -295,6 +320,7 @@ pub async fn apply(
     session: &SessionHandle,
     env: Environment,
     event: &SdkEvent,
+    origin: Origin,
 ) -> ServiceResult<Applied> {
     let info = session.info();
     let player = session.player(false);
@@ -351,6 +377,9 @@ pub async fn apply(
                 quantity: *quantity,
             };
             let outcome = inventory::apply(state.store.as_ref(), &items(tx_id, change)).await?;
+            if let InventoryOutcome::Applied(_) = outcome {
+                announce_inventory(state, session, origin).await;
+            }
             return Ok(match outcome {
                 InventoryOutcome::Applied(now) | InventoryOutcome::Duplicate(now) => {
                     Applied::Accepted {
@@ -404,7 +433,11 @@ pub async fn apply(
         } else {
             let step = items(&op.tx_id, InventoryChange::Add(grant));
             match inventory::apply(state.store.as_ref(), &step).await? {
-                InventoryOutcome::Applied(now) | InventoryOutcome::Duplicate(now) => Some(now),
+                InventoryOutcome::Applied(now) => {
+                    announce_inventory(state, session, origin).await;
+                    Some(now)
+                }
+                InventoryOutcome::Duplicate(now) => Some(now),
                 // The wallet step accepted this tx_id for this purchase, so its inventory
                 // record can only be this purchase's; anything else is not the client's doing.
                 InventoryOutcome::Insufficient { .. } | InventoryOutcome::TxConflict => {
@@ -496,7 +529,7 @@ pub async fn apply_batch(
         rejected: Vec::new(),
     };
     for (index, event) in events.iter().enumerate() {
-        match apply(state, game, &session, env, event).await? {
+        match apply(state, game, &session, env, event, Origin::Rest).await? {
             Applied::Accepted { .. } => outcome.accepted += 1,
             Applied::Rejected(refusal) => outcome.rejected.push(Rejected {
                 index,

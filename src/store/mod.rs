@@ -246,6 +246,17 @@ pub enum BusMessage {
         /// (reloading it could race with its next local change).
         origin: Uuid,
     },
+    /// A player's inventory changed: push it to the player's sessions of that environment.
+    InventoryChanged {
+        /// The game.
+        game_id: Uuid,
+        /// Production or sandbox.
+        env: Environment,
+        /// The player.
+        player_id: String,
+        /// The session whose socket already got the inventory as its answer, if any.
+        answered: Option<Uuid>,
+    },
     /// A credential was revoked: drop it from every node's cache.
     KeyRevoked {
         /// SHA-256 of the key, hex.

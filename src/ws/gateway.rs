@@ -471,6 +471,7 @@ impl Conn {
             &session,
             self.caller.env,
             &event,
+            events::Origin::Socket,
         )
         .await
         {

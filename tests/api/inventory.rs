@@ -201,3 +201,34 @@ async fn over_rest_item_used_is_refused_in_the_batch_answer() {
     );
     assert_eq!(player["balances"]["gems"], 0);
 }
+
+#[tokio::test]
+async fn every_session_of_the_player_hears_of_a_change_from_either_surface() {
+    let app = spawn_app().await;
+    let (sdk, mut first, session) = ready_client(&app).await;
+    // A second session of the same player (another device).
+    let mut second = connect(&app, &sdk.key, Fmt::MsgPack).await;
+    second
+        .send(json!({"type": "hello", "session_id": Uuid::new_v4(), "player_id": format!("p-{session}")}))
+        .await;
+    assert_fields(
+        &second.recv().await,
+        json!({"type": "ready", "inventory": []}),
+    );
+    // A purchase sent over REST reaches both sockets.
+    app.post(
+        "/v1/sdk/events",
+        json!({"session_id": session, "events": [purchase(&["sword"], "b1")]}),
+    )
+    .token(&sdk.key)
+    .expect(StatusCode::ACCEPTED)
+    .await;
+    let sword = json!({"type": "inventory", "items": [{"item_id": "sword", "quantity": 1}]});
+    assert_fields(&first.recv_type("inventory").await, sword.clone());
+    assert_fields(&second.recv_type("inventory").await, sword);
+    // A use on one socket is its answer there and a push on the other.
+    first.send(event(item_used("sword", 1, "u1"))).await;
+    let empty = json!({"type": "inventory", "items": []});
+    assert_fields(&first.recv_answer().await, empty.clone());
+    assert_fields(&second.recv_type("inventory").await, empty);
+}
