@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, earned, item, store_shelf, with};
-use super::helpers::{TestApp, spawn_app};
+use super::helpers::{TestApp, shared_backend, spawn_app, spawn_app_on};
 use super::ws_client::{Client, Fmt, assert_fields, connect, event, fresh};
 
 /// The store shelf plus a stack of 3 potions (a consumable sold with a `quantity`).
@@ -231,4 +231,28 @@ async fn every_session_of_the_player_hears_of_a_change_from_either_surface() {
     let empty = json!({"type": "inventory", "items": []});
     assert_fields(&first.recv_answer().await, empty.clone());
     assert_fields(&second.recv_type("inventory").await, empty);
+}
+
+#[tokio::test]
+async fn a_change_on_one_node_reaches_the_players_socket_on_another() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    let sdk = a.game_with(shelf_with_potions()).await;
+    let session = fresh(&sdk.game);
+    let mut on_b = connect(&b, &sdk.key, Fmt::Json).await;
+    assert_fields(
+        &on_b.hello(session, None).await,
+        json!({"type": "ready", "inventory": []}),
+    );
+    // The same player on node A (another device) buys potions.
+    let mut on_a = connect(&a, &sdk.key, Fmt::Json).await;
+    on_a.send(
+        json!({"type": "hello", "session_id": Uuid::new_v4(), "player_id": format!("p-{session}")}),
+    )
+    .await;
+    on_a.recv_type("ready").await;
+    on_a.send(event(purchase(&["potion"], "b1"))).await;
+    let potions = json!({"type": "inventory", "items": [{"item_id": "potion", "quantity": 3}]});
+    assert_fields(&on_a.recv_answer().await, potions.clone());
+    assert_fields(&on_b.recv_type("inventory").await, potions);
 }
