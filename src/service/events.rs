@@ -14,7 +14,6 @@
 //! catalogue item add nothing.
 
 use chrono::{DateTime, Utc};
-use offer_actors::game::GameView;
 use offer_actors::session::SessionChange;
 use offer_actors::{GameHandle, SessionHandle};
 use offer_domain::catalogue::Item;
@@ -146,10 +145,10 @@ impl Applied {
 }
 
 /// Checks every event of a batch before any is applied, so a bad batch changes nothing.
-pub fn validate_all(view: &GameView, events: &[SdkEvent]) -> ServiceResult<()> {
+pub fn validate_all(game: &Game, items: &[Item], events: &[SdkEvent]) -> ServiceResult<()> {
     let mut errors = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        if let Err(reason) = validate(view, e) {
+        if let Err(reason) = validate(game, items, e) {
             errors.push(offer_domain::validation::FieldError::new("events", reason).at(i));
         }
     }
@@ -160,11 +159,11 @@ pub fn validate_all(view: &GameView, events: &[SdkEvent]) -> ServiceResult<()> {
     }
 }
 
-/// Checks one event against the game and its catalogue.
-pub fn validate(view: &GameView, e: &SdkEvent) -> Result<(), String> {
-    validate_live(&view.game, e)?;
+/// Checks one event against the game and its catalogue (every item, sorted by `item_id`).
+pub fn validate(game: &Game, items: &[Item], e: &SdkEvent) -> Result<(), String> {
+    validate_live(game, e)?;
     if let SdkEvent::ItemUsed { item_id, .. } = e {
-        match find_item(&view.items, item_id) {
+        match find_item(items, item_id) {
             None => return Err(format!("item_id: unknown item `{item_id}`")),
             Some(item) if item.category == Category::Currency => {
                 return Err(format!(
@@ -518,7 +517,9 @@ pub async fn apply_batch(
             "at most {MAX_BATCH} events per call"
         )));
     }
-    validate_all(&game.view(), events)?;
+    let view = game.view();
+    validate_all(&view.game, &view.items, events)?;
+    drop(view);
     if !game.view().kill_switch.level.allows_sdk() {
         return Err(ServiceError::SdkDisabled);
     }
@@ -568,17 +569,17 @@ mod tests {
     #[test]
     fn a_money_event_names_a_currency_of_the_game_and_a_positive_bounded_amount() {
         let game = game();
-        assert_eq!(validate(&game, &earned("gems", 5, "t1")), Ok(()));
-        assert!(validate(&game, &earned("silver", 5, "t1")).is_err());
-        assert!(validate(&game, &earned("gems", 0, "t1")).is_err());
-        assert!(validate(&game, &earned("gems", MAX_AMOUNT + 1, "t1")).is_err());
-        assert!(validate(&game, &earned("gems", 5, "")).is_err());
+        assert_eq!(validate(&game, &[], &earned("gems", 5, "t1")), Ok(()));
+        assert!(validate(&game, &[], &earned("silver", 5, "t1")).is_err());
+        assert!(validate(&game, &[], &earned("gems", 0, "t1")).is_err());
+        assert!(validate(&game, &[], &earned("gems", MAX_AMOUNT + 1, "t1")).is_err());
+        assert!(validate(&game, &[], &earned("gems", 5, "")).is_err());
         // The length of a tx_id is counted in characters, as its schema says.
         assert_eq!(
-            validate(&game, &earned("gems", 5, &"é".repeat(128))),
+            validate(&game, &[], &earned("gems", 5, &"é".repeat(128))),
             Ok(())
         );
-        assert!(validate(&game, &earned("gems", 5, &"é".repeat(129))).is_err());
+        assert!(validate(&game, &[], &earned("gems", 5, &"é".repeat(129))).is_err());
     }
 
     #[test]
@@ -590,8 +591,11 @@ mod tests {
             tx_id: "p1".into(),
             ts: None,
         };
-        assert_eq!(validate(&game(), &purchase(&["gems_100", "sword"])), Ok(()));
-        assert!(validate(&game(), &purchase(&["Gems 100"])).is_err());
+        assert_eq!(
+            validate(&game(), &[], &purchase(&["gems_100", "sword"])),
+            Ok(())
+        );
+        assert!(validate(&game(), &[], &purchase(&["Gems 100"])).is_err());
     }
 
     #[test]
@@ -600,9 +604,9 @@ mod tests {
         let at = |hours: i64| SdkEvent::FirstLoss {
             ts: Some(Utc::now() + chrono::Duration::hours(hours)),
         };
-        assert_eq!(validate(&game, &at(23)), Ok(()));
-        assert!(validate(&game, &at(-25)).is_err());
-        assert!(validate(&game, &at(25)).is_err());
+        assert_eq!(validate(&game, &[], &at(23)), Ok(()));
+        assert!(validate(&game, &[], &at(-25)).is_err());
+        assert!(validate(&game, &[], &at(25)).is_err());
     }
 
     #[test]
@@ -613,7 +617,7 @@ mod tests {
             earned("gems", 1, "b"),
             earned("gems", -1, "c"),
         ];
-        let Err(ServiceError::Validation(errors)) = validate_all(&game, &batch) else {
+        let Err(ServiceError::Validation(errors)) = validate_all(&game, &[], &batch) else {
             panic!("expected a validation error");
         };
         let indexes: Vec<_> = errors.iter().map(|e| e.index).collect();
@@ -634,5 +638,63 @@ mod tests {
             "tx_id_reused"
         );
         assert_eq!(Refusal::SdkDisabled.code(), "sdk_disabled");
+    }
+
+    /// A gem pack, a stack of 3 potions and a sword, sorted by id as the game view keeps them.
+    fn catalogue() -> Vec<Item> {
+        vec![
+            Item {
+                quantity: Some(100),
+                ..testing::item("gems_100", Category::Currency, 99, 1.0)
+            },
+            Item {
+                quantity: Some(3),
+                ..testing::item("potion", Category::Consumable, 99, 1.0)
+            },
+            testing::item("sword", Category::Equipment, 499, 5.0),
+        ]
+    }
+
+    #[test]
+    fn a_purchase_grants_its_non_currency_items_by_quantity() {
+        let ids: Vec<String> = ["gems_100", "potion", "sword", "shield", "sword"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(
+            granted(&catalogue(), &ids),
+            vec![
+                ("potion".to_owned(), 3),
+                ("sword".to_owned(), 1),
+                ("sword".to_owned(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn item_used_names_a_held_kind_of_catalogue_item() {
+        let used = |item_id: &str, quantity: i64| SdkEvent::ItemUsed {
+            item_id: item_id.into(),
+            quantity,
+            tx_id: "u1".into(),
+            ts: None,
+        };
+        let (game, items) = (game(), catalogue());
+        assert_eq!(validate(&game, &items, &used("potion", 1)), Ok(()));
+        assert_eq!(validate(&game, &items, &used("sword", 2)), Ok(()));
+        for bad in [
+            used("shield", 1),
+            used("gems_100", 1),
+            used("potion", 0),
+            used("Potion", 1),
+        ] {
+            assert!(validate(&game, &items, &bad).is_err(), "{bad:?}");
+        }
+        let refusal = Refusal::InsufficientItems {
+            item_id: "potion".into(),
+            held: 1,
+            quantity: 2,
+        };
+        assert_eq!(refusal.code(), "insufficient_items");
     }
 }

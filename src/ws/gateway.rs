@@ -454,7 +454,7 @@ impl Conn {
         };
         let (session, game) = (live.session.clone(), live.game.clone());
         let view = game.view();
-        if let Err(reason) = events::validate(&view, &event) {
+        if let Err(reason) = events::validate(&view.game, &view.items, &event) {
             return self
                 .reply(ServerMessage::error("validation_failed", reason))
                 .await;
