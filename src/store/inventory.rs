@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use offer_domain::environment::Environment;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{Collection, Store, StoreError, StoreResult};
@@ -25,8 +26,9 @@ use super::{Collection, Store, StoreError, StoreResult};
 /// The collection of a game's inventories.
 const INVENTORY: &str = "inventory";
 
-/// How many recent `tx_id`s one player's inventory remembers.
-pub const MAX_TX_RECORDS: usize = 256;
+/// How many recent `tx_id`s one player's inventory remembers. A record is a `tx_id` (at
+/// most 128 characters) and a 64-character fingerprint, so they take at most about 80 KiB.
+pub const MAX_TX_RECORDS: usize = 128;
 
 /// Attempts of one step against concurrent writers of the same player before it gives up
 /// (as unavailable: the client retries).
@@ -65,15 +67,20 @@ pub struct InventoryOp {
 }
 
 impl InventoryOp {
-    /// What a replay of this `tx_id` must match.
+    /// What a replay of this `tx_id` must match: a SHA-256 of the change, so that a record
+    /// stays small however many items the change names.
     fn fingerprint(&self) -> String {
-        match &self.change {
+        let change = match &self.change {
             InventoryChange::Add(items) => {
                 let parts: Vec<String> = items.iter().map(|(i, n)| format!("{i}:{n}")).collect();
                 format!("add|{}", parts.join(","))
             }
             InventoryChange::Use { item_id, quantity } => format!("use|{item_id}:{quantity}"),
-        }
+        };
+        Sha256::digest(change.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
