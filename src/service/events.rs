@@ -437,13 +437,15 @@ pub async fn apply(
                     Some(now)
                 }
                 InventoryOutcome::Duplicate(now) => Some(now),
-                // The wallet step accepted this tx_id for this purchase, so its inventory
-                // record can only be this purchase's; anything else is not the client's doing.
-                InventoryOutcome::Insufficient { .. } | InventoryOutcome::TxConflict => {
-                    return Err(StoreError::Corrupt(format!(
-                        "the inventory record of tx_id `{}` disagrees",
-                        op.tx_id
-                    ))
+                // The purchase's tx_id came again with other items (the wallet step's replay
+                // does not compare them): nothing more is added.
+                InventoryOutcome::TxConflict => {
+                    return Ok(Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }));
+                }
+                InventoryOutcome::Insufficient { .. } => {
+                    return Err(StoreError::Corrupt(
+                        "an inventory addition answered insufficient".into(),
+                    )
                     .into());
                 }
             }

@@ -2,7 +2,9 @@
 //! player, changed by idempotent steps keyed by `tx_id`.
 //!
 //! One player's inventory is one document of the game's `inventory` collection, keyed by
-//! environment and player id: `{"items": {item_id: count}, "txs": [[tx_id, fingerprint], ...]}`.
+//! environment and player id: `{"items": {item_id: count}, "txs": [[record, fingerprint],
+//! ...]}`, a record being the step's kind and `tx_id` (`add:<tx_id>`, `use:<tx_id>`: the
+//! two kinds keep apart).
 //! [`apply`] reads it, decides, and writes it back with the store's compare-and-swap,
 //! starting again when another writer changed it first; so the counts and the record of
 //! the `tx_id` change together or not at all, on every backend alike (the step is built
@@ -27,7 +29,8 @@ use super::{Collection, Store, StoreError, StoreResult};
 const INVENTORY: &str = "inventory";
 
 /// How many recent `tx_id`s one player's inventory remembers. A record is a `tx_id` (at
-/// most 128 characters) and a 64-character fingerprint, so they take at most about 80 KiB.
+/// most 128 characters) with its kind and a 64-character fingerprint, so they take at most
+/// about 80 KiB.
 pub const MAX_TX_RECORDS: usize = 128;
 
 /// Attempts of one step against concurrent writers of the same player before it gives up
@@ -67,6 +70,16 @@ pub struct InventoryOp {
 }
 
 impl InventoryOp {
+    /// The key of this step's idempotency record: its kind and `tx_id`. Additions (a
+    /// purchase's items, under the purchase's `tx_id`) and uses keep apart, so that the
+    /// items of a purchase never meet a refusal its wallet step did not give.
+    fn record(&self) -> String {
+        match &self.change {
+            InventoryChange::Add(_) => format!("add:{}", self.tx_id),
+            InventoryChange::Use { .. } => format!("use:{}", self.tx_id),
+        }
+    }
+
     /// What a replay of this `tx_id` must match: a SHA-256 of the change, so that a record
     /// stays small however many items the change names.
     fn fingerprint(&self) -> String {
@@ -149,7 +162,8 @@ pub async fn apply(store: &dyn Store, op: &InventoryOp) -> StoreResult<Inventory
             Some(bytes) => decode(bytes)?,
             None => Doc::default(),
         };
-        if let Some((_, first)) = doc.txs.iter().find(|(tx, _)| *tx == op.tx_id) {
+        let record = op.record();
+        if let Some((_, first)) = doc.txs.iter().find(|(tx, _)| *tx == record) {
             return Ok(if *first == fingerprint {
                 InventoryOutcome::Duplicate(doc.items)
             } else {
@@ -172,7 +186,7 @@ pub async fn apply(store: &dyn Store, op: &InventoryOp) -> StoreResult<Inventory
             }
         }
         doc.items.retain(|_, count| *count > 0);
-        doc.txs.push((op.tx_id.clone(), fingerprint.clone()));
+        doc.txs.push((record, fingerprint.clone()));
         let excess = doc.txs.len().saturating_sub(MAX_TX_RECORDS);
         doc.txs.drain(..excess);
         let new = serde_json::to_vec(&doc)

@@ -62,6 +62,12 @@ async fn a_purchase_puts_its_items_in_the_inventory_once() {
         &c.recv_answer().await,
         json!({"type": "inventory", "items": [{"item_id": "sword", "quantity": 1}]}),
     );
+    // The same tx_id with other items is refused and adds nothing.
+    c.send(event(purchase(&["potion"], "b1"))).await;
+    assert_fields(
+        &c.recv_answer().await,
+        json!({"type": "error", "code": "tx_id_reused"}),
+    );
     // A consumable with a quantity adds that many units.
     c.send(event(purchase(&["potion", "sword"], "b2"))).await;
     assert_fields(
@@ -100,8 +106,8 @@ async fn item_used_takes_consumables_out_and_never_below_zero() {
         &c.recv_answer().await,
         json!({"type": "error", "code": "insufficient_items"}),
     );
-    // A tx_id of another change is refused too.
-    c.send(event(item_used("potion", 1, "b1"))).await;
+    // A tx_id of another use is refused too.
+    c.send(event(item_used("potion", 1, "u1"))).await;
     assert_fields(
         &c.recv_answer().await,
         json!({"type": "error", "code": "tx_id_reused"}),

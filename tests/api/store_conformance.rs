@@ -1695,11 +1695,16 @@ async fn case_inventory_adds_once_per_tx_id(ctx: Ctx) {
         step(s, &inv(g, "b1", add(&[("sword", 2)]))).await,
         InventoryOutcome::TxConflict
     );
+    assert_eq!(inventory_of(s, g, env).await, after);
+    // Uses keep their tx_ids apart from additions.
     assert_eq!(
         step(s, &inv(g, "b1", use_of("potion", 1))).await,
+        InventoryOutcome::Applied(items_of(&[("potion", 2), ("sword", 1)]))
+    );
+    assert_eq!(
+        step(s, &inv(g, "b1", use_of("potion", 2))).await,
         InventoryOutcome::TxConflict
     );
-    assert_eq!(inventory_of(s, g, env).await, after);
 }
 
 async fn case_inventory_use_takes_out_and_drops_zero(ctx: Ctx) {
