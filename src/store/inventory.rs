@@ -12,9 +12,11 @@
 //!
 //! A step whose `tx_id` is recorded changes nothing: the same change answers
 //! [`InventoryOutcome::Duplicate`], a different one [`InventoryOutcome::TxConflict`]. The
-//! document keeps the [`MAX_TX_RECORDS`] most recent `tx_id`s of the player; an older one
-//! retried would count again, like a money event retried after its idempotency record
-//! expired. Items at 0 are dropped; a use above the count is refused and writes nothing.
+//! document keeps the [`MAX_TX_RECORDS`] most recent `tx_id`s of each kind (additions and
+//! uses counted apart, so a player's frequent uses never push out its rare purchases); an
+//! older one retried would count again, like a money event retried after its idempotency
+//! record expired. Items at 0 are dropped; a use above the count is refused and writes
+//! nothing.
 
 use std::collections::BTreeMap;
 
@@ -28,9 +30,9 @@ use super::{Collection, Store, StoreError, StoreResult};
 /// The collection of a game's inventories.
 const INVENTORY: &str = "inventory";
 
-/// How many recent `tx_id`s one player's inventory remembers. A record is a `tx_id` (at
-/// most 128 characters) with its kind and a 64-character fingerprint, so they take at most
-/// about 80 KiB.
+/// How many recent `tx_id`s of each kind one player's inventory remembers. A record is a
+/// `tx_id` (at most 128 characters) with its kind and a 64-character fingerprint, so the
+/// records of both kinds take at most about 160 KiB.
 pub const MAX_TX_RECORDS: usize = 128;
 
 /// Attempts of one step against concurrent writers of the same player before it gives up
@@ -74,9 +76,14 @@ impl InventoryOp {
     /// purchase's items, under the purchase's `tx_id`) and uses keep apart, so that the
     /// items of a purchase never meet a refusal its wallet step did not give.
     fn record(&self) -> String {
+        format!("{}{}", self.kind(), self.tx_id)
+    }
+
+    /// The prefix of this step's kind in its record.
+    fn kind(&self) -> &'static str {
         match &self.change {
-            InventoryChange::Add(_) => format!("add:{}", self.tx_id),
-            InventoryChange::Use { .. } => format!("use:{}", self.tx_id),
+            InventoryChange::Add(_) => "add:",
+            InventoryChange::Use { .. } => "use:",
         }
     }
 
@@ -186,9 +193,14 @@ pub async fn apply(store: &dyn Store, op: &InventoryOp) -> StoreResult<Inventory
             }
         }
         doc.items.retain(|_, count| *count > 0);
+        let kind = op.kind();
+        let of_kind = doc.txs.iter().filter(|(r, _)| r.starts_with(kind)).count();
+        if of_kind >= MAX_TX_RECORDS
+            && let Some(oldest) = doc.txs.iter().position(|(r, _)| r.starts_with(kind))
+        {
+            doc.txs.remove(oldest);
+        }
         doc.txs.push((record, fingerprint.clone()));
-        let excess = doc.txs.len().saturating_sub(MAX_TX_RECORDS);
-        doc.txs.drain(..excess);
         let new = serde_json::to_vec(&doc)
             .map_err(|e| StoreError::Corrupt(format!("inventory document: {e}")))?;
         if store

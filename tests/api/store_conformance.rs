@@ -196,6 +196,10 @@ conformance!(inventory_use, case_inventory_use_takes_out_and_drops_zero);
 conformance!(inventory_overuse, case_inventory_overuse_writes_nothing);
 conformance!(inventory_envs, case_inventory_environments_apart);
 conformance!(inventory_concurrent, case_inventory_concurrent_uses);
+conformance!(
+    inventory_records,
+    case_inventory_remembers_recent_tx_ids_per_kind
+);
 
 fn bytes(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -1806,5 +1810,33 @@ async fn case_inventory_concurrent_uses(ctx: Ctx) {
     assert_eq!(
         inventory_of(s, g, Environment::Production).await,
         Items::new()
+    );
+}
+
+async fn case_inventory_remembers_recent_tx_ids_per_kind(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let uses = inventory::MAX_TX_RECORDS + 2;
+    let dust = i64::try_from(uses).expect("small");
+    let buy = inv(g, "b0", add(&[("potion", 1), ("gem_dust", dust)]));
+    step(s, &buy).await;
+    // Many uses later, the purchase is still remembered: uses keep their own records.
+    for i in 0..uses {
+        step(s, &inv(g, &format!("u{i}"), use_of("gem_dust", 1))).await;
+    }
+    assert!(matches!(
+        step(s, &buy).await,
+        InventoryOutcome::Duplicate(_)
+    ));
+    // The oldest use is forgotten: sent again, it counts again (here, refused as overuse);
+    // the newest is remembered.
+    assert_eq!(
+        step(s, &inv(g, "u0", use_of("gem_dust", 1))).await,
+        InventoryOutcome::Insufficient { held: 0 }
+    );
+    let newest = inv(g, &format!("u{}", uses - 1), use_of("gem_dust", 1));
+    assert_eq!(
+        step(s, &newest).await,
+        InventoryOutcome::Duplicate(items_of(&[("potion", 1)]))
     );
 }
