@@ -1,7 +1,7 @@
 //! The inter-node bus follower: applies what every node (this one included) publishes to
 //! this node's actors and sockets. Reloads a game another node changed, applies a kill switch
-//! (never letting an older one undo a newer one), forgets revoked keys, and after a gap in
-//! the bus reloads every game it serves.
+//! (never letting an older one undo a newer one), pushes a changed inventory to the player's
+//! sessions, forgets revoked keys, and after a gap in the bus reloads every game it serves.
 
 use axum::extract::FromRef;
 use offer_actors::GameChange;
@@ -82,6 +82,21 @@ async fn apply(state: &AppState, msg: BusMessage) {
                 tracing::warn!(%game_id, error = %e, "applying a kill switch failed");
             }
             broadcast_kill_switch(state, game_id, ks);
+        }
+        BusMessage::InventoryChanged {
+            game_id,
+            env,
+            player_id,
+            answered,
+        } => {
+            hub::push_inventory(
+                &WsContext::from_ref(state),
+                game_id,
+                env,
+                &player_id,
+                answered,
+            )
+            .await;
         }
         BusMessage::Resync => {
             for game in state.services.actors.games() {

@@ -22,6 +22,7 @@ pub mod figures_cache;
 pub mod games;
 pub mod holdout;
 pub mod import;
+pub mod inventory;
 pub mod items;
 pub mod model;
 pub mod offer_config;

@@ -1,5 +1,5 @@
 //! A player's record, for support staff and the dashboard: its group, install day,
-//! balances, lifetime spend and most recent ledger entries.
+//! balances, inventory, lifetime spend and most recent ledger entries.
 //!
 //! The group is the holdout hash's answer, whether or not the player ever had a session.
 //! The ledger entries are found by reading the environment's ledger and keeping the
@@ -14,8 +14,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
+use super::inventory::InventoryItem;
 use super::{ServiceError, ServiceResult, Services, population};
 use crate::store::MoneyKind;
+use crate::store::inventory;
 
 /// Most ledger entries one page holds.
 pub const MAX_PAGE: usize = 100;
@@ -65,6 +67,8 @@ pub struct PlayerRecord {
     pub balances: BTreeMap<String, i64>,
     /// Lifetime real-money spend in cents.
     pub lifetime_spend_cents: i64,
+    /// The items the player holds, by `item_id` (an item used up is absent).
+    pub inventory: Vec<InventoryItem>,
     /// The page of ledger entries, newest first.
     pub ledger: Vec<PlayerLedgerLine>,
     /// The player's ledger entries in all.
@@ -130,6 +134,9 @@ pub async fn record(
         last_seen: entry.and_then(|e| e.last_seen),
         balances,
         lifetime_spend_cents: state.store.spend_cents(game_id, env, player_id).await?,
+        inventory: InventoryItem::list(
+            inventory::read(state.store.as_ref(), game_id, env, player_id).await?,
+        ),
         ledger,
         ledger_total,
     })

@@ -13,6 +13,7 @@
 //! decision records and short-lived documents that expire by themselves.
 
 pub mod codec;
+pub mod inventory;
 pub mod keys;
 pub mod redis;
 pub mod sqlite;
@@ -244,6 +245,17 @@ pub enum BusMessage {
         /// The node that made the change; it already applied it and ignores its own echo
         /// (reloading it could race with its next local change).
         origin: Uuid,
+    },
+    /// A player's inventory changed: push it to the player's sessions of that environment.
+    InventoryChanged {
+        /// The game.
+        game_id: Uuid,
+        /// Production or sandbox.
+        env: Environment,
+        /// The player.
+        player_id: String,
+        /// The session whose socket already got the inventory as its answer, if any.
+        answered: Option<Uuid>,
     },
     /// A credential was revoked: drop it from every node's cache.
     KeyRevoked {

@@ -28,8 +28,10 @@ use crate::error::ApiError;
 use crate::service::ServiceError;
 use crate::service::decision_log::Served;
 use crate::service::events;
+use crate::service::inventory::InventoryItem;
 use crate::service::offers::serve;
 use crate::service::sessions::{OpenSession, Opened, open_session};
+use crate::store::inventory;
 
 /// Close codes the gateway uses.
 mod code {
@@ -406,6 +408,18 @@ impl Conn {
             Err(e) => return self.refuse(api_error(&e.into())).await,
         };
         super::hub::note_config(&self.state, &game.view());
+        let info = session.info();
+        let held = match inventory::read(
+            self.state.services.store.as_ref(),
+            info.game_id,
+            self.caller.env,
+            &info.player_id,
+        )
+        .await
+        {
+            Ok(held) => held,
+            Err(e) => return self.refuse(api_error(&ServiceError::from(e).into())).await,
+        };
         let ready_game = game.clone();
         let attached = session.attach(
             self.state.services.settings.websocket.outbound_queue,
@@ -417,6 +431,7 @@ impl Conn {
                     mode: view.game.mode,
                     config_version: view.version,
                     resumed,
+                    inventory: InventoryItem::list(held.clone()),
                 }
                 .outbound()
             },
@@ -439,7 +454,7 @@ impl Conn {
         };
         let (session, game) = (live.session.clone(), live.game.clone());
         let view = game.view();
-        if let Err(reason) = events::validate(&view.game, &event) {
+        if let Err(reason) = events::validate(&view.game, &view.items, &event) {
             return self
                 .reply(ServerMessage::error("validation_failed", reason))
                 .await;
@@ -450,29 +465,39 @@ impl Conn {
                 .await;
         }
         drop(view);
-        let answer = match events::apply(
+        let answers = match events::apply(
             &self.state.services,
             &game,
             &session,
             self.caller.env,
             &event,
+            events::Origin::Socket,
         )
         .await
         {
-            Ok(events::Applied::Accepted(Some(events::Balance {
-                currency_id,
-                balance,
-            }))) => Some(ServerMessage::Balance {
-                currency_id,
-                balance,
-            }),
-            Ok(events::Applied::Accepted(None)) => None,
-            Ok(events::Applied::Rejected(refusal)) => {
-                Some(ServerMessage::error(refusal.code(), refusal.message()))
+            Ok(events::Applied::Accepted { balance, inventory }) => {
+                let balance = balance.map(
+                    |events::Balance {
+                         currency_id,
+                         balance,
+                     }| {
+                        ServerMessage::Balance {
+                            currency_id,
+                            balance,
+                        }
+                    },
+                );
+                let inventory = inventory.map(|held| ServerMessage::Inventory {
+                    items: InventoryItem::list(held),
+                });
+                balance.into_iter().chain(inventory).collect()
             }
-            Err(e) => Some(api_error(&e.into())),
+            Ok(events::Applied::Rejected(refusal)) => {
+                vec![ServerMessage::error(refusal.code(), refusal.message())]
+            }
+            Err(e) => vec![api_error(&e.into())],
         };
-        if let Some(answer) = answer {
+        for answer in answers {
             session.push(answer.outbound());
         }
         if event.is_trigger() {

@@ -1,6 +1,6 @@
 //! What only sockets need on a node: the shutdown signal every socket task watches, the
-//! configuration its clients were last told about, and the broadcast to every session of a
-//! game, encoded once for all of them.
+//! configuration its clients were last told about, the broadcast to every session of a
+//! game, encoded once for all of them, and the push of a player's inventory to its sessions.
 
 use dashmap::DashMap;
 use offer_actors::{GameView, PushResult};
@@ -9,6 +9,9 @@ use uuid::Uuid;
 
 use super::WsContext;
 use super::protocol::ServerMessage;
+use crate::service::inventory::InventoryItem;
+use crate::store::inventory;
+use offer_domain::environment::Environment;
 
 /// The node's socket-wide state.
 pub struct Hub {
@@ -47,6 +50,46 @@ pub fn broadcast(state: &WsContext, game_id: Uuid, msg: &ServerMessage) -> usize
         tracing::info!(%game_id, cut, "slow consumers cut off during a broadcast");
     }
     delivered
+}
+
+/// Pushes the stored inventory of `player_id` to each of the player's sessions of `env` on
+/// this node but `answered` (whose socket already has it). The inventory is read when the
+/// push is made, so a late message still pushes what the player holds now; a node without
+/// such a session reads nothing.
+pub async fn push_inventory(
+    state: &WsContext,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    answered: Option<Uuid>,
+) {
+    let mut sessions = Vec::new();
+    state
+        .services
+        .actors
+        .for_each_session_of(game_id, |session| {
+            let info = session.info();
+            if info.env == env && info.player_id == player_id && Some(info.session_id) != answered {
+                sessions.push(session.clone());
+            }
+        });
+    if sessions.is_empty() {
+        return;
+    }
+    let held = match inventory::read(state.services.store.as_ref(), game_id, env, player_id).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::warn!(%game_id, error = %e, "inventory push: the inventory could not be read");
+            return;
+        }
+    };
+    let outbound = ServerMessage::Inventory {
+        items: InventoryItem::list(held),
+    }
+    .outbound();
+    for session in sessions {
+        session.push(outbound.clone());
+    }
 }
 
 /// A checksum of what a client sees of a game's configuration (mode, catalogue, templates,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::service::inventory::InventoryItem;
 use crate::service::offers::TriggerContext;
 use offer_wire::event::SdkEvent;
 
@@ -197,6 +198,8 @@ pub enum ServerMessage {
         config_version: u64,
         /// Whether `resume_from` was honoured (the missed messages came just before).
         resumed: bool,
+        /// The player's inventory now.
+        inventory: Vec<InventoryItem>,
     },
     /// An offer, with the REST offer's fields.
     Offer(ServedOffer),
@@ -231,9 +234,16 @@ pub enum ServerMessage {
         /// Its balance.
         balance: i64,
     },
+    /// The player's whole inventory, after every change of it (a purchase's items, an
+    /// `item_used`; also after an idempotent replay).
+    Inventory {
+        /// Every item the player holds, by `item_id`; an item used up is absent.
+        items: Vec<InventoryItem>,
+    },
     /// A refused or malformed client message.
     Error {
-        /// Stable code: `bad_message`, `insufficient_funds`, `sdk_disabled`, ...
+        /// Stable code: `bad_message`, `insufficient_funds`, `insufficient_items`,
+        /// `sdk_disabled`, ...
         code: String,
         /// Explanation.
         message: String,

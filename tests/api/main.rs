@@ -21,6 +21,7 @@ mod edge;
 mod fixtures;
 mod helpers;
 mod http;
+mod inventory;
 mod ledger_export;
 mod offers;
 mod openapi;

@@ -78,7 +78,8 @@ pub enum SdkEvent {
         #[serde(default)]
         ts: Option<DateTime<Utc>>,
     },
-    /// A real-money purchase.
+    /// A real-money purchase. Its non-currency items enter the player's inventory; it never
+    /// credits a wallet (a currency pack's units arrive through `currency_earned`).
     Purchase {
         /// The offer bought, if it came from one.
         #[serde(default)]
@@ -89,6 +90,22 @@ pub enum SdkEvent {
         /// Money paid, in cents, 0 to 10000000.
         #[schema(minimum = 0, maximum = 10000000)]
         price_cents: i64,
+        /// Idempotency key, 1 to 128 characters.
+        #[schema(min_length = 1, max_length = 128)]
+        tx_id: String,
+        /// Client time.
+        #[serde(default)]
+        ts: Option<DateTime<Utc>>,
+    },
+    /// The player used up units of a consumable it holds: they leave its inventory. Refused
+    /// when it holds fewer.
+    ItemUsed {
+        /// The item (a non-currency catalogue item).
+        #[schema(value_type = SnakeCaseId)]
+        item_id: String,
+        /// Units used, 1 to 1000000000.
+        #[schema(minimum = 1, maximum = 1000000000)]
+        quantity: i64,
         /// Idempotency key, 1 to 128 characters.
         #[schema(min_length = 1, max_length = 128)]
         tx_id: String,
@@ -125,6 +142,7 @@ impl SdkEvent {
             Self::CurrencyEarned { .. } => "currency_earned",
             Self::CurrencySpent { .. } => "currency_spent",
             Self::Purchase { .. } => "purchase",
+            Self::ItemUsed { .. } => "item_used",
             Self::OfferShown { .. } => "offer_shown",
             Self::OfferDismissed { .. } => "offer_dismissed",
         }
@@ -140,6 +158,7 @@ impl SdkEvent {
             | Self::CurrencyEarned { ts, .. }
             | Self::CurrencySpent { ts, .. }
             | Self::Purchase { ts, .. }
+            | Self::ItemUsed { ts, .. }
             | Self::OfferShown { ts, .. }
             | Self::OfferDismissed { ts, .. } => *ts,
         }
