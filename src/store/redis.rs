@@ -86,6 +86,9 @@ use super::{
     MoneyOutcome, Store, StoreError, StoreResult,
 };
 
+/// Documents asked for per `HSCAN` page of [`Store::list`].
+const LIST_PAGE: usize = 10_000;
+
 /// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash,
 /// tx receive-time sorted set, spend-day hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
@@ -468,11 +471,27 @@ impl Store for RedisStore {
         self.query("get", &cmd).await
     }
 
+    /// Pages through the collection with `HSCAN`, each page one round trip bounded by the
+    /// store's timeout: a game's population of a million players is read in about a hundred
+    /// pages instead of one `HGETALL` that no timeout fits and that would hold Redis up for
+    /// every other client meanwhile. A small collection comes back in one page. The pages are
+    /// not one snapshot: a document written during the scan is read with either value, and
+    /// one that is there from start to end is read once (a repeat from a rehash is merged).
     async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
-        let mut cmd = ::redis::cmd("HGETALL");
-        cmd.arg(self.keys.collection(coll));
-        let all: std::collections::HashMap<String, Vec<u8>> = self.query("list", &cmd).await?;
-        Ok(all.into_iter().collect())
+        let key = self.keys.collection(coll);
+        let mut all: std::collections::HashMap<String, Vec<u8>> = std::collections::HashMap::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let mut cmd = ::redis::cmd("HSCAN");
+            cmd.arg(&key).arg(cursor).arg("COUNT").arg(LIST_PAGE);
+            let (next, page): (u64, std::collections::HashMap<String, Vec<u8>>) =
+                self.query("list", &cmd).await?;
+            all.extend(page);
+            if next == 0 {
+                return Ok(all.into_iter().collect());
+            }
+            cursor = next;
+        }
     }
 
     async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()> {

@@ -157,6 +157,10 @@ macro_rules! conformance {
 
 conformance!(get_put, case_get_put);
 conformance!(put_all, case_put_all);
+conformance!(
+    large_list,
+    case_a_large_collection_lists_every_document_once
+);
 conformance!(insert_new, case_insert_new);
 conformance!(cas, case_compare_and_swap);
 conformance!(isolation, case_isolation);
@@ -259,6 +263,30 @@ async fn snapshot(store: &SharedStore, game: Uuid) -> (i64, Vec<LedgerEntry>, Ve
             .await
             .expect("aggregates"),
     )
+}
+
+async fn case_a_large_collection_lists_every_document_once(ctx: Ctx) {
+    let s = &ctx.store;
+    let coll = Collection::game(Uuid::new_v4(), "players_production");
+    // More than one page of a paged listing.
+    let n = 25_000;
+    for chunk in (0..n).collect::<Vec<_>>().chunks(5_000) {
+        let entries = chunk
+            .iter()
+            .map(|i| (format!("player_{i}"), i.to_string().into_bytes()))
+            .collect();
+        s.put_all(coll, entries).await.expect("put");
+    }
+    let listed = s.list(coll).await.expect("list");
+    assert_eq!(listed.len(), n);
+    let ids: std::collections::HashSet<&str> = listed.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids.len(), n);
+    assert!(
+        listed
+            .iter()
+            .all(|(id, value)| id.strip_prefix("player_").map(str::as_bytes)
+                == Some(value.as_slice()))
+    );
 }
 
 async fn case_get_put(ctx: Ctx) {
