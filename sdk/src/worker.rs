@@ -1,0 +1,440 @@
+//! The SDK's background thread: its own single-threaded tokio runtime, which fetches the
+//! kill-switch state, opens the session, keeps the WebSocket (reconnecting with backoff and
+//! resuming from the last `seq`) and sends the telemetry queue. Nothing here runs on the
+//! game's thread; the game only sees the callbacks it drains.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{SinkExt as _, StreamExt as _};
+use offer_domain::game::Mode;
+use offer_domain::kill_level::KillLevel;
+use offer_domain::offer::KillSwitch;
+use reqwest::StatusCode;
+use serde::Deserialize;
+use tokio::sync::{Notify, oneshot, watch};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use uuid::Uuid;
+
+use crate::backoff::Backoff;
+use crate::callback::SdkCallback;
+use crate::config::SdkConfig;
+use crate::protocol::{self, Numbered, ServerMessage};
+use crate::state::{GameState, SharedState};
+use crate::telemetry::TelemetryQueue;
+
+/// The most events in one `POST /v1/sdk/events` (the engine's limit).
+const MAX_BATCH: usize = 100;
+/// How long one HTTP request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a WebSocket handshake may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first retry's ceiling.
+const BACKOFF_BASE: Duration = Duration::from_millis(250);
+/// Acknowledge the server's messages every this many.
+const ACK_EVERY: u64 = 16;
+
+/// Timing knobs of the background work.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// The longest wait between two reconnection or resend attempts.
+    pub backoff_cap: Duration,
+    /// How often queued telemetry is sent when nothing wakes the sender sooner.
+    pub flush_interval: Duration,
+}
+
+/// What the game's thread and the SDK's thread share.
+#[derive(Debug)]
+pub struct Shared {
+    /// The checked configuration.
+    pub config: SdkConfig,
+    /// The session's id.
+    pub session_id: Uuid,
+    /// The game's state and its source.
+    pub state: SharedState,
+    /// Telemetry not yet acknowledged by the engine.
+    pub queue: Mutex<TelemetryQueue>,
+    /// Callbacks for the game.
+    pub callbacks: std::sync::mpsc::Sender<SdkCallback>,
+    /// The player id once known (at init with `auto_login`, at login otherwise).
+    pub player: watch::Sender<Option<String>>,
+    /// Wakes the telemetry sender (an event was tracked, the session opened).
+    pub flush: Notify,
+    /// Whether the engine has opened the session in this run.
+    pub session_open: AtomicBool,
+    /// Timing knobs.
+    pub timing: Timing,
+}
+
+impl Shared {
+    /// Queues a callback; a game that dropped the SDK's receiver simply gets none.
+    fn emit(&self, callback: SdkCallback) {
+        let _ = self.callbacks.send(callback);
+    }
+
+    /// Applies a state the engine reported, writes the cache and tells the game what
+    /// changed: the kill switch, and the configuration (version or custom page).
+    fn apply(&self, change: impl FnOnce(&mut GameState), announce: bool) {
+        let (before, written) = self.state.update(change);
+        if let Err(e) = written {
+            self.emit(SdkCallback::Error {
+                code: "sdk_cache_write".into(),
+                message: format!("cannot keep the state for the next start: {e}"),
+            });
+        }
+        if !announce {
+            return;
+        }
+        let (after, _) = self.state.get();
+        if after.kill_switch != before.kill_switch {
+            self.emit(SdkCallback::KillSwitch(after.kill_switch.clone()));
+        }
+        if after.config_version != before.config_version || after.custom_page != before.custom_page
+        {
+            self.emit(SdkCallback::Config {
+                config_version: after.config_version,
+                custom_page: after.custom_page,
+            });
+        }
+    }
+}
+
+/// Starts the background thread; dropping the returned sender (or sending on it) stops it.
+pub fn spawn(shared: Arc<Shared>) -> std::io::Result<(oneshot::Sender<()>, std::thread::JoinHandle<()>)> {
+    let (stop, stopped) = oneshot::channel();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let thread = std::thread::Builder::new()
+        .name("offer-sdk".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                tokio::select! {
+                    _ = stopped => {}
+                    () = run(shared) => {}
+                }
+            });
+        })?;
+    Ok((stop, thread))
+}
+
+/// The background work: the session loop and the telemetry sender, side by side.
+async fn run(shared: Arc<Shared>) {
+    let http = match reqwest::Client::builder().timeout(REQUEST_TIMEOUT).build() {
+        Ok(http) => http,
+        Err(e) => {
+            shared.emit(SdkCallback::Error {
+                code: "sdk_http_client".into(),
+                message: format!("cannot build the HTTP client: {e}"),
+            });
+            return;
+        }
+    };
+    tokio::join!(session_loop(&shared, &http), flush_loop(&shared, &http));
+}
+
+/// Waits for the player id, then connects and reconnects for the life of the SDK.
+async fn session_loop(shared: &Shared, http: &reqwest::Client) {
+    let mut player = shared.player.subscribe();
+    let player_id = loop {
+        if let Some(id) = player.borrow_and_update().clone() {
+            break id;
+        }
+        if player.changed().await.is_err() {
+            return;
+        }
+    };
+    let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
+    let mut last_seq = None;
+    loop {
+        if let Err(e) = connect_once(shared, http, &player_id, &mut last_seq, &mut backoff).await
+        {
+            shared.emit(SdkCallback::Error {
+                code: e.code().into(),
+                message: e.to_string(),
+            });
+        }
+        tokio::time::sleep(backoff.next_delay()).await;
+    }
+}
+
+/// Why one connection attempt ended.
+#[derive(Debug, thiserror::Error)]
+enum ConnectionError {
+    /// The engine could not be reached or answered badly.
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    /// The engine refused a request.
+    #[error("the engine answered {0} to {1}")]
+    Refused(StatusCode, &'static str),
+    /// The kill switch is at level 3: no session until it comes down.
+    #[error("the SDK is switched off (kill switch level 3)")]
+    SdkOff,
+    /// The WebSocket failed.
+    #[error("WebSocket: {0}")]
+    Socket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// The WebSocket handshake took too long.
+    #[error("the WebSocket handshake timed out")]
+    Timeout,
+    /// The socket closed.
+    #[error("the engine closed the WebSocket")]
+    Closed,
+}
+
+impl ConnectionError {
+    /// The callback's code for this failure.
+    fn code(&self) -> &'static str {
+        match self {
+            Self::SdkOff => "sdk_disabled",
+            Self::Closed => "sdk_disconnected",
+            _ => "sdk_unreachable",
+        }
+    }
+}
+
+/// `GET /v1/sdk/status/{game_id}`, the parts the SDK keeps.
+#[derive(Debug, Deserialize)]
+struct Status {
+    kill_switch: KillSwitch,
+    mode: Mode,
+    config_version: u64,
+    #[serde(default)]
+    custom_page: Option<serde_json::Value>,
+}
+
+/// `POST /v1/sdk/sessions`, the parts the SDK keeps.
+#[derive(Debug, Deserialize)]
+struct Session {
+    kill_switch: KillSwitch,
+    mode: Mode,
+    config_version: u64,
+}
+
+/// One connection: status, session, then the socket until it closes.
+async fn connect_once(
+    shared: &Shared,
+    http: &reqwest::Client,
+    player_id: &str,
+    last_seq: &mut Option<u64>,
+    backoff: &mut Backoff,
+) -> Result<(), ConnectionError> {
+    let config = &shared.config;
+    let status = http
+        .get(config.url(&format!("/v1/sdk/status/{}", config.game_id)))
+        .bearer_auth(&config.api_key)
+        .send()
+        .await?;
+    if !status.status().is_success() {
+        return Err(ConnectionError::Refused(status.status(), "the status request"));
+    }
+    let status: Status = status.json().await?;
+    shared.apply(
+        |s| {
+            s.kill_switch = status.kill_switch;
+            s.mode = status.mode;
+            s.config_version = status.config_version;
+            s.custom_page = status.custom_page;
+        },
+        true,
+    );
+    if !shared.state.kill_level().allows_sdk() {
+        return Err(ConnectionError::SdkOff);
+    }
+    let opened = http
+        .post(config.url("/v1/sdk/sessions"))
+        .bearer_auth(&config.api_key)
+        .json(&serde_json::json!({"session_id": shared.session_id, "player_id": player_id}))
+        .send()
+        .await?;
+    if !opened.status().is_success() {
+        return Err(ConnectionError::Refused(opened.status(), "the session request"));
+    }
+    let session: Session = opened.json().await?;
+    shared.apply(
+        |s| {
+            s.kill_switch = session.kill_switch;
+            s.mode = session.mode;
+            s.config_version = session.config_version;
+        },
+        true,
+    );
+    shared.session_open.store(true, Ordering::SeqCst);
+    shared.flush.notify_one();
+    socket(shared, player_id, last_seq, backoff).await
+}
+
+/// The WebSocket: `hello` (resuming from `last_seq`), then every server message becomes a
+/// callback until the socket closes.
+async fn socket(
+    shared: &Shared,
+    player_id: &str,
+    last_seq: &mut Option<u64>,
+    backoff: &mut Backoff,
+) -> Result<(), ConnectionError> {
+    let mut request = shared.config.ws_url().into_client_request()?;
+    let headers = request.headers_mut();
+    let bearer = HeaderValue::from_str(&format!("Bearer {}", shared.config.api_key))
+        .map_err(|e| ConnectionError::Socket(e.into()))?;
+    headers.insert("authorization", bearer);
+    headers.insert(
+        "sec-websocket-protocol",
+        HeaderValue::from_static(protocol::SUBPROTOCOL),
+    );
+    let (mut ws, _) = tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(request))
+        .await
+        .map_err(|_| ConnectionError::Timeout)??;
+    ws.send(Message::text(protocol::hello(
+        shared.session_id,
+        player_id,
+        *last_seq,
+    )))
+    .await?;
+    let mut unacked = 0u64;
+    while let Some(frame) = ws.next().await {
+        let Message::Text(text) = frame? else {
+            continue;
+        };
+        let Ok(Numbered { seq, message }) = serde_json::from_str::<Numbered>(text.as_str()) else {
+            continue;
+        };
+        if seq > 0 {
+            *last_seq = Some(seq);
+            unacked += 1;
+        }
+        match &message {
+            ServerMessage::Ready {
+                kill_switch,
+                mode,
+                config_version,
+                ..
+            } => {
+                backoff.reset();
+                shared.apply(
+                    |s| {
+                        s.kill_switch = kill_switch.clone();
+                        s.mode = *mode;
+                        s.config_version = *config_version;
+                    },
+                    false,
+                );
+            }
+            ServerMessage::KillSwitch {
+                level,
+                reason,
+                updated_at,
+            } => {
+                shared.apply(
+                    |s| {
+                        s.kill_switch = KillSwitch {
+                            level: *level,
+                            reason: reason.clone(),
+                            updated_at: *updated_at,
+                        };
+                    },
+                    false,
+                );
+                if *level < KillLevel::SdkOff {
+                    shared.flush.notify_one();
+                }
+            }
+            ServerMessage::Config {
+                config_version,
+                custom_page,
+            } => shared.apply(
+                |s| {
+                    s.config_version = *config_version;
+                    s.custom_page = custom_page.clone();
+                },
+                false,
+            ),
+            _ => {}
+        }
+        if let Some(callback) = message.into_callback() {
+            shared.emit(callback);
+        }
+        if unacked >= ACK_EVERY
+            && let Some(seq) = *last_seq
+        {
+            ws.send(Message::text(protocol::ack(seq))).await?;
+            unacked = 0;
+        }
+    }
+    Err(ConnectionError::Closed)
+}
+
+/// Sends the telemetry queue in batches whenever it is woken or the interval passes, once
+/// the session is open and while the kill switch allows the SDK.
+async fn flush_loop(shared: &Shared, http: &reqwest::Client) {
+    let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
+    let mut batch_size = MAX_BATCH;
+    loop {
+        tokio::select! {
+            () = shared.flush.notified() => {}
+            () = tokio::time::sleep(shared.timing.flush_interval) => {}
+        }
+        loop {
+            if !shared.session_open.load(Ordering::SeqCst)
+                || !shared.state.kill_level().allows_sdk()
+            {
+                break;
+            }
+            let batch = lock(&shared.queue).batch(batch_size);
+            if batch.is_empty() {
+                batch_size = MAX_BATCH;
+                break;
+            }
+            let events: Vec<_> = batch.iter().map(|q| &q.event).collect();
+            let sent = http
+                .post(shared.config.url("/v1/sdk/events"))
+                .bearer_auth(&shared.config.api_key)
+                .json(&serde_json::json!({"session_id": shared.session_id, "events": events}))
+                .send()
+                .await;
+            let ids: Vec<u64> = batch.iter().map(|q| q.id).collect();
+            match sent.map(|r| r.status()) {
+                Ok(StatusCode::ACCEPTED) => {
+                    backoff.reset();
+                    forget(shared, &ids);
+                }
+                Ok(StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST)
+                    if batch.len() > 1 =>
+                {
+                    // One bad event refuses the whole batch: send one at a time to find it.
+                    batch_size = 1;
+                }
+                Ok(status @ (StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST)) => {
+                    shared.emit(SdkCallback::Error {
+                        code: "sdk_event_refused".into(),
+                        message: format!(
+                            "the engine refused a {} event ({status}); it was dropped",
+                            batch[0].event.kind()
+                        ),
+                    });
+                    forget(shared, &ids);
+                }
+                Ok(StatusCode::FORBIDDEN) => break,
+                _ => {
+                    tokio::time::sleep(backoff.next_delay()).await;
+                }
+            }
+        }
+    }
+}
+
+/// Removes acknowledged events from the queue, reporting a queue file that cannot be written.
+fn forget(shared: &Shared, ids: &[u64]) {
+    if let Err(e) = lock(&shared.queue).acknowledge(ids) {
+        shared.emit(SdkCallback::Error {
+            code: "sdk_queue_write".into(),
+            message: format!("cannot write the telemetry queue: {e}"),
+        });
+    }
+}
+
+/// The queue, whether or not a thread panicked while holding it.
+pub fn lock(queue: &Mutex<TelemetryQueue>) -> std::sync::MutexGuard<'_, TelemetryQueue> {
+    queue.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,147 @@
+//! The Rust SDK against a spawned engine: init never waits on the network, the session
+//! becomes ready, a kill switch set by the studio arrives, the socket comes back after the
+//! engine restarts, telemetry queued during the outage reaches the ledger once, and the
+//! cached state serves a cold start while the engine is down.
+
+mod support;
+
+use offer_domain::kill_level::KillLevel;
+use offer_sdk::{InitError, SdkCallback, SdkEvent, StateSource};
+use reqwest::Method;
+use serde_json::json;
+use support::{Admin, Engine, config, eventually, free_port, options, temp_dir, wait_for};
+
+/// A random UUID as a game id, for configurations that never reach an engine.
+fn some_game() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[test]
+fn init_returns_without_an_engine_and_queues_telemetry() {
+    let data = temp_dir("no-engine");
+    let base = format!("http://127.0.0.1:{}", free_port());
+    let sdk = offer_sdk::Sdk::init(
+        &config(&some_game(), "ofr_live_sk_nothing", &base),
+        Some("player_0".into()),
+        None,
+        options(&data),
+    )
+    .expect("init needs no network");
+    assert_eq!(sdk.state_source(), StateSource::Default);
+    assert_eq!(sdk.state().kill_switch.level, KillLevel::Normal);
+    sdk.track(SdkEvent::FirstLoss { ts: None }).expect("queued");
+    assert_eq!(sdk.pending_events(), 1);
+    drop(sdk);
+    let _ = std::fs::remove_dir_all(data);
+}
+
+#[test]
+fn a_sandbox_key_with_the_production_environment_is_refused() {
+    let data = temp_dir("mismatch");
+    let refused = offer_sdk::Sdk::init(
+        &config(&some_game(), "ofr_test_sk_abc", "http://127.0.0.1:1"),
+        Some("player_0".into()),
+        None,
+        options(&data),
+    );
+    assert!(
+        matches!(refused, Err(InitError::EnvironmentMismatch { .. })),
+        "{refused:?}"
+    );
+    let _ = std::fs::remove_dir_all(data);
+}
+
+#[test]
+fn ready_then_a_kill_switch_and_the_cache_serves_a_cold_start_with_the_engine_down() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let mut engine = Engine::start(free_port(), &engine_data);
+    let admin = Admin::new(&engine);
+    let (game_id, key) = admin.game_and_key();
+    let cfg = config(&game_id, &key, &engine.url());
+    let sdk = offer_sdk::Sdk::init(&cfg, Some("player_1".into()), None, options(&sdk_data))
+        .expect("init");
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    assert_eq!(sdk.state_source(), StateSource::Live);
+    let (status, body) = admin.call(
+        Method::PUT,
+        &format!("/v1/games/{game_id}/kill-switch"),
+        Some(json!({"level": 2, "reason": "pricing bug"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let SdkCallback::KillSwitch(ks) = wait_for(&sdk, "kill switch", |c| {
+        matches!(c, SdkCallback::KillSwitch(k) if k.level == KillLevel::OffersOff)
+    }) else {
+        unreachable!("filtered above")
+    };
+    assert_eq!(ks.reason, "pricing bug");
+    assert_eq!(sdk.state().kill_switch.level, KillLevel::OffersOff);
+    drop(sdk);
+    engine.stop();
+
+    let cold = offer_sdk::Sdk::init(&cfg, Some("player_1".into()), None, options(&sdk_data))
+        .expect("init with the engine down");
+    assert_eq!(cold.state_source(), StateSource::Cached);
+    assert_eq!(cold.state().kill_switch.level, KillLevel::OffersOff);
+    assert_eq!(cold.state().kill_switch.reason, "pricing bug");
+    drop(cold);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let mut engine = Engine::start(free_port(), &engine_data);
+    let admin = Admin::new(&engine);
+    let (game_id, key) = admin.game_and_key();
+    let sdk = offer_sdk::Sdk::init(
+        &config(&game_id, &key, &engine.url()),
+        Some("player_2".into()),
+        None,
+        options(&sdk_data),
+    )
+    .expect("init");
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+
+    engine.stop();
+    for (tx_id, amount) in [("earn-1", 50), ("earn-2", 25)] {
+        sdk.track(SdkEvent::CurrencyEarned {
+            currency_id: "gems".into(),
+            amount,
+            source: Some("daily_reward".into()),
+            tx_id: tx_id.into(),
+            ts: None,
+        })
+        .expect("queued while offline");
+    }
+    sdk.track(SdkEvent::FirstLoss { ts: None }).expect("queued");
+    assert_eq!(sdk.pending_events(), 3);
+
+    engine.restart();
+    let admin = Admin::new(&engine);
+    wait_for(&sdk, "ready after the restart", |c| {
+        matches!(c, SdkCallback::Ready { resumed: false, .. })
+    });
+    eventually("the queue empties", || sdk.pending_events() == 0);
+    let (status, player) = admin.call(
+        Method::GET,
+        &format!("/v1/games/{game_id}/players/player_2"),
+        None,
+    );
+    assert_eq!(status, 200, "{player}");
+    assert_eq!(player["balances"]["gems"], 75, "{player}");
+    let mut tx_ids: Vec<_> = player["ledger"]
+        .as_array()
+        .expect("ledger")
+        .iter()
+        .filter_map(|line| line["tx_id"].as_str())
+        .collect();
+    tx_ids.sort_unstable();
+    assert_eq!(tx_ids, ["earn-1", "earn-2"], "each once: {player}");
+    drop(sdk);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
