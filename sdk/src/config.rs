@@ -114,9 +114,6 @@ mod tests {
             SdkConfig::parse(&json("ofr_live_ak_abc", "production")),
             Err(InitError::NotAnSdkKey)
         ));
-        assert!(matches!(
-            SdkConfig::parse("{}"),
-            Err(InitError::Config(_))
-        ));
+        assert!(matches!(SdkConfig::parse("{}"), Err(InitError::Config(_))));
     }
 }

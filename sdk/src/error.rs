@@ -11,7 +11,9 @@ pub enum InitError {
     #[error("the SDK configuration is not valid JSON of the expected shape: {0}")]
     Config(#[source] serde_json::Error),
     /// The API key is not an SDK key (`..._live_sk_...` or `..._test_sk_...`).
-    #[error("api_key is not an SDK key: expected `_live_sk_` (production) or `_test_sk_` (sandbox) in it")]
+    #[error(
+        "api_key is not an SDK key: expected `_live_sk_` (production) or `_test_sk_` (sandbox) in it"
+    )]
     NotAnSdkKey,
     /// The key's kind and the configured environment disagree.
     #[error("api_key is a {key} key but environment is {configured}")]

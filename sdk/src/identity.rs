@@ -42,12 +42,15 @@ pub fn resolve(
 ) -> Result<String, InitError> {
     match source {
         PlayerIdSource::Device => device_id(data_dir),
-        PlayerIdSource::AdvertisingId => inputs.advertising_id.map(str::to_owned).ok_or(
-            InitError::MissingPlayerInput {
-                source_name: "advertising_id",
-                needed: "InitOptions::advertising_id",
-            },
-        ),
+        PlayerIdSource::AdvertisingId => {
+            inputs
+                .advertising_id
+                .map(str::to_owned)
+                .ok_or(InitError::MissingPlayerInput {
+                    source_name: "advertising_id",
+                    needed: "InitOptions::advertising_id",
+                })
+        }
         PlayerIdSource::Custom => {
             inputs
                 .custom

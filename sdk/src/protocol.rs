@@ -161,7 +161,11 @@ mod tests {
         assert_eq!(ready.seq, 1);
         assert!(matches!(
             ready.message.into_callback(),
-            Some(SdkCallback::Ready { resumed: false, config_version: 3, .. })
+            Some(SdkCallback::Ready {
+                resumed: false,
+                config_version: 3,
+                ..
+            })
         ));
         let ks: Numbered = serde_json::from_str(
             r#"{"seq": 6, "type": "kill_switch", "level": 2, "reason": "bug", "updated_at": "2026-03-01T12:01:40.507Z"}"#,
@@ -169,7 +173,10 @@ mod tests {
         .expect("kill switch");
         assert!(matches!(
             ks.message.into_callback(),
-            Some(SdkCallback::KillSwitch(KillSwitch { level: KillLevel::OffersOff, .. }))
+            Some(SdkCallback::KillSwitch(KillSwitch {
+                level: KillLevel::OffersOff,
+                ..
+            }))
         ));
         let offer: Numbered = serde_json::from_str(
             r#"{"seq": 4, "type": "offer", "offer_id": "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b", "price_cents": 399}"#,
@@ -180,7 +187,8 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let newer: Numbered =
-            serde_json::from_str(r#"{"seq": 9, "type": "from_the_future", "x": 1}"#).expect("unknown");
+            serde_json::from_str(r#"{"seq": 9, "type": "from_the_future", "x": 1}"#)
+                .expect("unknown");
         assert!(newer.message.into_callback().is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! [`Sdk`], the handle the game holds: init, login, track, the state and the callbacks.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -163,15 +163,11 @@ impl Sdk {
     /// The next callback, waiting at most `timeout` for one (for tools and tests; a game's
     /// frame loop uses [`Sdk::poll`]).
     pub fn wait(&self, timeout: Duration) -> Option<SdkCallback> {
-        match self
-            .callbacks
+        self.callbacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .recv_timeout(timeout)
-        {
-            Ok(callback) => Some(callback),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+            .ok()
     }
 }
 

@@ -23,7 +23,9 @@ const QUEUE_FILE: &str = "telemetry.json";
 pub fn is_money(event: &SdkEvent) -> bool {
     matches!(
         event,
-        SdkEvent::CurrencyEarned { .. } | SdkEvent::CurrencySpent { .. } | SdkEvent::Purchase { .. }
+        SdkEvent::CurrencyEarned { .. }
+            | SdkEvent::CurrencySpent { .. }
+            | SdkEvent::Purchase { .. }
     )
 }
 
@@ -159,7 +161,10 @@ mod tests {
         q.push(earned("c")).expect("push");
         q.push(earned("d")).expect("push");
         let kinds: Vec<_> = q.batch(10).iter().map(|e| e.event.kind()).collect();
-        assert_eq!(kinds, ["currency_earned"; 4], "money is kept past the bound");
+        assert_eq!(
+            kinds, ["currency_earned"; 4],
+            "money is kept past the bound"
+        );
         let _ = std::fs::remove_dir_all(d);
     }
 

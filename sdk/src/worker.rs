@@ -103,7 +103,9 @@ impl Shared {
 }
 
 /// Starts the background thread; dropping the returned sender (or sending on it) stops it.
-pub fn spawn(shared: Arc<Shared>) -> std::io::Result<(oneshot::Sender<()>, std::thread::JoinHandle<()>)> {
+pub fn spawn(
+    shared: Arc<Shared>,
+) -> std::io::Result<(oneshot::Sender<()>, std::thread::JoinHandle<()>)> {
     let (stop, stopped) = oneshot::channel();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -150,8 +152,7 @@ async fn session_loop(shared: &Shared, http: &reqwest::Client) {
     let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
     let mut last_seq = None;
     loop {
-        if let Err(e) = connect_once(shared, http, &player_id, &mut last_seq, &mut backoff).await
-        {
+        if let Err(e) = connect_once(shared, http, &player_id, &mut last_seq, &mut backoff).await {
             shared.emit(SdkCallback::Error {
                 code: e.code().into(),
                 message: e.to_string(),
@@ -228,7 +229,10 @@ async fn connect_once(
         .send()
         .await?;
     if !status.status().is_success() {
-        return Err(ConnectionError::Refused(status.status(), "the status request"));
+        return Err(ConnectionError::Refused(
+            status.status(),
+            "the status request",
+        ));
     }
     let status: Status = status.json().await?;
     shared.apply(
@@ -250,7 +254,10 @@ async fn connect_once(
         .send()
         .await?;
     if !opened.status().is_success() {
-        return Err(ConnectionError::Refused(opened.status(), "the session request"));
+        return Err(ConnectionError::Refused(
+            opened.status(),
+            "the session request",
+        ));
     }
     let session: Session = opened.json().await?;
     shared.apply(
@@ -283,9 +290,10 @@ async fn socket(
         "sec-websocket-protocol",
         HeaderValue::from_static(protocol::SUBPROTOCOL),
     );
-    let (mut ws, _) = tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(request))
-        .await
-        .map_err(|_| ConnectionError::Timeout)??;
+    let (mut ws, _) =
+        tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(request))
+            .await
+            .map_err(|_| ConnectionError::Timeout)??;
     ws.send(Message::text(protocol::hello(
         shared.session_id,
         player_id,

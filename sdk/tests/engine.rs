@@ -69,9 +69,11 @@ fn ready_then_a_kill_switch_and_the_cache_serves_a_cold_start_with_the_engine_do
         Some(json!({"level": 2, "reason": "pricing bug"})),
     );
     assert_eq!(status, 200, "{body}");
-    let SdkCallback::KillSwitch(ks) = wait_for(&sdk, "kill switch", |c| {
-        matches!(c, SdkCallback::KillSwitch(k) if k.level == KillLevel::OffersOff)
-    }) else {
+    let SdkCallback::KillSwitch(ks) = wait_for(
+        &sdk,
+        "kill switch",
+        |c| matches!(c, SdkCallback::KillSwitch(k) if k.level == KillLevel::OffersOff),
+    ) else {
         unreachable!("filtered above")
     };
     assert_eq!(ks.reason, "pricing bug");

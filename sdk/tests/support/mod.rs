@@ -177,7 +177,10 @@ impl Admin {
             Some(json!({"environment": "production"})),
         );
         assert_eq!(status, 201, "{key}");
-        (game_id, key["api_key"].as_str().expect("api_key").to_owned())
+        (
+            game_id,
+            key["api_key"].as_str().expect("api_key").to_owned(),
+        )
     }
 }
 
