@@ -19,7 +19,7 @@ use crate::svc_config::SvcConfig;
 use crate::telemetry::TelemetryQueue;
 use crate::worker::{self, Shared, Timing};
 
-/// A running SDK. Dropping it stops the background thread; what is still queued stays on
+/// A running SDK. Dropping it stops the background thread and writes what is still queued to
 /// disk for the next run.
 #[derive(Debug)]
 pub struct Sdk {
@@ -104,18 +104,14 @@ impl Sdk {
         })
     }
 
-    /// Queues an event for the engine (a money event without `tx_id` gets one). Refused while
-    /// the kill switch is at level 3, when the engine refuses events anyway.
+    /// Queues an event for the engine (a money event without `tx_id` gets one), in memory:
+    /// the SDK's thread writes it to disk and sends it. Refused while the kill switch is at
+    /// level 3, when the engine refuses events anyway.
     pub fn track(&self, event: SdkEvent) -> Result<(), TrackError> {
         if !self.shared.state.kill_level().allows_sdk() {
             return Err(TrackError::SdkOff);
         }
-        if let Err(e) = worker::lock(&self.shared.queue).push(event) {
-            let _ = self.shared.callbacks.send(SdkCallback::Error {
-                code: "sdk_queue_write".into(),
-                message: format!("cannot write the telemetry queue: {e}"),
-            });
-        }
+        worker::lock(&self.shared.queue).push(event);
         self.shared.flush.notify_one();
         Ok(())
     }
@@ -179,5 +175,7 @@ impl Drop for Sdk {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        // What was tracked since the SDK's thread last wrote the queue, for the next run.
+        worker::keep(&self.shared);
     }
 }

@@ -6,7 +6,11 @@
 //! money event is dropped to make room. Money events (`currency_earned`, `currency_spent`,
 //! `purchase`) are never dropped, so a queue holding only money events grows past the bound.
 //! Every money event carries a `tx_id` (one is generated when the game leaves it empty), which
-//! makes a resend after a lost answer harmless: the engine applies each `tx_id` once.
+//! makes a resend after a lost answer harmless: the engine applies each `tx_id` once. Other
+//! events have no such key: one whose answer was lost is sent again and may count twice.
+//!
+//! Pushing only touches memory, so tracking never waits on the disk on the game's thread; the
+//! SDK's thread writes the queue (atomically) before each send and after each acknowledgement.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -60,6 +64,8 @@ pub struct TelemetryQueue {
     next_id: u64,
     capacity: usize,
     path: PathBuf,
+    /// Whether memory holds changes the file does not have yet.
+    dirty: bool,
 }
 
 impl TelemetryQueue {
@@ -77,12 +83,14 @@ impl TelemetryQueue {
             next_id,
             capacity: capacity.max(1),
             path,
+            dirty: false,
         }
     }
 
     /// Queues `event` (a money event gets a `tx_id` when it has none), dropping the oldest
-    /// non-money event when the queue is full. Returns whether an event was dropped.
-    pub fn push(&mut self, event: SdkEvent) -> std::io::Result<bool> {
+    /// non-money event when the queue is full, in memory only (see [`Self::persist`]).
+    /// Returns whether an event was dropped.
+    pub fn push(&mut self, event: SdkEvent) -> bool {
         let mut dropped = false;
         if self.events.len() >= self.capacity
             && let Some(oldest) = self.events.iter().position(|q| !is_money(&q.event))
@@ -95,8 +103,8 @@ impl TelemetryQueue {
             event: with_tx_id(event),
         });
         self.next_id += 1;
-        self.persist()?;
-        Ok(dropped)
+        self.dirty = true;
+        dropped
     }
 
     /// The oldest `max` events, to send as one batch.
@@ -108,6 +116,7 @@ impl TelemetryQueue {
     /// are simply absent).
     pub fn acknowledge(&mut self, ids: &[u64]) -> std::io::Result<()> {
         self.events.retain(|q| !ids.contains(&q.id));
+        self.dirty = true;
         self.persist()
     }
 
@@ -121,10 +130,15 @@ impl TelemetryQueue {
         self.events.is_empty()
     }
 
-    /// Writes the queue to disk atomically.
-    fn persist(&self) -> std::io::Result<()> {
+    /// Writes the queue to disk atomically, if it changed since the last write.
+    pub fn persist(&mut self) -> std::io::Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
         let bytes = serde_json::to_vec(&self.events).map_err(std::io::Error::other)?;
-        storage::write_atomically(&self.path, &bytes)
+        storage::write_atomically(&self.path, &bytes)?;
+        self.dirty = false;
+        Ok(())
     }
 }
 
@@ -152,14 +166,14 @@ mod tests {
     fn a_full_queue_drops_the_oldest_telemetry_never_money() {
         let d = dir();
         let mut q = TelemetryQueue::load(&d, 3);
-        q.push(earned("a")).expect("push");
-        q.push(SdkEvent::FirstLoss { ts: None }).expect("push");
-        q.push(SdkEvent::BossRaid { ts: None }).expect("push");
-        assert!(q.push(earned("b")).expect("push"), "first_loss dropped");
+        q.push(earned("a"));
+        q.push(SdkEvent::FirstLoss { ts: None });
+        q.push(SdkEvent::BossRaid { ts: None });
+        assert!(q.push(earned("b")), "first_loss dropped");
         let kinds: Vec<_> = q.batch(10).iter().map(|e| e.event.kind()).collect();
         assert_eq!(kinds, ["currency_earned", "boss_raid", "currency_earned"]);
-        q.push(earned("c")).expect("push");
-        q.push(earned("d")).expect("push");
+        q.push(earned("c"));
+        q.push(earned("d"));
         let kinds: Vec<_> = q.batch(10).iter().map(|e| e.event.kind()).collect();
         assert_eq!(
             kinds, ["currency_earned"; 4],
@@ -172,8 +186,11 @@ mod tests {
     fn money_gets_a_tx_id_and_the_queue_survives_a_restart() {
         let d = dir();
         let mut q = TelemetryQueue::load(&d, 10);
-        q.push(earned("")).expect("push");
-        q.push(SdkEvent::FirstLoss { ts: None }).expect("push");
+        q.push(earned(""));
+        q.push(SdkEvent::FirstLoss { ts: None });
+        let unwritten = TelemetryQueue::load(&d, 10);
+        assert!(unwritten.is_empty(), "a push alone writes nothing");
+        q.persist().expect("write");
         let first = q.batch(1);
         let SdkEvent::CurrencyEarned { tx_id, .. } = &first[0].event else {
             panic!("{first:?}")

@@ -151,12 +151,18 @@ async fn session_loop(shared: &Shared, http: &reqwest::Client) {
     };
     let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
     let mut last_seq = None;
+    let mut last_reported = String::new();
     loop {
         if let Err(e) = connect_once(shared, http, &player_id, &mut last_seq, &mut backoff).await {
-            shared.emit(SdkCallback::Error {
-                code: e.code().into(),
-                message: e.to_string(),
-            });
+            // An outage repeats the same failure at every attempt: the game hears it once.
+            let message = e.to_string();
+            if message != last_reported {
+                shared.emit(SdkCallback::Error {
+                    code: e.code().into(),
+                    message: message.clone(),
+                });
+                last_reported = message;
+            }
         }
         tokio::time::sleep(backoff.next_delay()).await;
     }
@@ -383,6 +389,7 @@ async fn flush_loop(shared: &Shared, http: &reqwest::Client) {
             () = shared.flush.notified() => {}
             () = tokio::time::sleep(shared.timing.flush_interval) => {}
         }
+        keep(shared);
         loop {
             if !shared.session_open.load(Ordering::SeqCst)
                 || !shared.state.kill_level().allows_sdk()
@@ -434,7 +441,19 @@ async fn flush_loop(shared: &Shared, http: &reqwest::Client) {
 
 /// Removes acknowledged events from the queue, reporting a queue file that cannot be written.
 fn forget(shared: &Shared, ids: &[u64]) {
-    if let Err(e) = lock(&shared.queue).acknowledge(ids) {
+    let written = lock(&shared.queue).acknowledge(ids);
+    report_queue_write(shared, written);
+}
+
+/// Writes what was tracked since the last write to the queue's file.
+pub fn keep(shared: &Shared) {
+    let written = lock(&shared.queue).persist();
+    report_queue_write(shared, written);
+}
+
+/// Tells the game its telemetry queue could not be written (it is still held in memory).
+fn report_queue_write(shared: &Shared, written: std::io::Result<()>) {
+    if let Err(e) = written {
         shared.emit(SdkCallback::Error {
             code: "sdk_queue_write".into(),
             message: format!("cannot write the telemetry queue: {e}"),

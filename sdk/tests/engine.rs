@@ -1,7 +1,8 @@
 //! The Rust SDK against a spawned engine: init never waits on the network, the session
-//! becomes ready, a kill switch set by the studio arrives, the socket comes back after the
-//! engine restarts, telemetry queued during the outage reaches the ledger once, and the
-//! cached state serves a cold start while the engine is down.
+//! becomes ready, kill switches set by the studio arrive (level 3 stops telemetry), the socket
+//! comes back after the engine restarts, telemetry queued during an outage (even across a
+//! relaunch of the game) reaches the ledger once, and the cached state serves a cold start
+//! while the engine is down.
 
 mod support;
 
@@ -142,6 +143,89 @@ fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
         .collect();
     tx_ids.sort_unstable();
     assert_eq!(tx_ids, ["earn-1", "earn-2"], "each once: {player}");
+    drop(sdk);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn telemetry_tracked_while_the_engine_is_down_outlives_the_game_and_lands_once() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let mut engine = Engine::start(free_port(), &engine_data);
+    let (game_id, key) = Admin::new(&engine).game_and_key();
+    let cfg = config(&game_id, &key, &engine.url());
+    engine.stop();
+
+    let offline = offer_sdk::Sdk::init(&cfg, Some("player_3".into()), None, options(&sdk_data))
+        .expect("init with the engine down");
+    offline
+        .track(SdkEvent::CurrencyEarned {
+            currency_id: "gems".into(),
+            amount: 40,
+            source: None,
+            tx_id: String::new(),
+            ts: None,
+        })
+        .expect("queued");
+    drop(offline);
+
+    engine.restart();
+    let next_launch = offer_sdk::Sdk::init(&cfg, Some("player_3".into()), None, options(&sdk_data))
+        .expect("init");
+    assert_eq!(next_launch.pending_events(), 1, "read back from disk");
+    wait_for(&next_launch, "ready", |c| {
+        matches!(c, SdkCallback::Ready { .. })
+    });
+    eventually("the queue empties", || next_launch.pending_events() == 0);
+    let (status, player) = Admin::new(&engine).call(
+        Method::GET,
+        &format!("/v1/games/{game_id}/players/player_3"),
+        None,
+    );
+    assert_eq!(status, 200, "{player}");
+    assert_eq!(player["balances"]["gems"], 40, "{player}");
+    assert_eq!(player["ledger_total"], 1, "{player}");
+    let tx_id = player["ledger"][0]["tx_id"].as_str().expect("tx_id");
+    assert!(!tx_id.is_empty(), "a generated tx_id: {player}");
+    drop(next_launch);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn at_kill_switch_level_3_telemetry_stops() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let engine = Engine::start(free_port(), &engine_data);
+    let admin = Admin::new(&engine);
+    let (game_id, key) = admin.game_and_key();
+    let sdk = offer_sdk::Sdk::init(
+        &config(&game_id, &key, &engine.url()),
+        Some("player_4".into()),
+        None,
+        options(&sdk_data),
+    )
+    .expect("init");
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    let (status, body) = admin.call(
+        Method::PUT,
+        &format!("/v1/games/{game_id}/kill-switch"),
+        Some(json!({"level": 3, "reason": "incident"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    wait_for(
+        &sdk,
+        "kill switch 3",
+        |c| matches!(c, SdkCallback::KillSwitch(k) if k.level == KillLevel::SdkOff),
+    );
+    assert_eq!(
+        sdk.track(SdkEvent::FirstLoss { ts: None }),
+        Err(offer_sdk::TrackError::SdkOff)
+    );
+    assert_eq!(sdk.pending_events(), 0);
     drop(sdk);
     drop(engine);
     let _ = std::fs::remove_dir_all(engine_data);
