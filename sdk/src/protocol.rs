@@ -26,6 +26,12 @@ pub fn hello(session_id: Uuid, player_id: &str, resume_from: Option<u64>) -> Str
     hello.to_string()
 }
 
+/// An `offer_request` for the moment `event_type`.
+pub fn offer_request(event_type: &str) -> String {
+    serde_json::json!({"type": "offer_request", "trigger_context": {"event_type": event_type}})
+        .to_string()
+}
+
 /// An `ack` of every message up to `seq`.
 pub fn ack(seq: u64) -> String {
     serde_json::json!({"type": "ack", "seq": seq}).to_string()

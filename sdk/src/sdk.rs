@@ -1,6 +1,6 @@
 //! [`Sdk`], the handle the game holds: init, login, track, the state and the callbacks.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use crate::state::{GameState, SharedState, StateSource};
 use crate::svc_config::SvcConfig;
 use crate::telemetry::TelemetryQueue;
 use crate::worker::{self, Shared, Timing};
+use crate::{flush, socket};
 
 /// A running SDK. Dropping it stops the background thread and writes what is still queued to
 /// disk for the next run.
@@ -63,6 +64,7 @@ impl Sdk {
             None
         };
         let (sender, receiver) = std::sync::mpsc::channel();
+        let (offer_requests, requests) = tokio::sync::mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             config,
             session_id: session_id.unwrap_or_else(Uuid::new_v4),
@@ -75,12 +77,15 @@ impl Sdk {
             player: watch::channel(player).0,
             flush: Notify::new(),
             session_open: AtomicBool::new(false),
+            connected: AtomicBool::new(false),
+            offer_requests,
             timing: Timing {
                 backoff_cap: options.backoff_cap,
                 flush_interval: options.flush_interval,
             },
         });
-        let (stop, thread) = worker::spawn(Arc::clone(&shared)).map_err(InitError::Thread)?;
+        let (stop, thread) =
+            worker::spawn(Arc::clone(&shared), requests).map_err(InitError::Thread)?;
         Ok(Self {
             shared,
             svc_config,
@@ -114,6 +119,25 @@ impl Sdk {
         worker::lock(&self.shared.queue).push(event);
         self.shared.flush.notify_one();
         Ok(())
+    }
+
+    /// Asks the engine for an offer for the moment `event_type` (for example `first_loss`,
+    /// `currency_low`, `boss_raid`); returns at once. The answer comes as
+    /// [`SdkCallback::Offer`] or [`SdkCallback::NoOffer`]; with no socket up it is
+    /// `NoOffer { outcome: "offline" }` at once, since an offer for a moment that passed is
+    /// no use later.
+    pub fn request_offer(&self, event_type: &str) {
+        let sent = self.shared.connected.load(Ordering::SeqCst)
+            && self
+                .shared
+                .offer_requests
+                .send(event_type.to_owned())
+                .is_ok();
+        if !sent {
+            let _ = self.shared.callbacks.send(SdkCallback::NoOffer {
+                outcome: socket::OFFLINE.into(),
+            });
+        }
     }
 
     /// The game's state as the SDK knows it now.
@@ -176,6 +200,6 @@ impl Drop for Sdk {
             let _ = thread.join();
         }
         // What was tracked since the SDK's thread last wrote the queue, for the next run.
-        worker::keep(&self.shared);
+        flush::keep(&self.shared);
     }
 }

@@ -1,41 +1,33 @@
 //! The SDK's background thread: its own single-threaded tokio runtime, which fetches the
-//! kill-switch state, opens the session, keeps the WebSocket (reconnecting with backoff and
-//! resuming from the last `seq`) and sends the telemetry queue. Nothing here runs on the
-//! game's thread; the game only sees the callbacks it drains.
+//! kill-switch state, opens the session and keeps the WebSocket ([`crate::socket`]),
+//! reconnecting with backoff, beside the telemetry sender ([`crate::flush`]). Nothing here
+//! runs on the game's thread; the game only sees the callbacks it drains.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::{SinkExt as _, StreamExt as _};
 use offer_domain::game::Mode;
-use offer_domain::kill_level::KillLevel;
 use offer_domain::offer::KillSwitch;
 use reqwest::StatusCode;
 use serde::Deserialize;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::sync::{Notify, oneshot, watch};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 use uuid::Uuid;
 
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
 use crate::config::SdkConfig;
-use crate::protocol::{self, Numbered, ServerMessage};
 use crate::state::{GameState, SharedState};
 use crate::telemetry::TelemetryQueue;
+use crate::{flush, socket};
 
-/// The most events in one `POST /v1/sdk/events` (the engine's limit).
-const MAX_BATCH: usize = 100;
 /// How long one HTTP request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a WebSocket handshake may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first retry's ceiling.
-const BACKOFF_BASE: Duration = Duration::from_millis(250);
-/// Acknowledge the server's messages every this many.
-const ACK_EVERY: u64 = 16;
+pub const BACKOFF_BASE: Duration = Duration::from_millis(250);
 
 /// Timing knobs of the background work.
 #[derive(Debug, Clone, Copy)]
@@ -65,19 +57,23 @@ pub struct Shared {
     pub flush: Notify,
     /// Whether the engine has opened the session in this run.
     pub session_open: AtomicBool,
+    /// Whether a socket is up (between its `ready` and its end).
+    pub connected: AtomicBool,
+    /// The game's offer requests, to the socket.
+    pub offer_requests: UnboundedSender<String>,
     /// Timing knobs.
     pub timing: Timing,
 }
 
 impl Shared {
     /// Queues a callback; a game that dropped the SDK's receiver simply gets none.
-    fn emit(&self, callback: SdkCallback) {
+    pub fn emit(&self, callback: SdkCallback) {
         let _ = self.callbacks.send(callback);
     }
 
     /// Applies a state the engine reported, writes the cache and tells the game what
     /// changed: the kill switch, and the configuration (version or custom page).
-    fn apply(&self, change: impl FnOnce(&mut GameState), announce: bool) {
+    pub fn apply(&self, change: impl FnOnce(&mut GameState), announce: bool) {
         let (before, written) = self.state.update(change);
         if let Err(e) = written {
             self.emit(SdkCallback::Error {
@@ -102,9 +98,11 @@ impl Shared {
     }
 }
 
-/// Starts the background thread; dropping the returned sender (or sending on it) stops it.
+/// Starts the background thread, which takes the offer requests `requests` receives;
+/// dropping the returned sender (or sending on it) stops it.
 pub fn spawn(
     shared: Arc<Shared>,
+    requests: UnboundedReceiver<String>,
 ) -> std::io::Result<(oneshot::Sender<()>, std::thread::JoinHandle<()>)> {
     let (stop, stopped) = oneshot::channel();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -116,7 +114,7 @@ pub fn spawn(
             runtime.block_on(async move {
                 tokio::select! {
                     _ = stopped => {}
-                    () = run(shared) => {}
+                    () = run(shared, requests) => {}
                 }
             });
         })?;
@@ -124,7 +122,7 @@ pub fn spawn(
 }
 
 /// The background work: the session loop and the telemetry sender, side by side.
-async fn run(shared: Arc<Shared>) {
+async fn run(shared: Arc<Shared>, mut requests: UnboundedReceiver<String>) {
     let http = match reqwest::Client::builder().timeout(REQUEST_TIMEOUT).build() {
         Ok(http) => http,
         Err(e) => {
@@ -135,11 +133,18 @@ async fn run(shared: Arc<Shared>) {
             return;
         }
     };
-    tokio::join!(session_loop(&shared, &http), flush_loop(&shared, &http));
+    tokio::join!(
+        session_loop(&shared, &http, &mut requests),
+        flush::run(&shared, &http)
+    );
 }
 
 /// Waits for the player id, then connects and reconnects for the life of the SDK.
-async fn session_loop(shared: &Shared, http: &reqwest::Client) {
+async fn session_loop(
+    shared: &Shared,
+    http: &reqwest::Client,
+    requests: &mut UnboundedReceiver<String>,
+) {
     let mut player = shared.player.subscribe();
     let player_id = loop {
         if let Some(id) = player.borrow_and_update().clone() {
@@ -153,7 +158,16 @@ async fn session_loop(shared: &Shared, http: &reqwest::Client) {
     let mut last_seq = None;
     let mut last_reported = String::new();
     loop {
-        if let Err(e) = connect_once(shared, http, &player_id, &mut last_seq, &mut backoff).await {
+        if let Err(e) = connect_once(
+            shared,
+            http,
+            &player_id,
+            &mut last_seq,
+            &mut backoff,
+            requests,
+        )
+        .await
+        {
             // An outage repeats the same failure at every attempt: the game hears it once.
             let message = e.to_string();
             if message != last_reported {
@@ -170,7 +184,7 @@ async fn session_loop(shared: &Shared, http: &reqwest::Client) {
 
 /// Why one connection attempt ended.
 #[derive(Debug, thiserror::Error)]
-enum ConnectionError {
+pub enum ConnectionError {
     /// The engine could not be reached or answered badly.
     #[error("{0}")]
     Http(#[from] reqwest::Error),
@@ -227,6 +241,7 @@ async fn connect_once(
     player_id: &str,
     last_seq: &mut Option<u64>,
     backoff: &mut Backoff,
+    requests: &mut UnboundedReceiver<String>,
 ) -> Result<(), ConnectionError> {
     let config = &shared.config;
     let status = http
@@ -276,189 +291,7 @@ async fn connect_once(
     );
     shared.session_open.store(true, Ordering::SeqCst);
     shared.flush.notify_one();
-    socket(shared, player_id, last_seq, backoff).await
-}
-
-/// The WebSocket: `hello` (resuming from `last_seq`), then every server message becomes a
-/// callback until the socket closes.
-async fn socket(
-    shared: &Shared,
-    player_id: &str,
-    last_seq: &mut Option<u64>,
-    backoff: &mut Backoff,
-) -> Result<(), ConnectionError> {
-    let mut request = shared.config.ws_url().into_client_request()?;
-    let headers = request.headers_mut();
-    let bearer = HeaderValue::from_str(&format!("Bearer {}", shared.config.api_key))
-        .map_err(|e| ConnectionError::Socket(e.into()))?;
-    headers.insert("authorization", bearer);
-    headers.insert(
-        "sec-websocket-protocol",
-        HeaderValue::from_static(protocol::SUBPROTOCOL),
-    );
-    let (mut ws, _) =
-        tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(request))
-            .await
-            .map_err(|_| ConnectionError::Timeout)??;
-    ws.send(Message::text(protocol::hello(
-        shared.session_id,
-        player_id,
-        *last_seq,
-    )))
-    .await?;
-    let mut unacked = 0u64;
-    while let Some(frame) = ws.next().await {
-        let Message::Text(text) = frame? else {
-            continue;
-        };
-        let Ok(Numbered { seq, message }) = serde_json::from_str::<Numbered>(text.as_str()) else {
-            continue;
-        };
-        if seq > 0 {
-            *last_seq = Some(seq);
-            unacked += 1;
-        }
-        match &message {
-            ServerMessage::Ready {
-                kill_switch,
-                mode,
-                config_version,
-                ..
-            } => {
-                backoff.reset();
-                shared.apply(
-                    |s| {
-                        s.kill_switch = kill_switch.clone();
-                        s.mode = *mode;
-                        s.config_version = *config_version;
-                    },
-                    false,
-                );
-            }
-            ServerMessage::KillSwitch {
-                level,
-                reason,
-                updated_at,
-            } => {
-                shared.apply(
-                    |s| {
-                        s.kill_switch = KillSwitch {
-                            level: *level,
-                            reason: reason.clone(),
-                            updated_at: *updated_at,
-                        };
-                    },
-                    false,
-                );
-                if *level < KillLevel::SdkOff {
-                    shared.flush.notify_one();
-                }
-            }
-            ServerMessage::Config {
-                config_version,
-                custom_page,
-            } => shared.apply(
-                |s| {
-                    s.config_version = *config_version;
-                    s.custom_page = custom_page.clone();
-                },
-                false,
-            ),
-            _ => {}
-        }
-        if let Some(callback) = message.into_callback() {
-            shared.emit(callback);
-        }
-        if unacked >= ACK_EVERY
-            && let Some(seq) = *last_seq
-        {
-            ws.send(Message::text(protocol::ack(seq))).await?;
-            unacked = 0;
-        }
-    }
-    Err(ConnectionError::Closed)
-}
-
-/// Sends the telemetry queue in batches whenever it is woken or the interval passes, once
-/// the session is open and while the kill switch allows the SDK.
-async fn flush_loop(shared: &Shared, http: &reqwest::Client) {
-    let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
-    let mut batch_size = MAX_BATCH;
-    loop {
-        tokio::select! {
-            () = shared.flush.notified() => {}
-            () = tokio::time::sleep(shared.timing.flush_interval) => {}
-        }
-        keep(shared);
-        loop {
-            if !shared.session_open.load(Ordering::SeqCst)
-                || !shared.state.kill_level().allows_sdk()
-            {
-                break;
-            }
-            let batch = lock(&shared.queue).batch(batch_size);
-            if batch.is_empty() {
-                batch_size = MAX_BATCH;
-                break;
-            }
-            let events: Vec<_> = batch.iter().map(|q| &q.event).collect();
-            let sent = http
-                .post(shared.config.url("/v1/sdk/events"))
-                .bearer_auth(&shared.config.api_key)
-                .json(&serde_json::json!({"session_id": shared.session_id, "events": events}))
-                .send()
-                .await;
-            let ids: Vec<u64> = batch.iter().map(|q| q.id).collect();
-            match sent.map(|r| r.status()) {
-                Ok(StatusCode::ACCEPTED) => {
-                    backoff.reset();
-                    forget(shared, &ids);
-                }
-                Ok(StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST)
-                    if batch.len() > 1 =>
-                {
-                    // One bad event refuses the whole batch: send one at a time to find it.
-                    batch_size = 1;
-                }
-                Ok(status @ (StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST)) => {
-                    shared.emit(SdkCallback::Error {
-                        code: "sdk_event_refused".into(),
-                        message: format!(
-                            "the engine refused a {} event ({status}); it was dropped",
-                            batch[0].event.kind()
-                        ),
-                    });
-                    forget(shared, &ids);
-                }
-                Ok(StatusCode::FORBIDDEN) => break,
-                _ => {
-                    tokio::time::sleep(backoff.next_delay()).await;
-                }
-            }
-        }
-    }
-}
-
-/// Removes acknowledged events from the queue, reporting a queue file that cannot be written.
-fn forget(shared: &Shared, ids: &[u64]) {
-    let written = lock(&shared.queue).acknowledge(ids);
-    report_queue_write(shared, written);
-}
-
-/// Writes what was tracked since the last write to the queue's file.
-pub fn keep(shared: &Shared) {
-    let written = lock(&shared.queue).persist();
-    report_queue_write(shared, written);
-}
-
-/// Tells the game its telemetry queue could not be written (it is still held in memory).
-fn report_queue_write(shared: &Shared, written: std::io::Result<()>) {
-    if let Err(e) = written {
-        shared.emit(SdkCallback::Error {
-            code: "sdk_queue_write".into(),
-            message: format!("cannot write the telemetry queue: {e}"),
-        });
-    }
+    socket::serve(shared, player_id, last_seq, backoff, requests).await
 }
 
 /// The queue, whether or not a thread panicked while holding it.

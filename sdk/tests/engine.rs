@@ -1,8 +1,8 @@
 //! The Rust SDK against a spawned engine: init never waits on the network, the session
-//! becomes ready, kill switches set by the studio arrive (level 3 stops telemetry), the socket
-//! comes back after the engine restarts, telemetry queued during an outage (even across a
-//! relaunch of the game) reaches the ledger once, and the cached state serves a cold start
-//! while the engine is down.
+//! becomes ready, offers come for offer requests, kill switches set by the studio arrive
+//! (level 3 stops telemetry), the socket comes back after the engine restarts, telemetry
+//! queued during an outage (even across a relaunch of the game) reaches the ledger once, and
+//! the cached state serves a cold start while the engine is down.
 
 mod support;
 
@@ -228,6 +228,54 @@ fn at_kill_switch_level_3_telemetry_stops() {
     assert_eq!(sdk.pending_events(), 0);
     drop(sdk);
     drop(engine);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let engine = Engine::start(free_port(), &engine_data);
+    let (game_id, key) = Admin::new(&engine).game_and_key();
+    let sdk = offer_sdk::Sdk::init(
+        &config(&game_id, &key, &engine.url()),
+        Some("player_5".into()),
+        None,
+        options(&sdk_data),
+    )
+    .expect("init");
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    sdk.request_offer("first_loss");
+    let SdkCallback::Offer(offer) = wait_for(&sdk, "offer", |c| {
+        matches!(c, SdkCallback::Offer(_) | SdkCallback::NoOffer { .. })
+    }) else {
+        panic!("a store shelf always has an offer");
+    };
+    assert!(offer["offer_id"].is_string(), "{offer}");
+    drop(sdk);
+    drop(engine);
+
+    let offline_data = temp_dir("sdk-offline");
+    let offline = offer_sdk::Sdk::init(
+        &config(&game_id, &key, "http://127.0.0.1:1"),
+        Some("player_5".into()),
+        None,
+        options(&offline_data),
+    )
+    .expect("init");
+    offline.request_offer("first_loss");
+    assert_eq!(
+        wait_for(&offline, "no offer", |c| matches!(
+            c,
+            SdkCallback::NoOffer { .. }
+        )),
+        SdkCallback::NoOffer {
+            outcome: "offline".into()
+        }
+    );
+    drop(offline);
+    let _ = std::fs::remove_dir_all(offline_data);
     let _ = std::fs::remove_dir_all(engine_data);
     let _ = std::fs::remove_dir_all(sdk_data);
 }

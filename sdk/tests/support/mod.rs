@@ -161,13 +161,18 @@ impl Admin {
         })
     }
 
-    /// A new game with the hard currency `gems`, and a production SDK key of it.
+    /// A new game with the hard currency `gems` and a pack of it on the store shelf (so an
+    /// offer is always possible), and a production SDK key of the game.
     pub fn game_and_key(&self) -> (String, String) {
         let (status, game) = self.call(
             reqwest::Method::POST,
             "/v1/games",
             Some(json!({"name": "G", "genre": "rpg",
-                        "currencies": [{"currency_id": "gems", "kind": "hard"}]})),
+                        "currencies": [{"currency_id": "gems", "kind": "hard"}],
+                        "items": [{"item_id": "gems_500", "item_name": "gems_500",
+                                   "category": "currency_pack", "currency_id": "gems",
+                                   "price_usd": 3.99, "quantity": 500, "is_consumable": true,
+                                   "fallback_eligible": true}]})),
         );
         assert_eq!(status, 201, "{game}");
         let game_id = game["game_id"].as_str().expect("game_id").to_owned();
