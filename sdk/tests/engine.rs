@@ -1,8 +1,9 @@
 //! The Rust SDK against a spawned engine: init never waits on the network, the session
-//! becomes ready, offers come for offer requests, kill switches set by the studio arrive
-//! (level 3 stops telemetry), the socket comes back after the engine restarts, telemetry
-//! queued during an outage (even across a relaunch of the game) reaches the ledger once, and
-//! the cached state serves a cold start while the engine is down.
+//! becomes ready (at init, or at login without auto login), offers come for offer requests,
+//! kill switches set by the studio arrive (level 3 stops telemetry), the socket comes back
+//! after the engine restarts, telemetry queued during an outage (even across a relaunch of the
+//! game) reaches the ledger once, and the cached state serves a cold start while the engine is
+//! down.
 
 mod support;
 
@@ -10,7 +11,9 @@ use offer_domain::kill_level::KillLevel;
 use offer_sdk::{InitError, SdkCallback, SdkEvent, StateSource};
 use reqwest::Method;
 use serde_json::json;
-use support::{Admin, Engine, config, eventually, free_port, options, temp_dir, wait_for};
+use support::{
+    Admin, Engine, config, eventually, free_port, options, options_with, temp_dir, wait_for,
+};
 
 /// A random UUID as a game id, for configurations that never reach an engine.
 fn some_game() -> String {
@@ -276,6 +279,33 @@ fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
     );
     drop(offline);
     let _ = std::fs::remove_dir_all(offline_data);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn without_auto_login_the_session_opens_at_login_for_one_player() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let engine = Engine::start(free_port(), &engine_data);
+    let (game_id, key) = Admin::new(&engine).game_and_key();
+    let sdk = offer_sdk::Sdk::init(
+        &config(&game_id, &key, &engine.url()),
+        None,
+        None,
+        options_with(
+            &sdk_data,
+            r#"{"auto_login": false, "player_id_source": "custom"}"#,
+        ),
+    )
+    .expect("init without a player");
+    assert_eq!(sdk.player_id(), None);
+    assert!(sdk.login("player_6"));
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    assert!(!sdk.login("someone_else"), "a session has one player");
+    assert_eq!(sdk.player_id().as_deref(), Some("player_6"));
+    drop(sdk);
+    drop(engine);
     let _ = std::fs::remove_dir_all(engine_data);
     let _ = std::fs::remove_dir_all(sdk_data);
 }

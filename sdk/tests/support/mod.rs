@@ -199,12 +199,16 @@ pub fn config(game_id: &str, api_key: &str, base_url: &str) -> String {
 /// Options with `svc_config.json` (auto login, custom id) written to a folder of their own,
 /// data in `data`, and a short backoff cap so reconnections come quickly in tests.
 pub fn options(data: &Path) -> InitOptions {
-    let svc = temp_dir("svc");
-    std::fs::write(
-        svc.join("svc_config.json"),
+    options_with(
+        data,
         r#"{"auto_login": true, "player_id_source": "custom"}"#,
     )
-    .expect("svc_config.json");
+}
+
+/// [`options`] with `svc_config.json` as given.
+pub fn options_with(data: &Path, svc_config: &str) -> InitOptions {
+    let svc = temp_dir("svc");
+    std::fs::write(svc.join("svc_config.json"), svc_config).expect("svc_config.json");
     let mut options = InitOptions::new(data, svc);
     options.backoff_cap = Duration::from_secs(1);
     options.flush_interval = Duration::from_millis(200);
