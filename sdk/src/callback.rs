@@ -4,6 +4,16 @@
 
 use offer_domain::game::Mode;
 use offer_domain::offer::KillSwitch;
+use serde::Deserialize;
+
+/// One line of the player's inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InventoryItem {
+    /// The catalogue item.
+    pub item_id: String,
+    /// How many the player holds (always positive: an item used up is absent).
+    pub quantity: i64,
+}
 
 /// One callback for the game.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +29,8 @@ pub enum SdkCallback {
         mode: Mode,
         /// The configuration's version.
         config_version: u64,
+        /// The player's inventory now.
+        inventory: Vec<InventoryItem>,
     },
     /// An offer to show, with the engine's fields (`offer_id`, `items`, `price_cents`,
     /// `expires_at`, ...).
@@ -36,8 +48,9 @@ pub enum SdkCallback {
         /// Its balance.
         balance: i64,
     },
-    /// The player's inventory, as the engine's `inventory` message carries it.
-    Inventory(serde_json::Value),
+    /// The player's whole inventory after a change of it (a purchase's items, an
+    /// `item_used`).
+    Inventory(Vec<InventoryItem>),
     /// The game's configuration changed.
     Config {
         /// The new version.

@@ -40,7 +40,7 @@ pub mod svc_config;
 pub mod telemetry;
 mod worker;
 
-pub use callback::SdkCallback;
+pub use callback::{InventoryItem, SdkCallback};
 pub use config::SdkConfig;
 pub use error::{InitError, TrackError};
 pub use offer_wire::event::SdkEvent;

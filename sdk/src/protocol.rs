@@ -8,7 +8,7 @@ use offer_domain::offer::KillSwitch;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::callback::SdkCallback;
+use crate::callback::{InventoryItem, SdkCallback};
 
 /// The JSON subprotocol.
 pub const SUBPROTOCOL: &str = "svc.v1.json";
@@ -61,6 +61,9 @@ pub enum ServerMessage {
         config_version: u64,
         /// Whether the resume was honoured.
         resumed: bool,
+        /// The player's inventory (absent from engines that keep none).
+        #[serde(default)]
+        inventory: Vec<InventoryItem>,
     },
     /// An offer (its fields kept as they are).
     Offer(serde_json::Map<String, serde_json::Value>),
@@ -93,8 +96,11 @@ pub enum ServerMessage {
         /// The balance.
         balance: i64,
     },
-    /// The player's inventory.
-    Inventory(serde_json::Map<String, serde_json::Value>),
+    /// The player's whole inventory.
+    Inventory {
+        /// Every item held.
+        items: Vec<InventoryItem>,
+    },
     /// A refusal.
     Error {
         /// The code.
@@ -116,11 +122,13 @@ impl ServerMessage {
                 mode,
                 config_version,
                 resumed,
+                inventory,
             } => SdkCallback::Ready {
                 resumed,
                 kill_switch,
                 mode,
                 config_version,
+                inventory,
             },
             Self::Offer(fields) => SdkCallback::Offer(fields.into()),
             Self::NoOffer { outcome } => SdkCallback::NoOffer { outcome },
@@ -147,7 +155,7 @@ impl ServerMessage {
                 currency_id,
                 balance,
             },
-            Self::Inventory(fields) => SdkCallback::Inventory(fields.into()),
+            Self::Inventory { items } => SdkCallback::Inventory(items),
             Self::Error { code, message } => SdkCallback::Error { code, message },
             Self::Unknown => return None,
         })
@@ -192,6 +200,17 @@ mod tests {
             Some(SdkCallback::Offer(v)) => assert_eq!(v["price_cents"], 399),
             other => panic!("{other:?}"),
         }
+        let inventory: Numbered = serde_json::from_str(
+            r#"{"seq": 8, "type": "inventory", "items": [{"item_id": "potion", "quantity": 2}]}"#,
+        )
+        .expect("inventory");
+        assert_eq!(
+            inventory.message.into_callback(),
+            Some(SdkCallback::Inventory(vec![InventoryItem {
+                item_id: "potion".into(),
+                quantity: 2
+            }]))
+        );
         let newer: Numbered =
             serde_json::from_str(r#"{"seq": 9, "type": "from_the_future", "x": 1}"#)
                 .expect("unknown");

@@ -4,7 +4,7 @@
 //!
 //! The bound applies to telemetry: when the queue is full, the oldest event that is not a
 //! money event is dropped to make room. Money events (`currency_earned`, `currency_spent`,
-//! `purchase`) are never dropped, so a queue holding only money events grows past the bound.
+//! `purchase`, `item_used`) are never dropped, so a queue holding only money events grows past the bound.
 //! Every money event carries a `tx_id` (one is generated when the game leaves it empty), which
 //! makes a resend after a lost answer harmless: the engine applies each `tx_id` once. Other
 //! events have no such key: one whose answer was lost is sent again and may count twice.
@@ -30,6 +30,7 @@ pub fn is_money(event: &SdkEvent) -> bool {
         SdkEvent::CurrencyEarned { .. }
             | SdkEvent::CurrencySpent { .. }
             | SdkEvent::Purchase { .. }
+            | SdkEvent::ItemUsed { .. }
     )
 }
 
@@ -39,6 +40,7 @@ fn with_tx_id(mut event: SdkEvent) -> SdkEvent {
         SdkEvent::CurrencyEarned { tx_id, .. }
         | SdkEvent::CurrencySpent { tx_id, .. }
         | SdkEvent::Purchase { tx_id, .. }
+        | SdkEvent::ItemUsed { tx_id, .. }
             if tx_id.is_empty() =>
         {
             *tx_id = uuid::Uuid::new_v4().to_string();
@@ -180,6 +182,17 @@ mod tests {
             "money is kept past the bound"
         );
         let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn item_used_is_a_money_event() {
+        assert!(is_money(&SdkEvent::ItemUsed {
+            item_id: "potion".into(),
+            quantity: 1,
+            tx_id: "use-1".into(),
+            ts: None,
+        }));
+        assert!(!is_money(&SdkEvent::FirstLoss { ts: None }));
     }
 
     #[test]

@@ -1,14 +1,14 @@
 //! The Rust SDK against a spawned engine: init never waits on the network, the session
-//! becomes ready (at init, or at login without auto login), offers come for offer requests,
-//! kill switches set by the studio arrive (level 3 stops telemetry), the socket comes back
-//! after the engine restarts, telemetry queued during an outage (even across a relaunch of the
-//! game) reaches the ledger once, and the cached state serves a cold start while the engine is
-//! down.
+//! becomes ready (at init, or at login without auto login), offers come for offer requests, a
+//! tracked purchase comes back as the inventory, kill switches set by the studio arrive (level
+//! 3 stops telemetry), the socket comes back after the engine restarts, telemetry queued
+//! during an outage (even across a relaunch of the game) reaches the ledger once, and the
+//! cached state serves a cold start while the engine is down.
 
 mod support;
 
 use offer_domain::kill_level::KillLevel;
-use offer_sdk::{InitError, SdkCallback, SdkEvent, StateSource};
+use offer_sdk::{InitError, InventoryItem, SdkCallback, SdkEvent, StateSource};
 use reqwest::Method;
 use serde_json::json;
 use support::{
@@ -304,6 +304,49 @@ fn without_auto_login_the_session_opens_at_login_for_one_player() {
     wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
     assert!(!sdk.login("someone_else"), "a session has one player");
     assert_eq!(sdk.player_id().as_deref(), Some("player_6"));
+    drop(sdk);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(engine_data);
+    let _ = std::fs::remove_dir_all(sdk_data);
+}
+
+#[test]
+fn a_purchase_tracked_by_the_game_comes_back_as_the_inventory() {
+    let engine_data = temp_dir("engine");
+    let sdk_data = temp_dir("sdk");
+    let engine = Engine::start(free_port(), &engine_data);
+    let (game_id, key) = Admin::new(&engine).game_and_key();
+    let sdk = offer_sdk::Sdk::init(
+        &config(&game_id, &key, &engine.url()),
+        Some("player_7".into()),
+        None,
+        options(&sdk_data),
+    )
+    .expect("init");
+    let SdkCallback::Ready { inventory, .. } =
+        wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }))
+    else {
+        unreachable!("filtered above")
+    };
+    assert!(inventory.is_empty(), "{inventory:?}");
+    sdk.track(SdkEvent::Purchase {
+        offer_id: None,
+        item_ids: vec!["sword".into()],
+        price_cents: 499,
+        tx_id: String::new(),
+        ts: None,
+    })
+    .expect("queued");
+    assert_eq!(
+        wait_for(&sdk, "inventory", |c| matches!(
+            c,
+            SdkCallback::Inventory(_)
+        )),
+        SdkCallback::Inventory(vec![InventoryItem {
+            item_id: "sword".into(),
+            quantity: 1
+        }])
+    );
     drop(sdk);
     drop(engine);
     let _ = std::fs::remove_dir_all(engine_data);

@@ -161,8 +161,8 @@ impl Admin {
         })
     }
 
-    /// A new game with the hard currency `gems` and a pack of it on the store shelf (so an
-    /// offer is always possible), and a production SDK key of the game.
+    /// A new game with the hard currency `gems`, a pack of it and a sword on the store shelf
+    /// (so an offer is always possible), and a production SDK key of the game.
     pub fn game_and_key(&self) -> (String, String) {
         let (status, game) = self.call(
             reqwest::Method::POST,
@@ -172,7 +172,10 @@ impl Admin {
                         "items": [{"item_id": "gems_500", "item_name": "gems_500",
                                    "category": "currency_pack", "currency_id": "gems",
                                    "price_usd": 3.99, "quantity": 500, "is_consumable": true,
-                                   "fallback_eligible": true}]})),
+                                   "fallback_eligible": true},
+                                  {"item_id": "sword", "item_name": "sword",
+                                   "category": "equipment", "price_usd": 4.99,
+                                   "is_consumable": false, "fallback_eligible": true}]})),
         );
         assert_eq!(status, 201, "{game}");
         let game_id = game["game_id"].as_str().expect("game_id").to_owned();
