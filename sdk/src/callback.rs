@@ -1,0 +1,71 @@
+//! What the SDK tells the game: one value per engine push or SDK happening, queued for the
+//! game to drain on a thread of its choosing (each frame, as engine plugins do), never run on
+//! the network thread. The C ABI maps these onto the spec's seven callbacks.
+
+use offer_domain::game::Mode;
+use offer_domain::offer::KillSwitch;
+use serde::Deserialize;
+
+/// One line of the player's inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InventoryItem {
+    /// The catalogue item.
+    pub item_id: String,
+    /// How many the player holds (always positive: an item used up is absent).
+    pub quantity: i64,
+}
+
+/// One callback for the game.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SdkCallback {
+    /// The session is open on the socket; the state it carries is the game's now.
+    Ready {
+        /// Whether the socket resumed from the last `seq` (nothing was missed) or started
+        /// afresh (the state below replaces whatever the game held).
+        resumed: bool,
+        /// The kill switch.
+        kill_switch: KillSwitch,
+        /// The operating mode.
+        mode: Mode,
+        /// The configuration's version.
+        config_version: u64,
+        /// The player's inventory now.
+        inventory: Vec<InventoryItem>,
+    },
+    /// An offer to show, with the engine's fields (`offer_id`, `items`, `price_cents`,
+    /// `expires_at`, ...).
+    Offer(serde_json::Value),
+    /// No offer for the moment asked about; `outcome` says why (`kill_switch`, `holdout`,
+    /// `frequency_capped`, `suppressed`).
+    NoOffer {
+        /// Why.
+        outcome: String,
+    },
+    /// A wallet balance after a money event.
+    Balance {
+        /// The currency.
+        currency_id: String,
+        /// Its balance.
+        balance: i64,
+    },
+    /// The player's whole inventory after a change of it (a purchase's items, an
+    /// `item_used`).
+    Inventory(Vec<InventoryItem>),
+    /// The game's configuration changed.
+    Config {
+        /// The new version.
+        config_version: u64,
+        /// The published custom page, or `None` when none was ever published.
+        custom_page: Option<serde_json::Value>,
+    },
+    /// The kill switch changed.
+    KillSwitch(KillSwitch),
+    /// Something went wrong that the game may want to show or log: a refused message
+    /// (`code` as the engine sent it) or an SDK-side failure (`code` starting with `sdk_`).
+    Error {
+        /// A stable code.
+        code: String,
+        /// For people.
+        message: String,
+    },
+}

@@ -1,0 +1,41 @@
+//! What the game passes to init besides the configuration JSON: where the SDK keeps its
+//! files, where `svc_config.json` is, the inputs of the player id sources, and timing knobs.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options of [`crate::Sdk::init`].
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The SDK's own directory (the cached state, the telemetry queue, the device id); made
+    /// if missing. Each install needs its own.
+    pub data_dir: PathBuf,
+    /// The directory holding `svc_config.json`.
+    pub svc_config_dir: PathBuf,
+    /// The advertising id, for `player_id_source: advertising_id`.
+    pub advertising_id: Option<String>,
+    /// The player's JWT, for `player_id_source: jwt`.
+    pub player_jwt: Option<String>,
+    /// The most non-money events the telemetry queue keeps (money events are never dropped).
+    pub telemetry_capacity: usize,
+    /// The longest wait between two reconnection or resend attempts.
+    pub backoff_cap: Duration,
+    /// How often queued telemetry is sent when nothing wakes the sender sooner.
+    pub flush_interval: Duration,
+}
+
+impl InitOptions {
+    /// The defaults (a queue of 1,000 events, a 30 s backoff cap, a flush every 5 s) for the
+    /// given data and `svc_config.json` directories.
+    pub fn new(data_dir: impl Into<PathBuf>, svc_config_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            svc_config_dir: svc_config_dir.into(),
+            advertising_id: None,
+            player_jwt: None,
+            telemetry_capacity: 1_000,
+            backoff_cap: Duration::from_secs(30),
+            flush_interval: Duration::from_secs(5),
+        }
+    }
+}
