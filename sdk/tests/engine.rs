@@ -12,7 +12,7 @@ use offer_sdk::{InitError, InventoryItem, SdkCallback, SdkEvent, StateSource};
 use reqwest::Method;
 use serde_json::json;
 use support::{
-    Admin, Engine, config, eventually, free_port, options, options_with, temp_dir, wait_for,
+    Admin, Live, config, eventually, free_port, options, options_with, temp_dir, wait_for,
 };
 
 /// A random UUID as a game id, for configurations that never reach an engine.
@@ -57,17 +57,11 @@ fn a_sandbox_key_with_the_production_environment_is_refused() {
 
 #[test]
 fn ready_then_a_kill_switch_and_the_cache_serves_a_cold_start_with_the_engine_down() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let mut engine = Engine::start(free_port(), &engine_data);
-    let admin = Admin::new(&engine);
-    let (game_id, key) = admin.game_and_key();
-    let cfg = config(&game_id, &key, &engine.url());
-    let sdk = offer_sdk::Sdk::init(&cfg, Some("player_1".into()), None, options(&sdk_data))
-        .expect("init");
-    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    let mut live = Live::start();
+    let game_id = live.game_id.clone();
+    let sdk = live.ready_sdk("player_1");
     assert_eq!(sdk.state_source(), StateSource::Live);
-    let (status, body) = admin.call(
+    let (status, body) = live.admin.call(
         Method::PUT,
         &format!("/v1/games/{game_id}/kill-switch"),
         Some(json!({"level": 2, "reason": "pricing bug"})),
@@ -83,35 +77,22 @@ fn ready_then_a_kill_switch_and_the_cache_serves_a_cold_start_with_the_engine_do
     assert_eq!(ks.reason, "pricing bug");
     assert_eq!(sdk.state().kill_switch.level, KillLevel::OffersOff);
     drop(sdk);
-    engine.stop();
+    live.engine.stop();
 
-    let cold = offer_sdk::Sdk::init(&cfg, Some("player_1".into()), None, options(&sdk_data))
-        .expect("init with the engine down");
+    // With the engine down: init needs no network.
+    let cold = live.sdk("player_1");
     assert_eq!(cold.state_source(), StateSource::Cached);
     assert_eq!(cold.state().kill_switch.level, KillLevel::OffersOff);
     assert_eq!(cold.state().kill_switch.reason, "pricing bug");
-    drop(cold);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let mut engine = Engine::start(free_port(), &engine_data);
-    let admin = Admin::new(&engine);
-    let (game_id, key) = admin.game_and_key();
-    let sdk = offer_sdk::Sdk::init(
-        &config(&game_id, &key, &engine.url()),
-        Some("player_2".into()),
-        None,
-        options(&sdk_data),
-    )
-    .expect("init");
-    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    let mut live = Live::start();
+    let game_id = live.game_id.clone();
+    let sdk = live.ready_sdk("player_2");
 
-    engine.stop();
+    live.engine.stop();
     for (tx_id, amount) in [("earn-1", 50), ("earn-2", 25)] {
         sdk.track(SdkEvent::CurrencyEarned {
             currency_id: "gems".into(),
@@ -125,8 +106,9 @@ fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
     sdk.track(SdkEvent::FirstLoss { ts: None }).expect("queued");
     assert_eq!(sdk.pending_events(), 3);
 
-    engine.restart();
-    let admin = Admin::new(&engine);
+    live.engine.restart();
+    // A new client: the old one's pooled connection went with the old process.
+    let admin = Admin::new(&live.engine);
     wait_for(&sdk, "ready after the restart", |c| {
         matches!(c, SdkCallback::Ready { resumed: false, .. })
     });
@@ -146,23 +128,15 @@ fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
         .collect();
     tx_ids.sort_unstable();
     assert_eq!(tx_ids, ["earn-1", "earn-2"], "each once: {player}");
-    drop(sdk);
-    drop(engine);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn telemetry_tracked_while_the_engine_is_down_outlives_the_game_and_lands_once() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let mut engine = Engine::start(free_port(), &engine_data);
-    let (game_id, key) = Admin::new(&engine).game_and_key();
-    let cfg = config(&game_id, &key, &engine.url());
-    engine.stop();
+    let mut live = Live::start();
+    let game_id = live.game_id.clone();
+    live.engine.stop();
 
-    let offline = offer_sdk::Sdk::init(&cfg, Some("player_3".into()), None, options(&sdk_data))
-        .expect("init with the engine down");
+    let offline = live.sdk("player_3");
     offline
         .track(SdkEvent::CurrencyEarned {
             currency_id: "gems".into(),
@@ -174,15 +148,16 @@ fn telemetry_tracked_while_the_engine_is_down_outlives_the_game_and_lands_once()
         .expect("queued");
     drop(offline);
 
-    engine.restart();
-    let next_launch = offer_sdk::Sdk::init(&cfg, Some("player_3".into()), None, options(&sdk_data))
-        .expect("init");
+    live.engine.restart();
+    // A new client: the old one's pooled connection went with the old process.
+    let admin = Admin::new(&live.engine);
+    let next_launch = live.sdk("player_3");
     assert_eq!(next_launch.pending_events(), 1, "read back from disk");
     wait_for(&next_launch, "ready", |c| {
         matches!(c, SdkCallback::Ready { .. })
     });
     eventually("the queue empties", || next_launch.pending_events() == 0);
-    let (status, player) = Admin::new(&engine).call(
+    let (status, player) = admin.call(
         Method::GET,
         &format!("/v1/games/{game_id}/players/player_3"),
         None,
@@ -192,28 +167,14 @@ fn telemetry_tracked_while_the_engine_is_down_outlives_the_game_and_lands_once()
     assert_eq!(player["ledger_total"], 1, "{player}");
     let tx_id = player["ledger"][0]["tx_id"].as_str().expect("tx_id");
     assert!(!tx_id.is_empty(), "a generated tx_id: {player}");
-    drop(next_launch);
-    drop(engine);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn at_kill_switch_level_3_telemetry_stops() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let engine = Engine::start(free_port(), &engine_data);
-    let admin = Admin::new(&engine);
-    let (game_id, key) = admin.game_and_key();
-    let sdk = offer_sdk::Sdk::init(
-        &config(&game_id, &key, &engine.url()),
-        Some("player_4".into()),
-        None,
-        options(&sdk_data),
-    )
-    .expect("init");
-    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
-    let (status, body) = admin.call(
+    let live = Live::start();
+    let game_id = live.game_id.clone();
+    let sdk = live.ready_sdk("player_4");
+    let (status, body) = live.admin.call(
         Method::PUT,
         &format!("/v1/games/{game_id}/kill-switch"),
         Some(json!({"level": 3, "reason": "incident"})),
@@ -229,26 +190,13 @@ fn at_kill_switch_level_3_telemetry_stops() {
         Err(offer_sdk::TrackError::SdkOff)
     );
     assert_eq!(sdk.pending_events(), 0);
-    drop(sdk);
-    drop(engine);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let engine = Engine::start(free_port(), &engine_data);
-    let (game_id, key) = Admin::new(&engine).game_and_key();
-    let sdk = offer_sdk::Sdk::init(
-        &config(&game_id, &key, &engine.url()),
-        Some("player_5".into()),
-        None,
-        options(&sdk_data),
-    )
-    .expect("init");
-    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    let live = Live::start();
+    let game_id = live.game_id.clone();
+    let sdk = live.ready_sdk("player_5");
     sdk.request_offer("first_loss");
     let SdkCallback::Offer(offer) = wait_for(&sdk, "offer", |c| {
         matches!(c, SdkCallback::Offer(_) | SdkCallback::NoOffer { .. })
@@ -257,11 +205,10 @@ fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
     };
     assert!(offer["offer_id"].is_string(), "{offer}");
     drop(sdk);
-    drop(engine);
 
     let offline_data = temp_dir("sdk-offline");
     let offline = offer_sdk::Sdk::init(
-        &config(&game_id, &key, "http://127.0.0.1:1"),
+        &config(&game_id, &live.key, "http://127.0.0.1:1"),
         Some("player_5".into()),
         None,
         options(&offline_data),
@@ -279,22 +226,17 @@ fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
     );
     drop(offline);
     let _ = std::fs::remove_dir_all(offline_data);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn without_auto_login_the_session_opens_at_login_for_one_player() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let engine = Engine::start(free_port(), &engine_data);
-    let (game_id, key) = Admin::new(&engine).game_and_key();
+    let live = Live::start();
     let sdk = offer_sdk::Sdk::init(
-        &config(&game_id, &key, &engine.url()),
+        &live.config(),
         None,
         None,
         options_with(
-            &sdk_data,
+            &live.sdk_data,
             r#"{"auto_login": false, "player_id_source": "custom"}"#,
         ),
     )
@@ -304,25 +246,12 @@ fn without_auto_login_the_session_opens_at_login_for_one_player() {
     wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
     assert!(!sdk.login("someone_else"), "a session has one player");
     assert_eq!(sdk.player_id().as_deref(), Some("player_6"));
-    drop(sdk);
-    drop(engine);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }
 
 #[test]
 fn a_purchase_tracked_by_the_game_comes_back_as_the_inventory() {
-    let engine_data = temp_dir("engine");
-    let sdk_data = temp_dir("sdk");
-    let engine = Engine::start(free_port(), &engine_data);
-    let (game_id, key) = Admin::new(&engine).game_and_key();
-    let sdk = offer_sdk::Sdk::init(
-        &config(&game_id, &key, &engine.url()),
-        Some("player_7".into()),
-        None,
-        options(&sdk_data),
-    )
-    .expect("init");
+    let live = Live::start();
+    let sdk = live.sdk("player_7");
     let SdkCallback::Ready { inventory, .. } =
         wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }))
     else {
@@ -347,8 +276,4 @@ fn a_purchase_tracked_by_the_game_comes_back_as_the_inventory() {
             quantity: 1
         }])
     );
-    drop(sdk);
-    drop(engine);
-    let _ = std::fs::remove_dir_all(engine_data);
-    let _ = std::fs::remove_dir_all(sdk_data);
 }

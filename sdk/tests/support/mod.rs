@@ -245,3 +245,68 @@ pub fn eventually(what: &str, check: impl Fn() -> bool) {
     }
     panic!("{what} did not happen within {PATIENCE:?}");
 }
+
+/// What most tests start from: an engine with a game and its production key, an admin
+/// client, and the folders of the engine and of one game install, removed when dropped.
+pub struct Live {
+    /// The running engine.
+    pub engine: Engine,
+    /// Its admin client.
+    pub admin: Admin,
+    /// The game.
+    pub game_id: String,
+    /// The game's production SDK key.
+    pub key: String,
+    engine_data: PathBuf,
+    /// The game install's SDK folder.
+    pub sdk_data: PathBuf,
+}
+
+impl Live {
+    /// Starts an engine on a free port and creates the game.
+    pub fn start() -> Self {
+        let engine_data = temp_dir("engine");
+        let engine = Engine::start(free_port(), &engine_data);
+        let admin = Admin::new(&engine);
+        let (game_id, key) = admin.game_and_key();
+        Self {
+            engine,
+            admin,
+            game_id,
+            key,
+            engine_data,
+            sdk_data: temp_dir("sdk"),
+        }
+    }
+
+    /// The SDK configuration of the game against this engine.
+    pub fn config(&self) -> String {
+        config(&self.game_id, &self.key, &self.engine.url())
+    }
+
+    /// The SDK of the game install, initialised for `player`.
+    pub fn sdk(&self, player: &str) -> Sdk {
+        Sdk::init(
+            &self.config(),
+            Some(player.into()),
+            None,
+            options(&self.sdk_data),
+        )
+        .expect("init")
+    }
+
+    /// [`Live::sdk`], once its session is ready.
+    pub fn ready_sdk(&self, player: &str) -> Sdk {
+        let sdk = self.sdk(player);
+        wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+        sdk
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.engine.stop();
+        let _ = std::fs::remove_dir_all(&self.engine_data);
+        let _ = std::fs::remove_dir_all(&self.sdk_data);
+    }
+}
