@@ -46,5 +46,10 @@ fn init(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-criterion_group!(benches, init);
+criterion_group! {
+    name = benches;
+    // Few, short samples: each iteration also starts and joins a thread outside the timing.
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(2));
+    targets = init
+}
 criterion_main!(benches);
