@@ -44,7 +44,7 @@ pub const SVC_ERR_ALREADY_LOGGED_IN: SVC_Result = -15;
 pub const SVC_ERR_INTERNAL: SVC_Result = -16;
 
 /// The code for an init refusal.
-pub fn of_init(error: &InitError) -> SVC_Result {
+pub(super) fn of_init(error: &InitError) -> SVC_Result {
     match error {
         InitError::Config(_) => SVC_ERR_INVALID_CONFIG,
         InitError::NotAnSdkKey => SVC_ERR_NOT_AN_SDK_KEY,
@@ -58,7 +58,7 @@ pub fn of_init(error: &InitError) -> SVC_Result {
 }
 
 /// The code for a refused event.
-pub fn of_track(error: &TrackError) -> SVC_Result {
+pub(super) fn of_track(error: &TrackError) -> SVC_Result {
     match error {
         TrackError::SdkOff => SVC_ERR_SDK_OFF,
     }
