@@ -28,6 +28,7 @@ mod backoff;
 pub mod callback;
 pub mod config;
 pub mod error;
+pub mod ffi;
 mod flush;
 pub mod identity;
 mod options;

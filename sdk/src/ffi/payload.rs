@@ -1,0 +1,111 @@
+//! Which of the seven C callbacks an [`SdkCallback`] goes to, and the JSON it carries.
+
+use serde_json::{Value, json};
+
+use crate::callback::{InventoryItem, SdkCallback};
+
+/// The seven callbacks a game registers, in the order of their registration functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `SVC_SetOnSDKReady`: the session is open.
+    SdkReady,
+    /// `SVC_SetOnOfferReceived`: an offer to show.
+    OfferReceived,
+    /// `SVC_SetOnBalanceUpdate`: a wallet balance changed.
+    BalanceUpdate,
+    /// `SVC_SetOnInventoryUpdate`: the inventory changed.
+    InventoryUpdate,
+    /// `SVC_SetOnNoOffer`: no offer for the moment asked about.
+    NoOffer,
+    /// `SVC_SetOnKillSwitchChanged`: the kill switch changed.
+    KillSwitchChanged,
+    /// `SVC_SetOnConfigUpdated`: the configuration changed.
+    ConfigUpdated,
+}
+
+/// How many kinds there are (crate-visible only, so it stays out of the C header).
+pub(crate) const KINDS: usize = 7;
+
+impl Kind {
+    /// The kind's slot in the registry.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The callback and JSON payload for `callback`, or `None` for an [`SdkCallback::Error`],
+/// which none of the seven carries.
+pub fn of(callback: SdkCallback) -> Option<(Kind, String)> {
+    let (kind, value) = match callback {
+        SdkCallback::Ready {
+            resumed,
+            kill_switch,
+            mode,
+            config_version,
+            inventory,
+        } => (
+            Kind::SdkReady,
+            json!({"resumed": resumed, "kill_switch": kill_switch, "mode": mode,
+                   "config_version": config_version, "inventory": items(&inventory)}),
+        ),
+        SdkCallback::Offer(offer) => (Kind::OfferReceived, offer),
+        SdkCallback::NoOffer { outcome } => (Kind::NoOffer, json!({"outcome": outcome})),
+        SdkCallback::Balance {
+            currency_id,
+            balance,
+        } => (
+            Kind::BalanceUpdate,
+            json!({"currency_id": currency_id, "balance": balance}),
+        ),
+        SdkCallback::Inventory(inventory) => (
+            Kind::InventoryUpdate,
+            json!({"inventory": items(&inventory)}),
+        ),
+        SdkCallback::Config {
+            config_version,
+            custom_page,
+        } => (
+            Kind::ConfigUpdated,
+            json!({"config_version": config_version, "custom_page": custom_page}),
+        ),
+        SdkCallback::KillSwitch(kill_switch) => (Kind::KillSwitchChanged, json!(kill_switch)),
+        SdkCallback::Error { .. } => return None,
+    };
+    Some((kind, value.to_string()))
+}
+
+/// The inventory as a JSON array of `{"item_id", "quantity"}`.
+fn items(inventory: &[InventoryItem]) -> Value {
+    inventory
+        .iter()
+        .map(|item| json!({"item_id": item.item_id, "quantity": item.quantity}))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_balance_goes_to_its_callback_as_json() {
+        let (kind, text) = of(SdkCallback::Balance {
+            currency_id: "gems".into(),
+            balance: 500,
+        })
+        .expect("a callback");
+        assert_eq!(kind, Kind::BalanceUpdate);
+        let value: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(value, json!({"currency_id": "gems", "balance": 500}));
+    }
+
+    #[test]
+    fn an_error_has_no_callback() {
+        assert!(
+            of(SdkCallback::Error {
+                code: "sdk_x".into(),
+                message: "m".into()
+            })
+            .is_none()
+        );
+    }
+}
