@@ -25,6 +25,7 @@ use uuid::Uuid;
 use crate::compare::median;
 use crate::drive::{self, Plan, Target};
 use crate::parse_duration;
+use crate::servers::ServerArgs;
 use crate::redis_server;
 use crate::setup::{self, admin_token};
 use crate::ws_load::{logs_dir, start_engine};
@@ -52,18 +53,9 @@ pub struct HoldoutArgs {
     /// Each offer-path measurement (alone, then during the reads).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub duration: Duration,
-    /// The `redis-server` binary.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output (default: a fresh directory under the temp dir).
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// Writes the population of `game_id`: `players` entries, the first `payers` of them paid
@@ -141,18 +133,18 @@ pub async fn run(args: HoldoutArgs) -> Result<()> {
     if args.players == 0 || args.reads == 0 || args.connections == 0 {
         bail!("--players, --reads and --connections must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
+    let logs = logs_dir(args.servers.logs.as_ref())?;
     let (_redis, redis_url) =
-        redis_server::start("redis", &args.redis_bin, &[], &logs, args.start_timeout).await?;
+        redis_server::start("redis", &args.servers.redis_bin, &[], &logs, args.servers.start_timeout).await?;
     let (mut engine, addr, secret, _) = start_engine(
         "engine",
-        &args.engine_bin,
+        &args.servers.engine_bin,
         &[
             ("OFFER__STORE__REDIS_URL", redis_url.clone()),
             ("OFFER__ECONOMY__FIGURES_CACHE_MS", "0".to_owned()),
         ],
         &logs,
-        args.start_timeout,
+        args.servers.start_timeout,
     )
     .await?;
     let base = format!("http://{addr}");

@@ -30,7 +30,9 @@ use uuid::Uuid;
 use crate::catalogue::CURRENCY_ID;
 use crate::compare::{median, ratio};
 use crate::parse_duration;
+use crate::servers::ServerArgs;
 use crate::redis_server;
+use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Socket};
 use crate::ws_load::{logs_dir, start_engine};
 
@@ -57,18 +59,9 @@ pub struct WalletArgs {
     /// Use this Redis instead of starting a private `redis-server`.
     #[arg(long)]
     pub redis_url: Option<String>,
-    /// The `redis-server` binary for the private Redis.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output (default: a fresh directory under the temp dir).
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// One run's result.
@@ -220,13 +213,13 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     if args.concurrency == 0 || args.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
+    let logs = logs_dir(args.servers.logs.as_ref())?;
     let mut redis = None;
     let redis_url = match &args.redis_url {
         Some(url) => url.clone(),
         None => {
             let (server, url) =
-                redis_server::start("redis", &args.redis_bin, &[], &logs, args.start_timeout)
+                redis_server::start("redis", &args.servers.redis_bin, &[], &logs, args.servers.start_timeout)
                     .await?;
             redis = Some(server);
             url
@@ -234,10 +227,10 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     };
     let (mut engine, engine_addr, _secret, prepared) = start_engine(
         "engine",
-        &args.engine_bin,
+        &args.servers.engine_bin,
         &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
         &logs,
-        args.start_timeout,
+        args.servers.start_timeout,
     )
     .await?;
     eprintln!(
@@ -302,9 +295,11 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     );
     out.push_str(&table);
     let r = ratio(e, d);
-    out.push_str(&format!(
-        "engine/direct: {r:.2} (target at least 0.8: {})\n",
-        if r >= 0.8 { "met" } else { "MISSED" }
+    out.push_str(&target_line(
+        "engine/direct",
+        &format!("{r:.2}"),
+        r,
+        Bound::AtLeast(0.8),
     ));
     print!("{out}");
     Ok(())

@@ -19,7 +19,9 @@ use clap::Args;
 
 use crate::compare::ratio;
 use crate::parse_duration;
+use crate::servers::ServerArgs;
 use crate::redis_server;
+use crate::target_line::{Bound, target_line};
 use crate::wallet::{Run, engine_run, runs_table};
 use crate::ws_client;
 use crate::ws_load::{logs_dir, start_engine};
@@ -39,20 +41,9 @@ pub struct WalletStoresArgs {
     /// Measured rounds; each round is one SQLite run then one Redis run.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
-    /// The `redis-server` binary.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output and data (default: a fresh directory under the temp
-    /// dir); the SQLite file and Redis's append-only file go there, so pick a disk like the
-    /// production one.
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// The bytes of a SQLite file with its write-ahead log.
@@ -68,7 +59,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     if args.concurrency == 0 || args.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
+    let logs = logs_dir(args.servers.logs.as_ref())?;
     let redis_dir = logs.join("redis");
     std::fs::create_dir_all(&redis_dir)
         .with_context(|| format!("creating {}", redis_dir.display()))?;
@@ -79,28 +70,28 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         .collect();
     let (_redis, redis_url) = redis_server::start(
         "redis",
-        &args.redis_bin,
+        &args.servers.redis_bin,
         &durable,
         &logs,
-        args.start_timeout,
+        args.servers.start_timeout,
     )
     .await?;
 
     let db = logs.join("sqlite.db");
     let (mut sqlite, sqlite_addr, _, sqlite_prepared) = start_engine(
         "sqlite",
-        &args.engine_bin,
+        &args.servers.engine_bin,
         &[("OFFER__STORE__SYNC", "full".to_owned())],
         &logs,
-        args.start_timeout,
+        args.servers.start_timeout,
     )
     .await?;
     let (mut on_redis, redis_engine_addr, _, redis_prepared) = start_engine(
         "redis-engine",
-        &args.engine_bin,
+        &args.servers.engine_bin,
         &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
         &logs,
-        args.start_timeout,
+        args.servers.start_timeout,
     )
     .await?;
     eprintln!(
@@ -187,9 +178,11 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     );
     out.push_str(&table);
     let q = ratio(s, r);
-    out.push_str(&format!(
-        "SQLite/Redis: {q:.2} (target at least 0.5: {})\n",
-        if q >= 0.5 { "met" } else { "MISSED" }
+    out.push_str(&target_line(
+        "SQLite/Redis",
+        &format!("{q:.2}"),
+        q,
+        Bound::AtLeast(0.5),
     ));
     if sqlite_entries > 0 {
         let per_entry = bytes as f64 / sqlite_entries as f64;

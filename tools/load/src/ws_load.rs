@@ -25,6 +25,7 @@ use futures::SinkExt as _;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::compare::{Server, free_port, median, ratio, secret};
+use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Fleet};
 use crate::{SetupArgs, parse_duration, setup};
 
@@ -496,9 +497,11 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
         ));
     }
     let r = ratio(median(&engine), median(&baseline));
-    out.push_str(&format!(
-        "engine/baseline: x{r:.2} (target at most 1.5: {})\n",
-        if r <= 1.5 { "met" } else { "MISSED" }
+    out.push_str(&target_line(
+        "engine/baseline",
+        &format!("x{r:.2}"),
+        r,
+        Bound::AtMost(1.5),
     ));
     print!("{out}");
     Ok(())
