@@ -27,35 +27,30 @@ struct Shared {
 static SHARED: OnceLock<Shared> = OnceLock::new();
 static SHARED_CLUSTER: OnceLock<Shared> = OnceLock::new();
 
+/// The URL of the server in `cell`: the one `var` names if set, else one `start` starts on
+/// first use.
+fn shared_url(cell: &OnceLock<Shared>, var: &str, start: fn() -> Shared) -> String {
+    cell.get_or_init(|| match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Shared {
+            url,
+            _supervisor: None,
+            _lifeline: None,
+        },
+        _ => start(),
+    })
+    .url
+    .clone()
+}
+
 /// The URL of the Redis the tests use (started on first use unless `REDIS_URL` is set).
 pub fn redis_url() -> String {
-    SHARED
-        .get_or_init(|| match std::env::var("REDIS_URL") {
-            Ok(url) if !url.is_empty() => Shared {
-                url,
-                _supervisor: None,
-                _lifeline: None,
-            },
-            _ => start_shared(),
-        })
-        .url
-        .clone()
+    shared_url(&SHARED, "REDIS_URL", start_shared)
 }
 
 /// The seed URL (`redis+cluster://...`) of the Redis Cluster the tests use (started on first
 /// use unless `REDIS_CLUSTER_URL` is set).
 pub fn cluster_url() -> String {
-    SHARED_CLUSTER
-        .get_or_init(|| match std::env::var("REDIS_CLUSTER_URL") {
-            Ok(url) if !url.is_empty() => Shared {
-                url,
-                _supervisor: None,
-                _lifeline: None,
-            },
-            _ => start_shared_cluster(),
-        })
-        .url
-        .clone()
+    shared_url(&SHARED_CLUSTER, "REDIS_CLUSTER_URL", start_shared_cluster)
 }
 
 /// A key prefix no other test uses.

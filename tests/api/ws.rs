@@ -445,11 +445,7 @@ async fn an_upgrade_without_a_known_subprotocol_is_refused_with_400() {
 
 #[tokio::test]
 async fn a_silent_client_gets_pings_then_an_idle_close() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, None).await;
     let (_, mut c) = ready_on_shelf(&app, Fmt::Json).await;
     // The client reads nothing (so it answers no ping) for longer than the idle timeout.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -480,10 +476,23 @@ async fn shutdown_closes_sockets_with_1001() {
 
 /// A server whose heartbeat never runs during a test, so a close cannot come from it.
 async fn spawn_without_heartbeat(backend: Backend) -> TestApp {
-    spawn_tuned(backend, |s| {
-        s.websocket.ping_interval_s = 3600;
-        s.websocket.idle_timeout_s = 7200;
-        s.websocket.hello_timeout_s = 3600;
+    spawn_heartbeat(backend, 3600, 7200, Some(3600)).await
+}
+
+/// A server on `backend` that pings every `ping_s` seconds and closes a socket idle for
+/// `idle_s`; `hello_s`, when given, is the deadline for the hello (else the default).
+async fn spawn_heartbeat(
+    backend: Backend,
+    ping_s: u64,
+    idle_s: u64,
+    hello_s: Option<u64>,
+) -> TestApp {
+    spawn_tuned(backend, move |s| {
+        s.websocket.ping_interval_s = ping_s;
+        s.websocket.idle_timeout_s = idle_s;
+        if let Some(hello_s) = hello_s {
+            s.websocket.hello_timeout_s = hello_s;
+        }
     })
     .await
 }
@@ -581,12 +590,7 @@ async fn a_resume_never_replays_the_ready_of_an_earlier_connection() {
 
 #[tokio::test]
 async fn a_client_that_never_says_hello_is_closed_after_the_deadline() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.hello_timeout_s = 1;
-        s.websocket.ping_interval_s = 3600;
-        s.websocket.idle_timeout_s = 7200;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 3600, 7200, Some(1)).await;
     let Sdk { key, .. } = app.game_with(store_shelf()).await;
     // Silent.
     let mut silent = connect(&app, &key, Fmt::Json).await;
@@ -620,12 +624,7 @@ async fn a_client_that_never_says_hello_is_closed_after_the_deadline() {
 
 #[tokio::test]
 async fn the_idle_timeout_holds_before_hello() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.hello_timeout_s = 3600;
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, Some(3600)).await;
     let Sdk { key, .. } = app.game_with(store_shelf()).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
     // The client neither says hello nor reads (so it answers no ping) past the idle timeout.
@@ -728,11 +727,7 @@ async fn malformed_messages_between_valid_ones_still_close_with_1007() {
 
 #[tokio::test]
 async fn a_client_that_stops_reading_is_let_go_even_without_broadcasts() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, None).await;
     let Sdk { game, key } = app.game_with(store_shelf()).await;
     let session = fresh(&game);
     let mut c = connect(&app, &key, Fmt::Json).await;
