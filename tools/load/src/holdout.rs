@@ -9,7 +9,6 @@
 //! Then, in one run: the comparison's time (median of `--reads` reads), and the offer path's
 //! p50 and p99 first alone and then while the comparison is read in a loop.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,9 +25,7 @@ use crate::compare::median;
 use crate::drive::{self, Plan, Target};
 use crate::parse_duration;
 use crate::servers::ServerArgs;
-use crate::redis_server;
 use crate::setup::{self, admin_token};
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Key prefix the engine uses in Redis.
 const ENGINE_PREFIX: &str = "offer";
@@ -133,20 +130,19 @@ pub async fn run(args: HoldoutArgs) -> Result<()> {
     if args.players == 0 || args.reads == 0 || args.connections == 0 {
         bail!("--players, --reads and --connections must be at least 1");
     }
-    let logs = logs_dir(args.servers.logs.as_ref())?;
-    let (_redis, redis_url) =
-        redis_server::start("redis", &args.servers.redis_bin, &[], &logs, args.servers.start_timeout).await?;
-    let (mut engine, addr, secret, _) = start_engine(
-        "engine",
-        &args.servers.engine_bin,
-        &[
-            ("OFFER__STORE__REDIS_URL", redis_url.clone()),
-            ("OFFER__ECONOMY__FIGURES_CACHE_MS", "0".to_owned()),
-        ],
-        &logs,
-        args.servers.start_timeout,
-    )
-    .await?;
+    let logs = args.servers.logs_dir()?;
+    let (_redis, redis_url) = args.servers.redis(&[], &logs).await?;
+    let (mut engine, addr, secret, _) = args
+        .servers
+        .engine(
+            "engine",
+            &[
+                ("OFFER__STORE__REDIS_URL", redis_url.clone()),
+                ("OFFER__ECONOMY__FIGURES_CACHE_MS", "0".to_owned()),
+            ],
+            &logs,
+        )
+        .await?;
     let base = format!("http://{addr}");
     let setup_args = crate::SetupArgs {
         sessions: args.connections * 4,

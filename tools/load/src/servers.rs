@@ -1,12 +1,16 @@
 //! The flags naming the servers a measurement starts as child processes, shared by the
 //! subcommands that start a private Redis and the engine on it.
 
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Result;
 use clap::Args;
 
-use crate::parse_duration;
+use crate::compare::Server;
+use crate::ws_load::{logs_dir, start_engine};
+use crate::{parse_duration, redis_server, setup};
 
 /// Where the servers come from, where their output goes and how long they may take to start.
 #[derive(Debug, Args)]
@@ -25,4 +29,28 @@ pub struct ServerArgs {
     /// Longest wait for a server to answer after its start.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub start_timeout: Duration,
+}
+
+impl ServerArgs {
+    /// The folder for the servers' output: `--logs`, created if missing, or a fresh one.
+    pub(crate) fn logs_dir(&self) -> Result<PathBuf> {
+        logs_dir(self.logs.as_ref())
+    }
+
+    /// A private `redis-server` with the `extra` flags, its output in `logs`: the process
+    /// and its URL.
+    pub(crate) async fn redis(&self, extra: &[String], logs: &Path) -> Result<(Server, String)> {
+        redis_server::start("redis", &self.redis_bin, extra, logs, self.start_timeout).await
+    }
+
+    /// The engine called `name` with `env` added to its environment, its output in `logs`,
+    /// set up as a studio would: the process, its address, its JWT secret and the setup.
+    pub(crate) async fn engine(
+        &self,
+        name: &'static str,
+        env: &[(&str, String)],
+        logs: &Path,
+    ) -> Result<(Server, SocketAddr, String, setup::Prepared)> {
+        start_engine(name, &self.engine_bin, env, logs, self.start_timeout).await
+    }
 }

@@ -12,7 +12,6 @@
 //! engine and baseline; the table gives the median ops/s of each and the ratio
 //! engine/baseline (target at least 0.8).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,10 +30,8 @@ use crate::catalogue::CURRENCY_ID;
 use crate::compare::{median, ratio};
 use crate::parse_duration;
 use crate::servers::ServerArgs;
-use crate::redis_server;
 use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Socket};
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Key prefix of the baseline's wallets (the engine uses `offer`).
 const BASELINE_PREFIX: &str = "offer-load-direct";
@@ -213,26 +210,24 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     if args.concurrency == 0 || args.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.servers.logs.as_ref())?;
+    let logs = args.servers.logs_dir()?;
     let mut redis = None;
     let redis_url = match &args.redis_url {
         Some(url) => url.clone(),
         None => {
-            let (server, url) =
-                redis_server::start("redis", &args.servers.redis_bin, &[], &logs, args.servers.start_timeout)
-                    .await?;
+            let (server, url) = args.servers.redis(&[], &logs).await?;
             redis = Some(server);
             url
         }
     };
-    let (mut engine, engine_addr, _secret, prepared) = start_engine(
-        "engine",
-        &args.servers.engine_bin,
-        &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
-        &logs,
-        args.servers.start_timeout,
-    )
-    .await?;
+    let (mut engine, engine_addr, _secret, prepared) = args
+        .servers
+        .engine(
+            "engine",
+            &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
+            &logs,
+        )
+        .await?;
     eprintln!(
         "engine on {engine_addr} (pid {}) with Redis {redis_url}; logs in {}",
         engine.pid(),
@@ -286,28 +281,28 @@ pub async fn run(args: WalletArgs) -> Result<()> {
          {} rounds of {:?} alternating; Redis {}\n",
         args.concurrency, args.rounds, args.duration, redis_url
     );
-    let (table, [e, d]) = runs_table(
+    out.push_str(&runs_report(
         "path",
         [
             ("engine (WebSocket)", &engine_runs),
             ("direct (redis-rs)", &direct_runs),
         ],
-    );
-    out.push_str(&table);
-    let r = ratio(e, d);
-    out.push_str(&target_line(
         "engine/direct",
-        &format!("{r:.2}"),
-        r,
-        Bound::AtLeast(0.8),
+        0.8,
     ));
     print!("{out}");
     Ok(())
 }
 
 /// The table of two paths' rounds (median operations per second, failures, each round's
-/// rate) under the heading `column`, and the two medians.
-pub(crate) fn runs_table(column: &str, rows: [(&str, &[Run]); 2]) -> (String, [f64; 2]) {
+/// rate) under the heading `column`, then the ratio of the first median to the second,
+/// called `name`, against its target `at_least`.
+pub(crate) fn runs_report(
+    column: &str,
+    rows: [(&str, &[Run]); 2],
+    name: &str,
+    at_least: f64,
+) -> String {
     let mut out = format!(
         "{:<22} {:>11} {:>8}  {}\n",
         column, "ops/s(med)", "failed", "ops/s per round"
@@ -325,5 +320,12 @@ pub(crate) fn runs_table(column: &str, rows: [(&str, &[Run]); 2]) -> (String, [f
             per.join(" ")
         ));
     }
-    (out, medians)
+    let r = ratio(medians[0], medians[1]);
+    out.push_str(&target_line(
+        name,
+        &format!("{r:.2}"),
+        r,
+        Bound::AtLeast(at_least),
+    ));
+    out
 }

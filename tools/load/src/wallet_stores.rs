@@ -17,14 +17,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::compare::ratio;
 use crate::parse_duration;
 use crate::servers::ServerArgs;
-use crate::redis_server;
-use crate::target_line::{Bound, target_line};
-use crate::wallet::{Run, engine_run, runs_table};
+use crate::wallet::{Run, engine_run, runs_report};
 use crate::ws_client;
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Flags of `wallet-stores`.
 #[derive(Debug, Args)]
@@ -59,7 +55,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     if args.concurrency == 0 || args.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.servers.logs.as_ref())?;
+    let logs = args.servers.logs_dir()?;
     let redis_dir = logs.join("redis");
     std::fs::create_dir_all(&redis_dir)
         .with_context(|| format!("creating {}", redis_dir.display()))?;
@@ -68,32 +64,25 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         .map(str::to_owned)
         .chain([redis_dir.display().to_string()])
         .collect();
-    let (_redis, redis_url) = redis_server::start(
-        "redis",
-        &args.servers.redis_bin,
-        &durable,
-        &logs,
-        args.servers.start_timeout,
-    )
-    .await?;
+    let (_redis, redis_url) = args.servers.redis(&durable, &logs).await?;
 
     let db = logs.join("sqlite.db");
-    let (mut sqlite, sqlite_addr, _, sqlite_prepared) = start_engine(
-        "sqlite",
-        &args.servers.engine_bin,
-        &[("OFFER__STORE__SYNC", "full".to_owned())],
-        &logs,
-        args.servers.start_timeout,
-    )
-    .await?;
-    let (mut on_redis, redis_engine_addr, _, redis_prepared) = start_engine(
-        "redis-engine",
-        &args.servers.engine_bin,
-        &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
-        &logs,
-        args.servers.start_timeout,
-    )
-    .await?;
+    let (mut sqlite, sqlite_addr, _, sqlite_prepared) = args
+        .servers
+        .engine(
+            "sqlite",
+            &[("OFFER__STORE__SYNC", "full".to_owned())],
+            &logs,
+        )
+        .await?;
+    let (mut on_redis, redis_engine_addr, _, redis_prepared) = args
+        .servers
+        .engine(
+            "redis-engine",
+            &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
+            &logs,
+        )
+        .await?;
     eprintln!(
         "engine on SQLite {} at {sqlite_addr}, engine on Redis {redis_url} \
          (appendfsync always) at {redis_engine_addr}; logs in {}",
@@ -169,20 +158,14 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
          {:?} alternating; SQLite sync = full against Redis appendfsync always\n",
         args.concurrency, args.rounds, args.duration
     );
-    let (table, [s, r]) = runs_table(
+    out.push_str(&runs_report(
         "store",
         [
             ("SQLite (sync full)", &sqlite_runs),
             ("Redis (fsync always)", &redis_runs),
         ],
-    );
-    out.push_str(&table);
-    let q = ratio(s, r);
-    out.push_str(&target_line(
         "SQLite/Redis",
-        &format!("{q:.2}"),
-        q,
-        Bound::AtLeast(0.5),
+        0.5,
     ));
     if sqlite_entries > 0 {
         let per_entry = bytes as f64 / sqlite_entries as f64;
