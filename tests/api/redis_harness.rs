@@ -66,34 +66,33 @@ pub fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
-/// Panics with instructions when `redis-server` is missing.
-fn require_redis_server() {
-    let found = Command::new("redis-server")
+/// Panics with `missing` unless `bin --version` runs and succeeds.
+fn require(bin: &str, missing: &str) {
+    let found = Command::new(bin)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    assert!(
-        found,
+    assert!(found, "{missing}");
+}
+
+/// Panics with instructions when `redis-server` is missing.
+fn require_redis_server() {
+    require(
+        "redis-server",
         "redis-server is not on PATH: install it (`apt-get install redis-server`) \
-         or point the tests at a running Redis with REDIS_URL=redis://host:port"
+         or point the tests at a running Redis with REDIS_URL=redis://host:port",
     );
 }
 
 /// Panics with instructions when `redis-cli` (which forms the test cluster) is missing.
 fn require_redis_cli() {
-    let found = Command::new("redis-cli")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    assert!(
-        found,
+    require(
+        "redis-cli",
         "redis-cli is not on PATH: install it (`apt-get install redis-tools`, or \
          `redis-server`, which brings it) or point the tests at a running Redis Cluster with \
-         REDIS_CLUSTER_URL=redis+cluster://host:port,host:port"
+         REDIS_CLUSTER_URL=redis+cluster://host:port,host:port",
     );
 }
 

@@ -287,15 +287,9 @@ async fn a_second_socket_on_a_session_replaces_the_first() {
 #[tokio::test]
 async fn a_client_that_does_not_read_is_cut_off_with_4008() {
     let app = spawn_tuned(Backend::Embedded, |s| s.websocket.outbound_queue = 4).await;
-    let Sdk { game, key } = app.game_with(store_shelf()).await;
-    let session = fresh(&game);
-    let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(session, None).await;
-    let handle = open_session(&app, &game, session);
-    let (tx, mut rx) = c.ws.split();
     // Fill the kernel buffers with offers the client never reads, from a writer of its own
     // (its sends block once the server stops reading too).
-    let writer = flood_offer_requests(tx);
+    let (game, handle, mut rx, writer) = flooding_session(&app).await;
     // Meanwhile broadcasts keep coming; once the socket stops draining, the queue fills.
     let mut level = 0;
     tokio::time::timeout(PATIENCE * 3, async {
@@ -728,16 +722,10 @@ async fn malformed_messages_between_valid_ones_still_close_with_1007() {
 #[tokio::test]
 async fn a_client_that_stops_reading_is_let_go_even_without_broadcasts() {
     let app = spawn_heartbeat(Backend::Embedded, 1, 2, None).await;
-    let Sdk { game, key } = app.game_with(store_shelf()).await;
-    let session = fresh(&game);
-    let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(session, None).await;
-    let handle = open_session(&app, &game, session);
-    let (tx, mut rx) = c.ws.split();
     // Requests whose answers the client never reads, until the connection takes no more.
     // Nothing else is pushed to the session, so its queue never fills: only the blocked
     // write itself can tell the server the client is gone.
-    let writer = flood_offer_requests(tx);
+    let (_, handle, mut rx, writer) = flooding_session(&app).await;
     tokio::time::timeout(PATIENCE * 3, async {
         while handle.socket_attached() {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -822,6 +810,26 @@ async fn a_deeply_nested_msgpack_hello_is_refused_and_stores_nothing() {
         body["error"]["details"]["errors"][0]["field"], "attributes.deep",
         "{body}"
     );
+}
+
+/// A JSON session on a store shelf whose client said hello and now floods offer requests it
+/// never reads ([`flood_offer_requests`]): the game, the session's handle, the socket's
+/// reading half and the flooding task.
+async fn flooding_session(
+    app: &TestApp,
+) -> (
+    String,
+    offer_actors::SessionHandle,
+    impl futures::Stream<Item = Result<Message, WsError>> + Unpin,
+    tokio::task::JoinHandle<impl futures::Sink<Message>>,
+) {
+    let Sdk { game, key } = app.game_with(store_shelf()).await;
+    let session = fresh(&game);
+    let mut c = connect(app, &key, Fmt::Json).await;
+    c.hello(session, None).await;
+    let handle = open_session(app, &game, session);
+    let (tx, rx) = c.ws.split();
+    (game, handle, rx, flood_offer_requests(tx))
 }
 
 /// Sends offer requests whose answers the client never reads, until the connection takes no
