@@ -468,6 +468,14 @@ async fn shutdown_closes_sockets_with_1001() {
     assert_eq!(c.close_code().await, 1001);
 }
 
+/// A new production SDK key of `game`: the key and its id.
+async fn production_key(app: &TestApp, game: &str) -> (String, String) {
+    let issued = app.issue_sdk_key(game, "production").await;
+    let key = issued["api_key"].as_str().expect("key").to_owned();
+    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    (key, key_id)
+}
+
 /// A server whose heartbeat never runs during a test, so a close cannot come from it.
 async fn spawn_without_heartbeat(backend: Backend) -> TestApp {
     spawn_heartbeat(backend, 3600, 7200, Some(3600)).await
@@ -495,9 +503,7 @@ async fn spawn_heartbeat(
 async fn revoking_a_key_closes_every_socket_opened_with_it_at_once_even_idle_ones() {
     let app = spawn_without_heartbeat(Backend::Embedded).await;
     let Sdk { game, key: kept } = app.game_with(store_shelf()).await;
-    let issued = app.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = production_key(&app, &game).await;
     let mut in_session = connect(&app, &key, Fmt::Json).await;
     assert_eq!(in_session.hello(fresh(&game), None).await["type"], "ready");
     let mut before_hello = connect(&app, &key, Fmt::MsgPack).await;
@@ -521,9 +527,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
     let a = spawn_without_heartbeat(Backend::Redis).await;
     let b = a.spawn_peer().await;
     let Sdk { game, .. } = a.game_with(store_shelf()).await;
-    let issued = a.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = production_key(&a, &game).await;
     let mut on_b = connect(&b, &key, Fmt::Json).await;
     assert_eq!(on_b.hello(fresh(&game), None).await["type"], "ready");
     a.revoke_sdk_key(&game, &key_id).await;
@@ -534,9 +538,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
 async fn a_revoked_key_closes_its_open_sockets() {
     let app = spawn_app().await;
     let Sdk { game, .. } = app.game_with(store_shelf()).await;
-    let issued = app.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = production_key(&app, &game).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
     assert_eq!(c.hello(fresh(&game), None).await["type"], "ready");
     app.revoke_sdk_key(&game, &key_id).await;
