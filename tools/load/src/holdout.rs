@@ -130,11 +130,12 @@ pub async fn run(args: HoldoutArgs) -> Result<()> {
     if args.players == 0 || args.reads == 0 || args.connections == 0 {
         bail!("--players, --reads and --connections must be at least 1");
     }
-    let logs = args.servers.logs_dir()?;
+    let logs = args.servers.engine.logs_dir()?;
     let (_redis, redis_url) = args.servers.redis(&[], &logs).await?;
     let (mut engine, addr, secret, _) = args
         .servers
-        .engine(
+        .engine
+        .start(
             "engine",
             &[
                 ("OFFER__STORE__REDIS_URL", redis_url.clone()),

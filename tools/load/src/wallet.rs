@@ -38,10 +38,10 @@ const BASELINE_PREFIX: &str = "offer-load-direct";
 /// Longest wait for one operation's answer.
 const OP_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Flags of `wallet`.
+/// The rounds of a comparison of two wallet paths.
 #[derive(Debug, Args)]
-pub struct WalletArgs {
-    /// Operations in flight (engine: WebSocket sessions; baseline: tasks).
+pub struct RoundArgs {
+    /// Operations in flight on each path (engine: WebSocket sessions; direct: tasks).
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,
     /// Measured duration of each round.
@@ -50,9 +50,17 @@ pub struct WalletArgs {
     /// Unmeasured warm-up of each before the rounds.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub warmup: Duration,
-    /// Measured rounds; each round is one engine run then one baseline run.
+    /// Measured rounds; each round is one run of the first path then one of the second.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+}
+
+/// Flags of `wallet`.
+#[derive(Debug, Args)]
+pub struct WalletArgs {
+    /// The rounds of the engine against the direct script.
+    #[command(flatten)]
+    pub plan: RoundArgs,
     /// Use this Redis instead of starting a private `redis-server`.
     #[arg(long)]
     pub redis_url: Option<String>,
@@ -207,10 +215,10 @@ async fn direct_run(
 
 /// Runs `wallet`.
 pub async fn run(args: WalletArgs) -> Result<()> {
-    if args.concurrency == 0 || args.rounds == 0 {
+    if args.plan.concurrency == 0 || args.plan.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = args.servers.logs_dir()?;
+    let logs = args.servers.engine.logs_dir()?;
     let mut redis = None;
     let redis_url = match &args.redis_url {
         Some(url) => url.clone(),
@@ -222,7 +230,8 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     };
     let (mut engine, engine_addr, _secret, prepared) = args
         .servers
-        .engine(
+        .engine
+        .start(
             "engine",
             &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
             &logs,
@@ -234,7 +243,7 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         logs.display()
     );
     let url = format!("ws://{engine_addr}/v1/sdk/ws");
-    let mut sockets = ws_client::open_many(&url, &prepared.api_key, args.concurrency, 64)
+    let mut sockets = ws_client::open_many(&url, &prepared.api_key, args.plan.concurrency, 64)
         .await
         .with_context(|| format!("opening the engine's sessions; {}", engine.log_tail()))?;
     let store = Arc::new(
@@ -244,9 +253,16 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     );
     let game_id = prepared.game_id;
 
-    if !args.warmup.is_zero() {
-        let e = engine_run(&mut sockets, "warm", args.warmup).await?;
-        let d = direct_run(&store, game_id, args.concurrency, "warm", args.warmup).await?;
+    if !args.plan.warmup.is_zero() {
+        let e = engine_run(&mut sockets, "warm", args.plan.warmup).await?;
+        let d = direct_run(
+            &store,
+            game_id,
+            args.plan.concurrency,
+            "warm",
+            args.plan.warmup,
+        )
+        .await?;
         eprintln!(
             "warm-up  engine {:>9.0} ops/s  direct {:>9.0} ops/s",
             e.ops_per_s(),
@@ -254,9 +270,9 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         );
     }
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-    for round in 1..=args.rounds {
+    for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
-        let e = engine_run(&mut sockets, &label, args.duration).await?;
+        let e = engine_run(&mut sockets, &label, args.plan.duration).await?;
         engine.check_alive()?;
         eprintln!(
             "round {round} engine   {:>9.0} ops/s ({} failed)",
@@ -264,7 +280,14 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             e.failed
         );
         runs[0].push(e);
-        let d = direct_run(&store, game_id, args.concurrency, &label, args.duration).await?;
+        let d = direct_run(
+            &store,
+            game_id,
+            args.plan.concurrency,
+            &label,
+            args.plan.duration,
+        )
+        .await?;
         eprintln!(
             "round {round} direct   {:>9.0} ops/s ({} failed)",
             d.ops_per_s(),
@@ -279,7 +302,7 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let mut out = format!(
         "\nWallet operations (currency_earned, one atomic Lua script each) at {} in flight, \
          {} rounds of {:?} alternating; Redis {}\n",
-        args.concurrency, args.rounds, args.duration, redis_url
+        args.plan.concurrency, args.plan.rounds, args.plan.duration, redis_url
     );
     out.push_str(&runs_report(
         "path",

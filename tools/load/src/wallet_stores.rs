@@ -12,31 +12,20 @@
 //! size per ledger entry (every answered operation is one ledger line).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::parse_duration;
 use crate::servers::ServerArgs;
-use crate::wallet::{Run, engine_run, runs_report};
+use crate::wallet::{RoundArgs, Run, engine_run, runs_report};
 use crate::ws_client;
 
 /// Flags of `wallet-stores`.
 #[derive(Debug, Args)]
 pub struct WalletStoresArgs {
-    /// Operations in flight on each engine (WebSocket sessions).
-    #[arg(long, default_value_t = 64)]
-    pub concurrency: usize,
-    /// Measured duration of each round.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Unmeasured warm-up of each before the rounds.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    pub warmup: Duration,
-    /// Measured rounds; each round is one SQLite run then one Redis run.
-    #[arg(long, default_value_t = 3)]
-    pub rounds: usize,
+    /// The rounds of the engine on SQLite against the engine on Redis.
+    #[command(flatten)]
+    pub plan: RoundArgs,
     /// The servers started for the measurement.
     #[command(flatten)]
     pub servers: ServerArgs,
@@ -52,10 +41,10 @@ fn sqlite_bytes(db: &Path) -> u64 {
 
 /// Runs `wallet-stores`.
 pub async fn run(args: WalletStoresArgs) -> Result<()> {
-    if args.concurrency == 0 || args.rounds == 0 {
+    if args.plan.concurrency == 0 || args.plan.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = args.servers.logs_dir()?;
+    let logs = args.servers.engine.logs_dir()?;
     let redis_dir = logs.join("redis");
     std::fs::create_dir_all(&redis_dir)
         .with_context(|| format!("creating {}", redis_dir.display()))?;
@@ -69,7 +58,8 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let db = logs.join("sqlite.db");
     let (mut sqlite, sqlite_addr, _, sqlite_prepared) = args
         .servers
-        .engine(
+        .engine
+        .start(
             "sqlite",
             &[("OFFER__STORE__SYNC", "full".to_owned())],
             &logs,
@@ -77,7 +67,8 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         .await?;
     let (mut on_redis, redis_engine_addr, _, redis_prepared) = args
         .servers
-        .engine(
+        .engine
+        .start(
             "redis-engine",
             &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
             &logs,
@@ -92,7 +83,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut sqlite_sockets = ws_client::open_many(
         &format!("ws://{sqlite_addr}/v1/sdk/ws"),
         &sqlite_prepared.api_key,
-        args.concurrency,
+        args.plan.concurrency,
         64,
     )
     .await
@@ -105,7 +96,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut redis_sockets = ws_client::open_many(
         &format!("ws://{redis_engine_addr}/v1/sdk/ws"),
         &redis_prepared.api_key,
-        args.concurrency,
+        args.plan.concurrency,
         64,
     )
     .await
@@ -117,9 +108,9 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     })?;
 
     let mut sqlite_entries = 0u64;
-    if !args.warmup.is_zero() {
-        let s = engine_run(&mut sqlite_sockets, "warm", args.warmup).await?;
-        let r = engine_run(&mut redis_sockets, "warm", args.warmup).await?;
+    if !args.plan.warmup.is_zero() {
+        let s = engine_run(&mut sqlite_sockets, "warm", args.plan.warmup).await?;
+        let r = engine_run(&mut redis_sockets, "warm", args.plan.warmup).await?;
         sqlite_entries += s.ok;
         eprintln!(
             "warm-up  sqlite {:>9.0} ops/s  redis {:>9.0} ops/s",
@@ -128,9 +119,9 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         );
     }
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-    for round in 1..=args.rounds {
+    for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
-        let s = engine_run(&mut sqlite_sockets, &label, args.duration).await?;
+        let s = engine_run(&mut sqlite_sockets, &label, args.plan.duration).await?;
         sqlite.check_alive()?;
         sqlite_entries += s.ok;
         eprintln!(
@@ -139,7 +130,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
             s.failed
         );
         runs[0].push(s);
-        let r = engine_run(&mut redis_sockets, &label, args.duration).await?;
+        let r = engine_run(&mut redis_sockets, &label, args.plan.duration).await?;
         on_redis.check_alive()?;
         eprintln!(
             "round {round} redis   {:>9.0} ops/s ({} failed)",
@@ -156,7 +147,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut out = format!(
         "\nWallet operations (currency_earned over WebSocket) at {} in flight, {} rounds of \
          {:?} alternating; SQLite sync = full against Redis appendfsync always\n",
-        args.concurrency, args.rounds, args.duration
+        args.plan.concurrency, args.plan.rounds, args.plan.duration
     );
     out.push_str(&runs_report(
         "store",
