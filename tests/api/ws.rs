@@ -11,7 +11,9 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, earned, item, pack, spent, store_shelf};
-use super::helpers::{Backend, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_tuned};
+use super::helpers::{
+    Backend, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_heartbeat, spawn_tuned,
+};
 use super::ws_client::{
     Client, Fmt, JSON_PROTOCOL, PATIENCE, assert_fields, connect, event, fresh, offer_request,
     try_connect,
@@ -468,42 +470,16 @@ async fn shutdown_closes_sockets_with_1001() {
     assert_eq!(c.close_code().await, 1001);
 }
 
-/// A new production SDK key of `game`: the key and its id.
-async fn production_key(app: &TestApp, game: &str) -> (String, String) {
-    let issued = app.issue_sdk_key(game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
-    (key, key_id)
-}
-
 /// A server whose heartbeat never runs during a test, so a close cannot come from it.
 async fn spawn_without_heartbeat(backend: Backend) -> TestApp {
     spawn_heartbeat(backend, 3600, 7200, Some(3600)).await
-}
-
-/// A server on `backend` that pings every `ping_s` seconds and closes a socket idle for
-/// `idle_s`; `hello_s`, when given, is the deadline for the hello (else the default).
-async fn spawn_heartbeat(
-    backend: Backend,
-    ping_s: u64,
-    idle_s: u64,
-    hello_s: Option<u64>,
-) -> TestApp {
-    spawn_tuned(backend, move |s| {
-        s.websocket.ping_interval_s = ping_s;
-        s.websocket.idle_timeout_s = idle_s;
-        if let Some(hello_s) = hello_s {
-            s.websocket.hello_timeout_s = hello_s;
-        }
-    })
-    .await
 }
 
 #[tokio::test]
 async fn revoking_a_key_closes_every_socket_opened_with_it_at_once_even_idle_ones() {
     let app = spawn_without_heartbeat(Backend::Embedded).await;
     let Sdk { game, key: kept } = app.game_with(store_shelf()).await;
-    let (key, key_id) = production_key(&app, &game).await;
+    let (key, key_id) = app.production_key(&game).await;
     let mut in_session = connect(&app, &key, Fmt::Json).await;
     assert_eq!(in_session.hello(fresh(&game), None).await["type"], "ready");
     let mut before_hello = connect(&app, &key, Fmt::MsgPack).await;
@@ -527,7 +503,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
     let a = spawn_without_heartbeat(Backend::Redis).await;
     let b = a.spawn_peer().await;
     let Sdk { game, .. } = a.game_with(store_shelf()).await;
-    let (key, key_id) = production_key(&a, &game).await;
+    let (key, key_id) = a.production_key(&game).await;
     let mut on_b = connect(&b, &key, Fmt::Json).await;
     assert_eq!(on_b.hello(fresh(&game), None).await["type"], "ready");
     a.revoke_sdk_key(&game, &key_id).await;
@@ -538,7 +514,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
 async fn a_revoked_key_closes_its_open_sockets() {
     let app = spawn_app().await;
     let Sdk { game, .. } = app.game_with(store_shelf()).await;
-    let (key, key_id) = production_key(&app, &game).await;
+    let (key, key_id) = app.production_key(&game).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
     assert_eq!(c.hello(fresh(&game), None).await["type"], "ready");
     app.revoke_sdk_key(&game, &key_id).await;
