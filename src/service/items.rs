@@ -124,9 +124,9 @@ pub async fn upsert(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut attempts = 0;
-            let (upserted, items) = loop {
-                let Read { version, mut items } = read(state, game.game_id).await?;
+            let game = &game;
+            let inputs = &inputs;
+            let (order, items) = retry(state, game, |mut items| async move {
                 let now = Utc::now();
                 let mut errors = Vec::new();
                 let mut deleted = Vec::new();
@@ -185,25 +185,25 @@ pub async fn upsert(
                 if !deleted.is_empty() {
                     return Err(ServiceError::Conflicts(deleted));
                 }
-                let mut changed: HashSet<String> = order.iter().map(|(_, id)| id.clone()).collect();
-                let Some(items) =
-                    write_recomputed(state, &game, version, items, &mut changed).await?
-                else {
-                    lost_race(&mut attempts)?;
-                    continue;
-                };
-                let by_id: HashMap<&str, &Item> =
-                    items.iter().map(|i| (i.item_id.as_str(), i)).collect();
-                let written = order
-                    .iter()
-                    .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
-                    .collect();
-                let upserted = Upserted {
-                    created,
-                    updated,
-                    items: written,
-                };
-                break (upserted, items);
+                let changed = order.iter().map(|(_, id)| id.clone()).collect();
+                Ok(Change {
+                    items,
+                    changed,
+                    output: (created, updated, order),
+                })
+            })
+            .await?;
+            let (created, updated, order) = order;
+            let by_id: HashMap<&str, &Item> =
+                items.iter().map(|i| (i.item_id.as_str(), i)).collect();
+            let written = order
+                .iter()
+                .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+                .collect();
+            let upserted = Upserted {
+                created,
+                updated,
+                items: written,
             };
             Ok(Committed::changed(upserted, GameChange::Items(items)))
         })
@@ -220,9 +220,9 @@ pub async fn patch(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut attempts = 0;
-            let items = loop {
-                let Read { version, mut items } = read(state, game.game_id).await?;
+            let game = &game;
+            let patch = &patch;
+            let ((), items) = retry(state, game, |mut items| async move {
                 let current = items
                     .get(item_id)
                     .filter(|i| i.is_live())
@@ -239,12 +239,9 @@ pub async fn patch(
                     ));
                 }
                 items.insert(item.item_id.clone(), item);
-                let mut changed = std::iter::once(item_id.to_owned()).collect();
-                match write_recomputed(state, &game, version, items, &mut changed).await? {
-                    Some(items) => break items,
-                    None => lost_race(&mut attempts)?,
-                }
-            };
+                Ok(Change::of_one(items, item_id))
+            })
+            .await?;
             let patched = items
                 .iter()
                 .find(|i| i.item_id == item_id)
@@ -264,9 +261,7 @@ pub async fn soft_delete(
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut attempts = 0;
-            let items = loop {
-                let Read { version, mut items } = read(state, game.game_id).await?;
+            let ((), items) = retry(state, &game, |mut items| async move {
                 let item = items
                     .get_mut(item_id)
                     .filter(|i| i.is_live())
@@ -274,12 +269,9 @@ pub async fn soft_delete(
                 let now = Utc::now();
                 item.deleted_at = Some(now);
                 item.updated_at = now;
-                let mut changed = std::iter::once(item_id.to_owned()).collect();
-                match write_recomputed(state, &game, version, items, &mut changed).await? {
-                    Some(items) => break items,
-                    None => lost_race(&mut attempts)?,
-                }
-            };
+                Ok(Change::of_one(items, item_id))
+            })
+            .await?;
             Ok(Committed::changed((), GameChange::Items(items)))
         })
         .await
@@ -290,17 +282,66 @@ pub async fn revalue(state: &Services, handle: &GameHandle) -> ServiceResult<()>
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let mut attempts = 0;
-            let items = loop {
-                let Read { version, items } = read(state, game.game_id).await?;
-                match write_recomputed(state, &game, version, items, &mut HashSet::new()).await? {
-                    Some(items) => break items,
-                    None => lost_race(&mut attempts)?,
-                }
-            };
+            let ((), items) = retry(state, &game, |items| async move {
+                Ok(Change {
+                    items,
+                    changed: HashSet::new(),
+                    output: (),
+                })
+            })
+            .await?;
             Ok(Committed::changed((), GameChange::Items(items)))
         })
         .await
+}
+
+/// What one attempt of a catalogue change made of the catalogue it read.
+struct Change<T> {
+    /// The whole catalogue, changed.
+    items: HashMap<String, Item>,
+    /// The ids of the items the change wrote (those whose value moves are added later).
+    changed: HashSet<String>,
+    /// What the change answers once written.
+    output: T,
+}
+
+impl Change<()> {
+    /// A change of the one item `item_id`.
+    fn of_one(items: HashMap<String, Item>, item_id: &str) -> Self {
+        Change {
+            items,
+            changed: std::iter::once(item_id.to_owned()).collect(),
+            output: (),
+        }
+    }
+}
+
+/// The compare-and-swap loop of every catalogue write: reads the catalogue, lets `change`
+/// work on it, and writes the recomputed result if no other node wrote in between; else
+/// reads again (see [`lost_race`]). Returns the change's output and the whole catalogue as
+/// written.
+async fn retry<T, F, Fut>(
+    state: &Services,
+    game: &Game,
+    mut change: F,
+) -> ServiceResult<(T, Vec<Item>)>
+where
+    F: FnMut(HashMap<String, Item>) -> Fut,
+    Fut: Future<Output = ServiceResult<Change<T>>>,
+{
+    let mut attempts = 0;
+    loop {
+        let Read { version, items } = read(state, game.game_id).await?;
+        let Change {
+            items,
+            mut changed,
+            output,
+        } = change(items).await?;
+        match write_recomputed(state, game, version, items, &mut changed).await? {
+            Some(items) => return Ok((output, items)),
+            None => lost_race(&mut attempts)?,
+        }
+    }
 }
 
 fn by_id(items: Vec<Item>) -> HashMap<String, Item> {

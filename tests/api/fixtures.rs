@@ -171,6 +171,14 @@ impl TestApp {
         issued["api_key"].as_str().expect("key").to_owned()
     }
 
+    /// Issues a production SDK key for `game`; returns the key and its id.
+    pub async fn production_key(&self, game: &str) -> (String, String) {
+        let issued = self.issue_sdk_key(game, "production").await;
+        let key = issued["api_key"].as_str().expect("key").to_owned();
+        let key_id = issued["key_id"].as_str().expect("id").to_owned();
+        (key, key_id)
+    }
+
     /// Issues an authoring key for `game` in the dashboard; returns the key and its id.
     pub async fn authoring_key(&self, game: &str) -> (String, String) {
         let issued = self

@@ -142,6 +142,24 @@ pub async fn spawn_tuned(backend: Backend, tune: impl FnOnce(&mut Settings)) -> 
     spawn_with(s).await
 }
 
+/// A server on `backend` that pings every `ping_s` seconds and closes a socket idle for
+/// `idle_s`; `hello_s`, when given, is the deadline for the hello (else the default).
+pub async fn spawn_heartbeat(
+    backend: Backend,
+    ping_s: u64,
+    idle_s: u64,
+    hello_s: Option<u64>,
+) -> TestApp {
+    spawn_tuned(backend, move |s| {
+        s.websocket.ping_interval_s = ping_s;
+        s.websocket.idle_timeout_s = idle_s;
+        if let Some(hello_s) = hello_s {
+            s.websocket.hello_timeout_s = hello_s;
+        }
+    })
+    .await
+}
+
 /// A server with exactly `settings`.
 pub async fn spawn_with(settings: Settings) -> TestApp {
     let codec = JwtCodec::new(

@@ -75,6 +75,13 @@ async fn serving_l1(app: &TestApp) -> (Sdk, String) {
     (sdk, sid)
 }
 
+/// A server and a game with the mixed catalogue.
+async fn mixed_game() -> (TestApp, Sdk) {
+    let app = spawn_app().await;
+    let sdk = app.game_with(mixed_catalogue()).await;
+    (app, sdk)
+}
+
 /// The item ids of an offer, in order.
 fn ids(offer: &Value) -> Vec<String> {
     offer["items"]
@@ -87,8 +94,7 @@ fn ids(offer: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn l1_serves_in_autonomous_mode_with_full_item_records() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     autonomous(&app, &sdk.game).await;
     let sid = featured(&app, &sdk).await;
     let (status, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
@@ -166,8 +172,7 @@ async fn each_level_falls_through_to_the_next() {
 
 #[tokio::test]
 async fn empty_features_go_straight_to_the_shelf_best_value_first() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     autonomous(&app, &sdk.game).await;
     let sid = app
         .open_session(&sdk, &player(&sdk.game, false), json!({}))
@@ -181,8 +186,7 @@ async fn empty_features_go_straight_to_the_shelf_best_value_first() {
 
 #[tokio::test]
 async fn kill_switch_comes_before_holdout_which_comes_before_levels() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     let held = app
         .open_session(&sdk, &player(&sdk.game, true), json!({"country": "US"}))
         .await;
@@ -256,8 +260,7 @@ async fn kill_switch_levels() {
 
 #[tokio::test]
 async fn max_price_guardrail_bounds_offer_and_items() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     autonomous(&app, &sdk.game).await;
     app.set_guardrails(&sdk.game, json!({"max_price_cents": 200}))
         .await;
@@ -308,8 +311,7 @@ async fn loot_boxes_never_reach_belgium_or_the_netherlands() {
 
 #[tokio::test]
 async fn shadow_mode_computes_ai_picks_silently() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     let game = app.get_json(format!("/v1/games/{}", sdk.game)).await;
     assert_eq!(game["mode"], "shadow");
     let sid = featured(&app, &sdk).await;
@@ -438,8 +440,7 @@ async fn a_pending_approval_expires_and_can_no_longer_be_decided() {
 
 #[tokio::test]
 async fn mode_changes_follow_the_promotion_rules() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     app.set_mode(&sdk.game, "autonomous")
         .expect_error(StatusCode::CONFLICT, "conflict")
         .await;
@@ -526,8 +527,7 @@ async fn every_node_follows_the_quadrant_of_the_shared_economy() {
 
 #[tokio::test]
 async fn experiments_change_the_price_never_the_items() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     let sid = app
         .open_session(&sdk, &player(&sdk.game, false), json!({}))
         .await;
@@ -576,8 +576,7 @@ async fn deleted_items_are_never_served() {
 
 #[tokio::test]
 async fn frequency_caps_hold() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     app.set_guardrails(&sdk.game, json!({"max_offers_per_session": 2}))
         .await;
     let sid = featured(&app, &sdk).await;
@@ -629,8 +628,7 @@ async fn sdk_keys_are_bound_to_their_game_and_environment() {
 
 #[tokio::test]
 async fn money_events_over_rest_are_exact_and_idempotent() {
-    let app = spawn_app().await;
-    let sdk = app.game_with(mixed_catalogue()).await;
+    let (app, sdk) = mixed_game().await;
     let sid = featured(&app, &sdk).await;
     let events = |events: Value| {
         app.post(

@@ -2,8 +2,9 @@
 //! command, the development token, graceful SIGTERM, a restart that keeps the data, one
 //! engine per SQLite file; and Redis going away under a running service.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Lines};
+use std::path::Path;
+use std::process::{ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -64,6 +65,40 @@ impl Spawned {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.0.id()).expect("pid fits"));
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
     }
+
+    /// Sends SIGTERM, waits for the exit and removes the folder of `dev_secret`.
+    fn stop_and_remove(mut self, dev_secret: &Path) {
+        self.terminate();
+        let _ = self.0.wait();
+        if let Some(dir) = dev_secret.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The engine of `dev_secret` serving on a free loopback port, and its standard output line
+/// by line.
+fn serve(dev_secret: &Path) -> (Spawned, Lines<BufReader<ChildStdout>>) {
+    let mut child = Spawned(
+        engine_with(dev_secret)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
+    let lines = BufReader::new(child.0.stdout.take().expect("stdout")).lines();
+    (child, lines)
+}
+
+/// The `host:port` the engine's start-up line says it listens on.
+fn listening_addr(listening: &str) -> String {
+    listening
+        .rsplit("http://")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("addr")
+        .to_owned()
 }
 
 #[test]
@@ -149,27 +184,14 @@ fn a_ttl_without_a_unit_is_refused() {
 async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
     let secret = fresh_secret_path();
     // `serve`'s options work without naming `serve`.
-    let mut child = Spawned(
-        engine_with(&secret)
-            .args(["--bind", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn"),
-    );
-    let mut lines = BufReader::new(child.0.stdout.take().expect("stdout")).lines();
+    let (mut child, mut lines) = serve(&secret);
     let mut next = || lines.next().expect("line").expect("read");
     let listening = next();
     assert!(listening.contains("store: embedded SQLite"), "{listening}");
     // The start-up line says where the data lives.
     let db = secret.with_file_name("offer-engine.db");
     assert!(listening.contains(&db.display().to_string()), "{listening}");
-    let addr = listening
-        .rsplit("http://")
-        .next()
-        .and_then(|rest| rest.split_whitespace().next())
-        .expect("addr")
-        .to_owned();
+    let addr = listening_addr(&listening);
     assert!(next().contains("Development mode"));
     assert!(next().contains("Development admin token"));
     let token = next();
@@ -222,22 +244,9 @@ async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Started again on the same file, the engine still has both games.
-    let mut again = Spawned(
-        engine_with(&secret)
-            .args(["--bind", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn"),
-    );
-    let mut lines = BufReader::new(again.0.stdout.take().expect("stdout")).lines();
+    let (again, mut lines) = serve(&secret);
     let listening = lines.next().expect("line").expect("read");
-    let addr = listening
-        .rsplit("http://")
-        .next()
-        .and_then(|rest| rest.split_whitespace().next())
-        .expect("addr")
-        .to_owned();
+    let addr = listening_addr(&listening);
     let token = lines.nth(2).expect("token line").expect("read");
     let games: serde_json::Value = client
         .get(format!("http://{addr}/v1/games"))
@@ -249,25 +258,13 @@ async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
         .await
         .expect("json");
     assert_eq!(games["games"].as_array().map(Vec::len), Some(2), "{games}");
-    again.terminate();
-    let _ = again.0.wait();
-    if let Some(dir) = secret.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    again.stop_and_remove(&secret);
 }
 
 #[test]
 fn a_second_engine_on_the_same_file_refuses_to_start() {
     let secret = fresh_secret_path();
-    let mut first = Spawned(
-        engine_with(&secret)
-            .args(["--bind", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn"),
-    );
-    let mut lines = BufReader::new(first.0.stdout.take().expect("stdout")).lines();
+    let (first, mut lines) = serve(&secret);
     let listening = lines.next().expect("line").expect("read");
     assert!(listening.contains("listening"), "{listening}");
     let out = engine_with(&secret)
@@ -288,11 +285,7 @@ fn a_second_engine_on_the_same_file_refuses_to_start() {
         refusal[0].contains("in use by another engine process"),
         "{stderr}"
     );
-    first.terminate();
-    let _ = first.0.wait();
-    if let Some(dir) = secret.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    first.stop_and_remove(&secret);
 }
 
 #[tokio::test]

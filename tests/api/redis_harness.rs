@@ -27,35 +27,30 @@ struct Shared {
 static SHARED: OnceLock<Shared> = OnceLock::new();
 static SHARED_CLUSTER: OnceLock<Shared> = OnceLock::new();
 
+/// The URL of the server in `cell`: the one `var` names if set, else one `start` starts on
+/// first use.
+fn shared_url(cell: &OnceLock<Shared>, var: &str, start: fn() -> Shared) -> String {
+    cell.get_or_init(|| match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Shared {
+            url,
+            _supervisor: None,
+            _lifeline: None,
+        },
+        _ => start(),
+    })
+    .url
+    .clone()
+}
+
 /// The URL of the Redis the tests use (started on first use unless `REDIS_URL` is set).
 pub fn redis_url() -> String {
-    SHARED
-        .get_or_init(|| match std::env::var("REDIS_URL") {
-            Ok(url) if !url.is_empty() => Shared {
-                url,
-                _supervisor: None,
-                _lifeline: None,
-            },
-            _ => start_shared(),
-        })
-        .url
-        .clone()
+    shared_url(&SHARED, "REDIS_URL", start_shared)
 }
 
 /// The seed URL (`redis+cluster://...`) of the Redis Cluster the tests use (started on first
 /// use unless `REDIS_CLUSTER_URL` is set).
 pub fn cluster_url() -> String {
-    SHARED_CLUSTER
-        .get_or_init(|| match std::env::var("REDIS_CLUSTER_URL") {
-            Ok(url) if !url.is_empty() => Shared {
-                url,
-                _supervisor: None,
-                _lifeline: None,
-            },
-            _ => start_shared_cluster(),
-        })
-        .url
-        .clone()
+    shared_url(&SHARED_CLUSTER, "REDIS_CLUSTER_URL", start_shared_cluster)
 }
 
 /// A key prefix no other test uses.
@@ -71,34 +66,33 @@ pub fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
-/// Panics with instructions when `redis-server` is missing.
-fn require_redis_server() {
-    let found = Command::new("redis-server")
+/// Panics with `missing` unless `bin --version` runs and succeeds.
+fn require(bin: &str, missing: &str) {
+    let found = Command::new(bin)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    assert!(
-        found,
+    assert!(found, "{missing}");
+}
+
+/// Panics with instructions when `redis-server` is missing.
+fn require_redis_server() {
+    require(
+        "redis-server",
         "redis-server is not on PATH: install it (`apt-get install redis-server`) \
-         or point the tests at a running Redis with REDIS_URL=redis://host:port"
+         or point the tests at a running Redis with REDIS_URL=redis://host:port",
     );
 }
 
 /// Panics with instructions when `redis-cli` (which forms the test cluster) is missing.
 fn require_redis_cli() {
-    let found = Command::new("redis-cli")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    assert!(
-        found,
+    require(
+        "redis-cli",
         "redis-cli is not on PATH: install it (`apt-get install redis-tools`, or \
          `redis-server`, which brings it) or point the tests at a running Redis Cluster with \
-         REDIS_CLUSTER_URL=redis+cluster://host:port,host:port"
+         REDIS_CLUSTER_URL=redis+cluster://host:port,host:port",
     );
 }
 

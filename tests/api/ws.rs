@@ -11,7 +11,9 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, earned, item, pack, spent, store_shelf};
-use super::helpers::{Backend, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_tuned};
+use super::helpers::{
+    Backend, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_heartbeat, spawn_tuned,
+};
 use super::ws_client::{
     Client, Fmt, JSON_PROTOCOL, PATIENCE, assert_fields, connect, event, fresh, offer_request,
     try_connect,
@@ -287,15 +289,9 @@ async fn a_second_socket_on_a_session_replaces_the_first() {
 #[tokio::test]
 async fn a_client_that_does_not_read_is_cut_off_with_4008() {
     let app = spawn_tuned(Backend::Embedded, |s| s.websocket.outbound_queue = 4).await;
-    let Sdk { game, key } = app.game_with(store_shelf()).await;
-    let session = fresh(&game);
-    let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(session, None).await;
-    let handle = open_session(&app, &game, session);
-    let (tx, mut rx) = c.ws.split();
     // Fill the kernel buffers with offers the client never reads, from a writer of its own
     // (its sends block once the server stops reading too).
-    let writer = flood_offer_requests(tx);
+    let (game, handle, mut rx, writer) = flooding_session(&app).await;
     // Meanwhile broadcasts keep coming; once the socket stops draining, the queue fills.
     let mut level = 0;
     tokio::time::timeout(PATIENCE * 3, async {
@@ -445,11 +441,7 @@ async fn an_upgrade_without_a_known_subprotocol_is_refused_with_400() {
 
 #[tokio::test]
 async fn a_silent_client_gets_pings_then_an_idle_close() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, None).await;
     let (_, mut c) = ready_on_shelf(&app, Fmt::Json).await;
     // The client reads nothing (so it answers no ping) for longer than the idle timeout.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -480,21 +472,14 @@ async fn shutdown_closes_sockets_with_1001() {
 
 /// A server whose heartbeat never runs during a test, so a close cannot come from it.
 async fn spawn_without_heartbeat(backend: Backend) -> TestApp {
-    spawn_tuned(backend, |s| {
-        s.websocket.ping_interval_s = 3600;
-        s.websocket.idle_timeout_s = 7200;
-        s.websocket.hello_timeout_s = 3600;
-    })
-    .await
+    spawn_heartbeat(backend, 3600, 7200, Some(3600)).await
 }
 
 #[tokio::test]
 async fn revoking_a_key_closes_every_socket_opened_with_it_at_once_even_idle_ones() {
     let app = spawn_without_heartbeat(Backend::Embedded).await;
     let Sdk { game, key: kept } = app.game_with(store_shelf()).await;
-    let issued = app.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = app.production_key(&game).await;
     let mut in_session = connect(&app, &key, Fmt::Json).await;
     assert_eq!(in_session.hello(fresh(&game), None).await["type"], "ready");
     let mut before_hello = connect(&app, &key, Fmt::MsgPack).await;
@@ -518,9 +503,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
     let a = spawn_without_heartbeat(Backend::Redis).await;
     let b = a.spawn_peer().await;
     let Sdk { game, .. } = a.game_with(store_shelf()).await;
-    let issued = a.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = a.production_key(&game).await;
     let mut on_b = connect(&b, &key, Fmt::Json).await;
     assert_eq!(on_b.hello(fresh(&game), None).await["type"], "ready");
     a.revoke_sdk_key(&game, &key_id).await;
@@ -531,9 +514,7 @@ async fn a_key_revoked_through_another_node_closes_its_sockets_here() {
 async fn a_revoked_key_closes_its_open_sockets() {
     let app = spawn_app().await;
     let Sdk { game, .. } = app.game_with(store_shelf()).await;
-    let issued = app.issue_sdk_key(&game, "production").await;
-    let key = issued["api_key"].as_str().expect("key").to_owned();
-    let key_id = issued["key_id"].as_str().expect("id").to_owned();
+    let (key, key_id) = app.production_key(&game).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
     assert_eq!(c.hello(fresh(&game), None).await["type"], "ready");
     app.revoke_sdk_key(&game, &key_id).await;
@@ -581,12 +562,7 @@ async fn a_resume_never_replays_the_ready_of_an_earlier_connection() {
 
 #[tokio::test]
 async fn a_client_that_never_says_hello_is_closed_after_the_deadline() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.hello_timeout_s = 1;
-        s.websocket.ping_interval_s = 3600;
-        s.websocket.idle_timeout_s = 7200;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 3600, 7200, Some(1)).await;
     let Sdk { key, .. } = app.game_with(store_shelf()).await;
     // Silent.
     let mut silent = connect(&app, &key, Fmt::Json).await;
@@ -620,12 +596,7 @@ async fn a_client_that_never_says_hello_is_closed_after_the_deadline() {
 
 #[tokio::test]
 async fn the_idle_timeout_holds_before_hello() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.hello_timeout_s = 3600;
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, Some(3600)).await;
     let Sdk { key, .. } = app.game_with(store_shelf()).await;
     let mut c = connect(&app, &key, Fmt::Json).await;
     // The client neither says hello nor reads (so it answers no ping) past the idle timeout.
@@ -728,21 +699,11 @@ async fn malformed_messages_between_valid_ones_still_close_with_1007() {
 
 #[tokio::test]
 async fn a_client_that_stops_reading_is_let_go_even_without_broadcasts() {
-    let app = spawn_tuned(Backend::Embedded, |s| {
-        s.websocket.ping_interval_s = 1;
-        s.websocket.idle_timeout_s = 2;
-    })
-    .await;
-    let Sdk { game, key } = app.game_with(store_shelf()).await;
-    let session = fresh(&game);
-    let mut c = connect(&app, &key, Fmt::Json).await;
-    c.hello(session, None).await;
-    let handle = open_session(&app, &game, session);
-    let (tx, mut rx) = c.ws.split();
+    let app = spawn_heartbeat(Backend::Embedded, 1, 2, None).await;
     // Requests whose answers the client never reads, until the connection takes no more.
     // Nothing else is pushed to the session, so its queue never fills: only the blocked
     // write itself can tell the server the client is gone.
-    let writer = flood_offer_requests(tx);
+    let (_, handle, mut rx, writer) = flooding_session(&app).await;
     tokio::time::timeout(PATIENCE * 3, async {
         while handle.socket_attached() {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -827,6 +788,26 @@ async fn a_deeply_nested_msgpack_hello_is_refused_and_stores_nothing() {
         body["error"]["details"]["errors"][0]["field"], "attributes.deep",
         "{body}"
     );
+}
+
+/// A JSON session on a store shelf whose client said hello and now floods offer requests it
+/// never reads ([`flood_offer_requests`]): the game, the session's handle, the socket's
+/// reading half and the flooding task.
+async fn flooding_session(
+    app: &TestApp,
+) -> (
+    String,
+    offer_actors::SessionHandle,
+    impl futures::Stream<Item = Result<Message, WsError>> + Unpin,
+    tokio::task::JoinHandle<impl futures::Sink<Message>>,
+) {
+    let Sdk { game, key } = app.game_with(store_shelf()).await;
+    let session = fresh(&game);
+    let mut c = connect(app, &key, Fmt::Json).await;
+    c.hello(session, None).await;
+    let handle = open_session(app, &game, session);
+    let (tx, rx) = c.ws.split();
+    (game, handle, rx, flood_offer_requests(tx))
 }
 
 /// Sends offer requests whose answers the client never reads, until the connection takes no

@@ -9,7 +9,6 @@
 //! Then, in one run: the comparison's time (median of `--reads` reads), and the offer path's
 //! p50 and p99 first alone and then while the comparison is read in a loop.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,9 +24,8 @@ use uuid::Uuid;
 use crate::compare::median;
 use crate::drive::{self, Plan, Target};
 use crate::parse_duration;
-use crate::redis_server;
+use crate::servers::ServerArgs;
 use crate::setup::{self, admin_token};
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Key prefix the engine uses in Redis.
 const ENGINE_PREFIX: &str = "offer";
@@ -52,18 +50,9 @@ pub struct HoldoutArgs {
     /// Each offer-path measurement (alone, then during the reads).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub duration: Duration,
-    /// The `redis-server` binary.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output (default: a fresh directory under the temp dir).
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// Writes the population of `game_id`: `players` entries, the first `payers` of them paid
@@ -141,20 +130,20 @@ pub async fn run(args: HoldoutArgs) -> Result<()> {
     if args.players == 0 || args.reads == 0 || args.connections == 0 {
         bail!("--players, --reads and --connections must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
-    let (_redis, redis_url) =
-        redis_server::start("redis", &args.redis_bin, &[], &logs, args.start_timeout).await?;
-    let (mut engine, addr, secret, _) = start_engine(
-        "engine",
-        &args.engine_bin,
-        &[
-            ("OFFER__STORE__REDIS_URL", redis_url.clone()),
-            ("OFFER__ECONOMY__FIGURES_CACHE_MS", "0".to_owned()),
-        ],
-        &logs,
-        args.start_timeout,
-    )
-    .await?;
+    let logs = args.servers.engine.logs_dir()?;
+    let (_redis, redis_url) = args.servers.redis(&[], &logs).await?;
+    let (mut engine, addr, secret, _) = args
+        .servers
+        .engine
+        .start(
+            "engine",
+            &[
+                ("OFFER__STORE__REDIS_URL", redis_url.clone()),
+                ("OFFER__ECONOMY__FIGURES_CACHE_MS", "0".to_owned()),
+            ],
+            &logs,
+        )
+        .await?;
     let base = format!("http://{addr}");
     let setup_args = crate::SetupArgs {
         sessions: args.connections * 4,

@@ -12,7 +12,6 @@
 //! engine and baseline; the table gives the median ops/s of each and the ratio
 //! engine/baseline (target at least 0.8).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,19 +29,19 @@ use uuid::Uuid;
 use crate::catalogue::CURRENCY_ID;
 use crate::compare::{median, ratio};
 use crate::parse_duration;
-use crate::redis_server;
+use crate::servers::ServerArgs;
+use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Socket};
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Key prefix of the baseline's wallets (the engine uses `offer`).
 const BASELINE_PREFIX: &str = "offer-load-direct";
 /// Longest wait for one operation's answer.
 const OP_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Flags of `wallet`.
+/// The rounds of a comparison of two wallet paths.
 #[derive(Debug, Args)]
-pub struct WalletArgs {
-    /// Operations in flight (engine: WebSocket sessions; baseline: tasks).
+pub struct RoundArgs {
+    /// Operations in flight on each path (engine: WebSocket sessions; direct: tasks).
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,
     /// Measured duration of each round.
@@ -51,24 +50,23 @@ pub struct WalletArgs {
     /// Unmeasured warm-up of each before the rounds.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub warmup: Duration,
-    /// Measured rounds; each round is one engine run then one baseline run.
+    /// Measured rounds; each round is one run of the first path then one of the second.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+}
+
+/// Flags of `wallet`.
+#[derive(Debug, Args)]
+pub struct WalletArgs {
+    /// The rounds of the engine against the direct script.
+    #[command(flatten)]
+    pub plan: RoundArgs,
     /// Use this Redis instead of starting a private `redis-server`.
     #[arg(long)]
     pub redis_url: Option<String>,
-    /// The `redis-server` binary for the private Redis.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output (default: a fresh directory under the temp dir).
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// One run's result.
@@ -217,36 +215,35 @@ async fn direct_run(
 
 /// Runs `wallet`.
 pub async fn run(args: WalletArgs) -> Result<()> {
-    if args.concurrency == 0 || args.rounds == 0 {
+    if args.plan.concurrency == 0 || args.plan.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
+    let logs = args.servers.engine.logs_dir()?;
     let mut redis = None;
     let redis_url = match &args.redis_url {
         Some(url) => url.clone(),
         None => {
-            let (server, url) =
-                redis_server::start("redis", &args.redis_bin, &[], &logs, args.start_timeout)
-                    .await?;
+            let (server, url) = args.servers.redis(&[], &logs).await?;
             redis = Some(server);
             url
         }
     };
-    let (mut engine, engine_addr, _secret, prepared) = start_engine(
-        "engine",
-        &args.engine_bin,
-        &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
-        &logs,
-        args.start_timeout,
-    )
-    .await?;
+    let (mut engine, engine_addr, _secret, prepared) = args
+        .servers
+        .engine
+        .start(
+            "engine",
+            &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
+            &logs,
+        )
+        .await?;
     eprintln!(
         "engine on {engine_addr} (pid {}) with Redis {redis_url}; logs in {}",
         engine.pid(),
         logs.display()
     );
     let url = format!("ws://{engine_addr}/v1/sdk/ws");
-    let mut sockets = ws_client::open_many(&url, &prepared.api_key, args.concurrency, 64)
+    let mut sockets = ws_client::open_many(&url, &prepared.api_key, args.plan.concurrency, 64)
         .await
         .with_context(|| format!("opening the engine's sessions; {}", engine.log_tail()))?;
     let store = Arc::new(
@@ -256,9 +253,16 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     );
     let game_id = prepared.game_id;
 
-    if !args.warmup.is_zero() {
-        let e = engine_run(&mut sockets, "warm", args.warmup).await?;
-        let d = direct_run(&store, game_id, args.concurrency, "warm", args.warmup).await?;
+    if !args.plan.warmup.is_zero() {
+        let e = engine_run(&mut sockets, "warm", args.plan.warmup).await?;
+        let d = direct_run(
+            &store,
+            game_id,
+            args.plan.concurrency,
+            "warm",
+            args.plan.warmup,
+        )
+        .await?;
         eprintln!(
             "warm-up  engine {:>9.0} ops/s  direct {:>9.0} ops/s",
             e.ops_per_s(),
@@ -266,9 +270,9 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         );
     }
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-    for round in 1..=args.rounds {
+    for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
-        let e = engine_run(&mut sockets, &label, args.duration).await?;
+        let e = engine_run(&mut sockets, &label, args.plan.duration).await?;
         engine.check_alive()?;
         eprintln!(
             "round {round} engine   {:>9.0} ops/s ({} failed)",
@@ -276,7 +280,14 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             e.failed
         );
         runs[0].push(e);
-        let d = direct_run(&store, game_id, args.concurrency, &label, args.duration).await?;
+        let d = direct_run(
+            &store,
+            game_id,
+            args.plan.concurrency,
+            &label,
+            args.plan.duration,
+        )
+        .await?;
         eprintln!(
             "round {round} direct   {:>9.0} ops/s ({} failed)",
             d.ops_per_s(),
@@ -291,28 +302,30 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let mut out = format!(
         "\nWallet operations (currency_earned, one atomic Lua script each) at {} in flight, \
          {} rounds of {:?} alternating; Redis {}\n",
-        args.concurrency, args.rounds, args.duration, redis_url
+        args.plan.concurrency, args.plan.rounds, args.plan.duration, redis_url
     );
-    let (table, [e, d]) = runs_table(
+    out.push_str(&runs_report(
         "path",
         [
             ("engine (WebSocket)", &engine_runs),
             ("direct (redis-rs)", &direct_runs),
         ],
-    );
-    out.push_str(&table);
-    let r = ratio(e, d);
-    out.push_str(&format!(
-        "engine/direct: {r:.2} (target at least 0.8: {})\n",
-        if r >= 0.8 { "met" } else { "MISSED" }
+        "engine/direct",
+        0.8,
     ));
     print!("{out}");
     Ok(())
 }
 
 /// The table of two paths' rounds (median operations per second, failures, each round's
-/// rate) under the heading `column`, and the two medians.
-pub(crate) fn runs_table(column: &str, rows: [(&str, &[Run]); 2]) -> (String, [f64; 2]) {
+/// rate) under the heading `column`, then the ratio of the first median to the second,
+/// called `name`, against its target `at_least`.
+pub(crate) fn runs_report(
+    column: &str,
+    rows: [(&str, &[Run]); 2],
+    name: &str,
+    at_least: f64,
+) -> String {
     let mut out = format!(
         "{:<22} {:>11} {:>8}  {}\n",
         column, "ops/s(med)", "failed", "ops/s per round"
@@ -330,5 +343,12 @@ pub(crate) fn runs_table(column: &str, rows: [(&str, &[Run]); 2]) -> (String, [f
             per.join(" ")
         ));
     }
-    (out, medians)
+    let r = ratio(medians[0], medians[1]);
+    out.push_str(&target_line(
+        name,
+        &format!("{r:.2}"),
+        r,
+        Bound::AtLeast(at_least),
+    ));
+    out
 }

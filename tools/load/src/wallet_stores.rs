@@ -12,47 +12,23 @@
 //! size per ledger entry (every answered operation is one ledger line).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::compare::ratio;
-use crate::parse_duration;
-use crate::redis_server;
-use crate::wallet::{Run, engine_run, runs_table};
+use crate::servers::ServerArgs;
+use crate::wallet::{RoundArgs, Run, engine_run, runs_report};
 use crate::ws_client;
-use crate::ws_load::{logs_dir, start_engine};
 
 /// Flags of `wallet-stores`.
 #[derive(Debug, Args)]
 pub struct WalletStoresArgs {
-    /// Operations in flight on each engine (WebSocket sessions).
-    #[arg(long, default_value_t = 64)]
-    pub concurrency: usize,
-    /// Measured duration of each round.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Unmeasured warm-up of each before the rounds.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    pub warmup: Duration,
-    /// Measured rounds; each round is one SQLite run then one Redis run.
-    #[arg(long, default_value_t = 3)]
-    pub rounds: usize,
-    /// The `redis-server` binary.
-    #[arg(long, default_value = "redis-server")]
-    pub redis_bin: PathBuf,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output and data (default: a fresh directory under the temp
-    /// dir); the SQLite file and Redis's append-only file go there, so pick a disk like the
-    /// production one.
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The rounds of the engine on SQLite against the engine on Redis.
+    #[command(flatten)]
+    pub plan: RoundArgs,
+    /// The servers started for the measurement.
+    #[command(flatten)]
+    pub servers: ServerArgs,
 }
 
 /// The bytes of a SQLite file with its write-ahead log.
@@ -65,10 +41,10 @@ fn sqlite_bytes(db: &Path) -> u64 {
 
 /// Runs `wallet-stores`.
 pub async fn run(args: WalletStoresArgs) -> Result<()> {
-    if args.concurrency == 0 || args.rounds == 0 {
+    if args.plan.concurrency == 0 || args.plan.rounds == 0 {
         bail!("--concurrency and --rounds must be at least 1");
     }
-    let logs = logs_dir(args.logs.as_ref())?;
+    let logs = args.servers.engine.logs_dir()?;
     let redis_dir = logs.join("redis");
     std::fs::create_dir_all(&redis_dir)
         .with_context(|| format!("creating {}", redis_dir.display()))?;
@@ -77,32 +53,27 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         .map(str::to_owned)
         .chain([redis_dir.display().to_string()])
         .collect();
-    let (_redis, redis_url) = redis_server::start(
-        "redis",
-        &args.redis_bin,
-        &durable,
-        &logs,
-        args.start_timeout,
-    )
-    .await?;
+    let (_redis, redis_url) = args.servers.redis(&durable, &logs).await?;
 
     let db = logs.join("sqlite.db");
-    let (mut sqlite, sqlite_addr, _, sqlite_prepared) = start_engine(
-        "sqlite",
-        &args.engine_bin,
-        &[("OFFER__STORE__SYNC", "full".to_owned())],
-        &logs,
-        args.start_timeout,
-    )
-    .await?;
-    let (mut on_redis, redis_engine_addr, _, redis_prepared) = start_engine(
-        "redis-engine",
-        &args.engine_bin,
-        &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
-        &logs,
-        args.start_timeout,
-    )
-    .await?;
+    let (mut sqlite, sqlite_addr, _, sqlite_prepared) = args
+        .servers
+        .engine
+        .start(
+            "sqlite",
+            &[("OFFER__STORE__SYNC", "full".to_owned())],
+            &logs,
+        )
+        .await?;
+    let (mut on_redis, redis_engine_addr, _, redis_prepared) = args
+        .servers
+        .engine
+        .start(
+            "redis-engine",
+            &[("OFFER__STORE__REDIS_URL", redis_url.clone())],
+            &logs,
+        )
+        .await?;
     eprintln!(
         "engine on SQLite {} at {sqlite_addr}, engine on Redis {redis_url} \
          (appendfsync always) at {redis_engine_addr}; logs in {}",
@@ -112,7 +83,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut sqlite_sockets = ws_client::open_many(
         &format!("ws://{sqlite_addr}/v1/sdk/ws"),
         &sqlite_prepared.api_key,
-        args.concurrency,
+        args.plan.concurrency,
         64,
     )
     .await
@@ -125,7 +96,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut redis_sockets = ws_client::open_many(
         &format!("ws://{redis_engine_addr}/v1/sdk/ws"),
         &redis_prepared.api_key,
-        args.concurrency,
+        args.plan.concurrency,
         64,
     )
     .await
@@ -137,9 +108,9 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     })?;
 
     let mut sqlite_entries = 0u64;
-    if !args.warmup.is_zero() {
-        let s = engine_run(&mut sqlite_sockets, "warm", args.warmup).await?;
-        let r = engine_run(&mut redis_sockets, "warm", args.warmup).await?;
+    if !args.plan.warmup.is_zero() {
+        let s = engine_run(&mut sqlite_sockets, "warm", args.plan.warmup).await?;
+        let r = engine_run(&mut redis_sockets, "warm", args.plan.warmup).await?;
         sqlite_entries += s.ok;
         eprintln!(
             "warm-up  sqlite {:>9.0} ops/s  redis {:>9.0} ops/s",
@@ -148,9 +119,9 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
         );
     }
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-    for round in 1..=args.rounds {
+    for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
-        let s = engine_run(&mut sqlite_sockets, &label, args.duration).await?;
+        let s = engine_run(&mut sqlite_sockets, &label, args.plan.duration).await?;
         sqlite.check_alive()?;
         sqlite_entries += s.ok;
         eprintln!(
@@ -159,7 +130,7 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
             s.failed
         );
         runs[0].push(s);
-        let r = engine_run(&mut redis_sockets, &label, args.duration).await?;
+        let r = engine_run(&mut redis_sockets, &label, args.plan.duration).await?;
         on_redis.check_alive()?;
         eprintln!(
             "round {round} redis   {:>9.0} ops/s ({} failed)",
@@ -176,20 +147,16 @@ pub async fn run(args: WalletStoresArgs) -> Result<()> {
     let mut out = format!(
         "\nWallet operations (currency_earned over WebSocket) at {} in flight, {} rounds of \
          {:?} alternating; SQLite sync = full against Redis appendfsync always\n",
-        args.concurrency, args.rounds, args.duration
+        args.plan.concurrency, args.plan.rounds, args.plan.duration
     );
-    let (table, [s, r]) = runs_table(
+    out.push_str(&runs_report(
         "store",
         [
             ("SQLite (sync full)", &sqlite_runs),
             ("Redis (fsync always)", &redis_runs),
         ],
-    );
-    out.push_str(&table);
-    let q = ratio(s, r);
-    out.push_str(&format!(
-        "SQLite/Redis: {q:.2} (target at least 0.5: {})\n",
-        if q >= 0.5 { "met" } else { "MISSED" }
+        "SQLite/Redis",
+        0.5,
     ));
     if sqlite_entries > 0 {
         let per_entry = bytes as f64 / sqlite_entries as f64;

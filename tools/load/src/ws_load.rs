@@ -25,6 +25,8 @@ use futures::SinkExt as _;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::compare::{Server, free_port, median, ratio, secret};
+use crate::servers::EngineArgs;
+use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Fleet};
 use crate::{SetupArgs, parse_duration, setup};
 
@@ -44,15 +46,9 @@ pub struct WsCommon {
     /// Handshakes (connect, hello, ready) in flight while opening the sessions.
     #[arg(long, default_value_t = 64)]
     pub connect_concurrency: usize,
-    /// The engine binary (built beforehand: `cargo build --release -p offer-engine`).
-    #[arg(long, default_value = "target/release/offer-engine")]
-    pub engine_bin: PathBuf,
-    /// Directory for the servers' output (default: a fresh directory under the temp dir).
-    #[arg(long)]
-    pub logs: Option<PathBuf>,
-    /// Longest wait for a server to answer after its start.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub start_timeout: Duration,
+    /// The engine, the output folder and the start timeout.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Flags of `ws-idle`.
@@ -155,15 +151,8 @@ pub(crate) async fn start_engine(
 
 /// Starts both servers.
 async fn start(common: &WsCommon) -> Result<Servers> {
-    let logs = logs_dir(common.logs.as_ref())?;
-    let (engine, engine_addr, secret, prepared) = start_engine(
-        "engine",
-        &common.engine_bin,
-        &[],
-        &logs,
-        common.start_timeout,
-    )
-    .await?;
+    let logs = common.engine.logs_dir()?;
+    let (engine, engine_addr, secret, prepared) = common.engine.start("engine", &[], &logs).await?;
     let baseline_addr = free_port()?;
     let me = std::env::current_exe().context("locating offer-load itself")?;
     let mut cmd = Command::new(me);
@@ -171,7 +160,7 @@ async fn start(common: &WsCommon) -> Result<Servers> {
         .arg("--bind")
         .arg(baseline_addr.to_string());
     let mut baseline = Server::spawn("ws-baseline", cmd, &logs)?;
-    wait_tcp(&mut baseline, baseline_addr, common.start_timeout).await?;
+    wait_tcp(&mut baseline, baseline_addr, common.engine.start_timeout).await?;
     eprintln!(
         "engine on {engine_addr} (pid {}), ws-baseline on {baseline_addr} (pid {}); logs in {}",
         engine.pid(),
@@ -496,9 +485,11 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
         ));
     }
     let r = ratio(median(&engine), median(&baseline));
-    out.push_str(&format!(
-        "engine/baseline: x{r:.2} (target at most 1.5: {})\n",
-        if r <= 1.5 { "met" } else { "MISSED" }
+    out.push_str(&target_line(
+        "engine/baseline",
+        &format!("x{r:.2}"),
+        r,
+        Bound::AtMost(1.5),
     ));
     print!("{out}");
     Ok(())

@@ -1,0 +1,358 @@
+//! The wallet step: earn and spend, overspends, replays, the kill switch, environments,
+//! imports, concurrent spends and randomised ledger sums.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use offer_domain::environment::Environment;
+use offer_engine::store::{DayAggregate, MoneyKind, MoneyOp, MoneyOutcome};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use uuid::Uuid;
+
+use super::{Ctx, apply, at, day, gold, op, snapshot};
+
+pub(super) async fn case_earn_then_spend(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    assert_eq!(
+        apply(s, &op(g, "e1", MoneyKind::Earned, 100)).await,
+        MoneyOutcome::Applied { balance: 100 }
+    );
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 30)).await,
+        MoneyOutcome::Applied { balance: 70 }
+    );
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 70);
+    assert_eq!(ledger.len(), 2);
+    assert_eq!(ledger[0].tx_id, "e1");
+    assert_eq!(ledger[0].kind, MoneyKind::Earned);
+    assert_eq!(ledger[0].balance_after, 100);
+    assert_eq!(ledger[1].kind, MoneyKind::Spent);
+    assert_eq!(ledger[1].amount, 30);
+    assert_eq!(ledger[1].balance_after, 70);
+    assert_eq!(ledger[1].ts, at(1, 12));
+    assert_eq!(days[0].earned, BTreeMap::from([("gold".to_string(), 100)]));
+    assert_eq!(days[0].spent, BTreeMap::from([("gold".to_string(), 30)]));
+    // A day without events is empty.
+    let other_day = s
+        .day_aggregates(g, Environment::Production, &[day(2)])
+        .await
+        .expect("aggregates");
+    assert_eq!(other_day, vec![DayAggregate::default()]);
+}
+
+pub(super) async fn case_overspend_writes_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "e1", MoneyKind::Earned, 50)).await;
+    let before = snapshot(s, g).await;
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
+        MoneyOutcome::InsufficientFunds { balance: 50 }
+    );
+    assert_eq!(snapshot(s, g).await, before);
+    // The refused tx id was not recorded: it may be retried once funds arrive.
+    apply(s, &op(g, "e2", MoneyKind::Earned, 1)).await;
+    assert_eq!(
+        apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
+        MoneyOutcome::Applied { balance: 0 }
+    );
+}
+
+pub(super) async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 40);
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    // The same tx_id with another amount, or by another player, changes nothing and does
+    // not reveal the first change.
+    let other_amount = op(g, "e1", MoneyKind::Earned, 41);
+    assert_eq!(apply(s, &other_amount).await, MoneyOutcome::TxConflict);
+    let other_player = MoneyOp {
+        player_id: "p2".into(),
+        ..earn.clone()
+    };
+    assert_eq!(apply(s, &other_player).await, MoneyOutcome::TxConflict);
+    let (balance, ledger, _) = snapshot(s, g).await;
+    assert_eq!((balance, ledger.len()), (40, 1));
+    assert_eq!(gold(s, g, Environment::Production, "p2").await, 0);
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+}
+
+pub(super) async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let buy = op(g, "b1", MoneyKind::Purchase, 499);
+    assert_eq!(apply(s, &buy).await, MoneyOutcome::Applied { balance: 0 });
+    assert_eq!(apply(s, &buy).await, MoneyOutcome::Duplicate { balance: 0 });
+    apply(s, &op(g, "b2", MoneyKind::Purchase, 1000)).await;
+    let env = Environment::Production;
+    assert_eq!(s.spend_cents(g, env, "p1").await.expect("spend"), 1499);
+    assert_eq!(s.spend_cents(g, env, "p2").await.expect("spend"), 0);
+    assert_eq!(
+        s.spend_cents(g, Environment::Sandbox, "p1")
+            .await
+            .expect("spend"),
+        0
+    );
+    // Every payer of the game in one read; non-payers and other environments are absent.
+    let mut buyer2 = op(g, "b3", MoneyKind::Purchase, 250);
+    buyer2.player_id = "p3".into();
+    apply(s, &buyer2).await;
+    let mut all = s.spends(g, env).await.expect("spends");
+    all.sort();
+    assert_eq!(all, [("p1".to_owned(), 1499), ("p3".to_owned(), 250)]);
+    assert!(
+        s.spends(g, Environment::Sandbox)
+            .await
+            .expect("spends")
+            .is_empty()
+    );
+}
+
+pub(super) async fn case_replay_counts_once(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let earn = op(g, "e1", MoneyKind::Earned, 40);
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    for _ in 0..100 {
+        assert_eq!(
+            apply(s, &earn).await,
+            MoneyOutcome::Duplicate { balance: 40 }
+        );
+    }
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 40);
+    assert_eq!(ledger.len(), 1);
+    assert_eq!(days[0].earned["gold"], 40);
+    // A replay answers the first result even after the balance moved on.
+    apply(s, &op(g, "s1", MoneyKind::Spent, 10)).await;
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+}
+
+pub(super) async fn case_kill_switch_writes_nothing(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "e1", MoneyKind::Earned, 10)).await;
+    s.set_kill_level(g, 2).await.expect("kill 2");
+    assert_eq!(
+        apply(s, &op(g, "e2", MoneyKind::Earned, 5)).await,
+        MoneyOutcome::Applied { balance: 15 }
+    );
+    s.set_kill_level(g, 3).await.expect("kill 3");
+    let before = snapshot(s, g).await;
+    for (i, kind) in [MoneyKind::Earned, MoneyKind::Spent, MoneyKind::Purchase]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(
+            apply(s, &op(g, &format!("k{i}"), kind, 1)).await,
+            MoneyOutcome::KillSwitch
+        );
+    }
+    assert_eq!(snapshot(s, g).await, before);
+    s.set_kill_level(g, 0).await.expect("kill 0");
+    assert_eq!(
+        apply(s, &op(g, "k0", MoneyKind::Earned, 1)).await,
+        MoneyOutcome::Applied { balance: 16 }
+    );
+}
+
+pub(super) async fn case_environments_apart(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "t1", MoneyKind::Earned, 100)).await;
+    let sandbox = MoneyOp {
+        env: Environment::Sandbox,
+        ..op(g, "t1", MoneyKind::Earned, 5)
+    };
+    // Same tx id in another environment is another event.
+    assert_eq!(
+        apply(s, &sandbox).await,
+        MoneyOutcome::Applied { balance: 5 }
+    );
+    let prod = gold(s, g, Environment::Production, "p1").await;
+    let sand = gold(s, g, Environment::Sandbox, "p1").await;
+    assert_eq!((prod, sand), (100, 5));
+    let sandbox_ledger = s.ledger(g, Environment::Sandbox).await.expect("ledger");
+    assert_eq!(sandbox_ledger.len(), 1);
+    assert_eq!(sandbox_ledger[0].amount, 5);
+    let days = s
+        .day_aggregates(g, Environment::Sandbox, &[day(1)])
+        .await
+        .expect("aggregates");
+    assert_eq!(days[0].earned["gold"], 5);
+}
+
+pub(super) async fn case_import_skips_balance_check(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let spend = MoneyOp {
+        import: true,
+        ..op(g, "old-spend", MoneyKind::Spent, 30)
+    };
+    assert_eq!(
+        apply(s, &spend).await,
+        MoneyOutcome::Applied { balance: -30 }
+    );
+    let earn = MoneyOp {
+        import: true,
+        ..op(g, "old-earn", MoneyKind::Earned, 50)
+    };
+    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 20 });
+    assert_eq!(
+        apply(s, &spend).await,
+        MoneyOutcome::Duplicate { balance: -30 }
+    );
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, 20);
+    assert_eq!(ledger.len(), 2);
+    assert_eq!(days[0].spent["gold"], 30);
+}
+
+pub(super) async fn case_concurrent_spends(ctx: Ctx) {
+    const BALANCE: i64 = 10_000;
+    const PRICE: i64 = 37;
+    const SPENDS: usize = 1_000;
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    apply(s, &op(g, "seed", MoneyKind::Earned, BALANCE)).await;
+    let tasks: Vec<_> = (0..SPENDS)
+        .map(|i| {
+            let s = Arc::clone(s);
+            tokio::spawn(async move {
+                s.apply_money(&op(g, &format!("spend-{i}"), MoneyKind::Spent, PRICE))
+                    .await
+            })
+        })
+        .collect();
+    let mut applied = 0_i64;
+    for task in tasks {
+        match task.await.expect("task").expect("apply_money") {
+            MoneyOutcome::Applied { balance } => {
+                assert!(balance >= 0);
+                applied += 1;
+            }
+            MoneyOutcome::InsufficientFunds { balance } => assert!(balance < PRICE),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(applied, BALANCE / PRICE);
+    let (balance, ledger, days) = snapshot(s, g).await;
+    assert_eq!(balance, BALANCE - applied * PRICE);
+    assert!(balance >= 0);
+    let spends = ledger.iter().filter(|e| e.kind == MoneyKind::Spent).count();
+    assert_eq!(i64::try_from(spends).expect("count"), applied);
+    assert_eq!(days[0].spent["gold"], applied * PRICE);
+}
+
+pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
+    const OPS: usize = 10_000;
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let players = ["ann", "bob", "cy"];
+    let currencies = ["gold", "gems"];
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    let mut model: HashMap<(String, String), i64> = HashMap::new();
+    let mut first_result: HashMap<String, i64> = HashMap::new();
+    let mut holdout_of: HashMap<String, bool> = HashMap::new();
+    let mut issued: Vec<MoneyOp> = Vec::new();
+    for i in 0..OPS {
+        let roll = rng.random_range(0..100);
+        let op = if roll < 10 && !issued.is_empty() {
+            // Replay an earlier event.
+            issued[rng.random_range(0..issued.len())].clone()
+        } else {
+            let kind = match roll {
+                0..=44 => MoneyKind::Earned,
+                45..=94 => MoneyKind::Spent,
+                _ => MoneyKind::Purchase,
+            };
+            let player = players[rng.random_range(0..players.len())];
+            let currency = if kind == MoneyKind::Purchase {
+                ""
+            } else {
+                currencies[rng.random_range(0..currencies.len())]
+            };
+            MoneyOp {
+                game_id: g,
+                env,
+                player_id: player.into(),
+                tx_id: format!("tx-{i}"),
+                kind,
+                currency_id: currency.into(),
+                amount: rng.random_range(1..60),
+                ts: at(rng.random_range(1..4), rng.random_range(0..24)),
+                holdout: rng.random_bool(0.1),
+                import: rng.random_bool(0.02),
+                cohort: None,
+            }
+        };
+        let outcome = apply(s, &op).await;
+        let key = (op.player_id.clone(), op.currency_id.clone());
+        let current = model.get(&key).copied().unwrap_or(0);
+        let expected = if let Some(&balance) = first_result.get(&op.tx_id) {
+            MoneyOutcome::Duplicate { balance }
+        } else if op.kind == MoneyKind::Spent && !op.import && current < op.amount {
+            MoneyOutcome::InsufficientFunds { balance: current }
+        } else {
+            let after = match op.kind {
+                MoneyKind::Earned => current + op.amount,
+                MoneyKind::Spent => current - op.amount,
+                MoneyKind::Purchase => 0,
+            };
+            if op.kind != MoneyKind::Purchase {
+                model.insert(key, after);
+            }
+            first_result.insert(op.tx_id.clone(), after);
+            holdout_of.insert(op.tx_id.clone(), op.holdout);
+            issued.push(op.clone());
+            MoneyOutcome::Applied { balance: after }
+        };
+        assert_eq!(outcome, expected, "op {i}: {op:?}");
+    }
+
+    let ledger = s.ledger(g, env).await.expect("ledger");
+    assert_eq!(ledger.len(), first_result.len());
+    let mut sums: HashMap<(String, String), i64> = HashMap::new();
+    let mut expected_days: BTreeMap<NaiveDate, DayAggregate> = BTreeMap::new();
+    for entry in &ledger {
+        let day = expected_days.entry(entry.ts.date_naive()).or_default();
+        let key = (entry.player_id.clone(), entry.currency_id.clone());
+        match entry.kind {
+            MoneyKind::Earned => {
+                *sums.entry(key).or_default() += entry.amount;
+                *day.earned.entry(entry.currency_id.clone()).or_default() += entry.amount;
+            }
+            MoneyKind::Spent => {
+                *sums.entry(key).or_default() -= entry.amount;
+                *day.spent.entry(entry.currency_id.clone()).or_default() += entry.amount;
+            }
+            MoneyKind::Purchase if holdout_of[&entry.tx_id] => {
+                day.revenue_control_cents += entry.amount;
+            }
+            MoneyKind::Purchase => day.revenue_treatment_cents += entry.amount,
+        }
+    }
+    for player in players {
+        for currency in currencies {
+            let key = (player.to_string(), currency.to_string());
+            let balance = s.balance(g, env, player, currency).await.expect("balance");
+            assert_eq!(balance, sums.get(&key).copied().unwrap_or(0), "{key:?}");
+            assert_eq!(balance, model.get(&key).copied().unwrap_or(0), "{key:?}");
+        }
+    }
+    let days: Vec<NaiveDate> = expected_days.keys().copied().collect();
+    let actual = s.day_aggregates(g, env, &days).await.expect("aggregates");
+    assert_eq!(actual, expected_days.into_values().collect::<Vec<_>>());
+}
