@@ -27,22 +27,34 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The crate's staticlib, built beside this test (`<target>/<profile>/liboffer_sdk.a`, so
-/// `CARGO_TARGET_DIR` and the profile are followed): `cargo test` builds it, as a crate type
-/// of the library.
+/// The crate's staticlib, built beside this test (so `CARGO_TARGET_DIR` and the profile are
+/// followed): `cargo test` builds it as a crate type of the library into `<target>/<profile>/
+/// deps`, where this test runs; `cargo build -p offer-sdk` also copies it up to
+/// `<target>/<profile>`.
 fn static_library() -> PathBuf {
     let exe = std::env::current_exe().expect("the test's path");
-    let profile_dir = exe
+    let deps = exe
         .parent()
-        .and_then(Path::parent)
         .expect("the test runs from <target>/<profile>/deps");
-    let library = profile_dir.join("liboffer_sdk.a");
-    assert!(
-        library.is_file(),
-        "no staticlib at {}: build it with `cargo build -p offer-sdk`",
-        library.display()
-    );
-    library
+    let candidates: Vec<PathBuf> = [Some(deps), deps.parent()]
+        .into_iter()
+        .flatten()
+        .map(|dir| dir.join("liboffer_sdk.a"))
+        .collect();
+    candidates
+        .iter()
+        .find(|library| library.is_file())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no staticlib at {}: build it with `cargo build -p offer-sdk`",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        })
 }
 
 /// Compiles `source` (relative to the workspace) with `compiler` and the extra `flags` into a
