@@ -229,19 +229,17 @@ pub fn cohort_of(day: NaiveDate) -> String {
     format!("{}-W{:02}", week.year(), week.week())
 }
 
-/// A cohort as a request names it, checked: `YYYY-Www` naming a real ISO week (week 53
-/// only in the years that have one). `None` for anything else.
+/// A cohort as a request names it, checked: `YYYY-Www` with a week from 01 to 53. A week 53
+/// in a year that has none is a well-formed cohort no player can be in (its report is
+/// empty). `None` for anything else.
 pub fn parse_cohort(text: &str) -> Option<String> {
     let (year, week) = text.split_once("-W")?;
-    if year.len() != 4
-        || week.len() != 2
-        || !(year.bytes().chain(week.bytes())).all(|b| b.is_ascii_digit())
-    {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(year, 4) || !digits(week, 2) {
         return None;
     }
-    let monday =
-        NaiveDate::from_isoywd_opt(year.parse().ok()?, week.parse().ok()?, chrono::Weekday::Mon)?;
-    Some(cohort_of(monday))
+    let week: u32 = week.parse().ok()?;
+    (1..=53).contains(&week).then(|| text.to_owned())
 }
 
 /// Earned over spent, or `None` when nothing was spent.
@@ -306,9 +304,10 @@ mod tests {
         assert_eq!(cohort_of(d(2027, 1, 1)), "2026-W53");
         assert_eq!(parse_cohort("2026-W48").as_deref(), Some("2026-W48"));
         assert_eq!(parse_cohort("2026-W53").as_deref(), Some("2026-W53"));
+        // Well formed, though 2025 has no week 53: a cohort nobody is in.
+        assert_eq!(parse_cohort("2025-W53").as_deref(), Some("2025-W53"));
         for bad in [
-            "2025-W53", "2026-W00", "2026-W54", "2026W48", "26-W48", "2026-w48", "2026-W4",
-            "2026-W4x",
+            "2026-W00", "2026-W54", "2026W48", "26-W48", "2026-w48", "2026-W4", "2026-W4x",
         ] {
             assert_eq!(parse_cohort(bad), None, "{bad}");
         }

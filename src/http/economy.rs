@@ -36,9 +36,10 @@ pub struct FsrQuery {
     pub days: Option<i64>,
     /// Production (default) or sandbox: the two never mix.
     pub environment: Option<Environment>,
-    /// Only the players who installed in this ISO week, `YYYY-Www` (for example `2026-W40`);
-    /// anything else is a 422. Covers the currency they moved since the engine kept cohorts.
-    #[param(pattern = r"^[0-9]{4}-W[0-9]{2}$")]
+    /// Only the players who installed in this ISO week, `YYYY-Www` with a week from 01 to 53
+    /// (for example `2026-W40`); anything else is a 422. Covers the currency they moved since
+    /// the engine kept cohorts.
+    #[param(pattern = r"^[0-9]{4}-W(0[1-9]|[1-4][0-9]|5[0-3])$")]
     pub cohort: Option<String>,
 }
 

@@ -29,8 +29,8 @@ pub struct PlayerQuery {
     /// Production (default) or sandbox: the two never mix.
     pub environment: Option<Environment>,
     /// Ledger entries to skip, newest first (default 0).
-    #[param(minimum = 0)]
-    pub offset: Option<usize>,
+    #[param(minimum = 0, maximum = 4294967295_u64)]
+    pub offset: Option<u32>,
     /// Ledger entries in the page, 1 to 100 (default 20).
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<usize>,
@@ -65,7 +65,7 @@ pub async fn get_player(
             &access.game,
             q.environment.unwrap_or(Environment::Production),
             &player_id,
-            q.offset.unwrap_or(0),
+            usize::try_from(q.offset.unwrap_or(0)).unwrap_or(usize::MAX),
             limit,
         )
         .await?,

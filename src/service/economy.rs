@@ -40,7 +40,9 @@ pub async fn fsr_report(
             fsr::parse_cohort(text).ok_or_else(|| {
                 ServiceError::invalid(
                     "cohort",
-                    format!("`{text}` is not an ISO week: YYYY-Www, for example 2026-W40"),
+                    format!(
+                        "`{text}` is not an ISO week: YYYY-Www, week 01 to 53, for example 2026-W40"
+                    ),
                 )
             })
         })

@@ -120,7 +120,7 @@ async fn days_outside_one_to_ninety_write_nothing_and_are_refused() {
     let longest = app.get_json(fsr_path(&sdk.game, "?days=90")).await;
     assert_eq!(longest["daily_fsr"].as_array().expect("daily").len(), 90);
     // A cohort that names no ISO week is a 422 on `cohort`; an unknown parameter a 400.
-    for cohort in ["2025-W53", "2026-W99", "last-week"] {
+    for cohort in ["2026-W00", "2026-W99", "last-week"] {
         let body = app
             .get(fsr_path(&sdk.game, &format!("?cohort={cohort}")))
             .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
