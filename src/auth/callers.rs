@@ -1,7 +1,7 @@
 //! Who is calling: the extractors that turn an `Authorization: Bearer` header into a typed
 //! caller. Each accepts exactly the credential kinds its routes take, so a route cannot
 //! forget a check: a dashboard route takes [`Dashboard`], an SDK route [`SdkCaller`], the
-//! catalogue read path [`CatalogueReader`], custom-page drafts [`PageAuthor`], item art
+//! catalogue read path and custom-page drafts [`CatalogueReader`], item art
 //! [`AnyGameCaller`]. Object-level checks
 //! (the game belongs to the caller's studio) happen where the game is loaded.
 //!
@@ -191,36 +191,13 @@ impl GameCaller {
     }
 }
 
-/// Who may read a catalogue: a dashboard user of the owning studio, or an authoring key of
-/// that very game (the authoring tool binds pages to items). SDK keys are refused.
+/// Who may read a catalogue, and draft and read a game's custom pages: a dashboard user of the
+/// owning studio (whose role the route checks), or an authoring key of that very game (the
+/// authoring tool binds pages to items). SDK keys are refused.
 #[derive(Debug, Clone)]
 pub struct CatalogueReader(pub GameCaller);
 
 impl<S: Send + Sync> FromRequestParts<S> for CatalogueReader
-where
-    Arc<AuthService>: FromRef<S>,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
-        GameCaller::extract(parts, state, |kind| match kind {
-            KeyKind::Authoring => Ok(()),
-            KeyKind::Sdk(_) => Err(ApiError::Service(ServiceError::WrongCredential(
-                "this path takes a dashboard token or an authoring key",
-            ))),
-        })
-        .await
-        .map(Self)
-    }
-}
-
-/// Who may draft a game's custom pages and read the drafts: a dashboard user of the owning
-/// studio (whose role the route checks), or an authoring key of that very game. SDK keys are
-/// refused.
-#[derive(Debug, Clone)]
-pub struct PageAuthor(pub GameCaller);
-
-impl<S: Send + Sync> FromRequestParts<S> for PageAuthor
 where
     Arc<AuthService>: FromRef<S>,
 {

@@ -10,7 +10,7 @@ pub mod dev_secret;
 pub mod key_store;
 pub mod revocation;
 
-pub use callers::{AnyGameCaller, CatalogueReader, Dashboard, GameCaller, PageAuthor, SdkCaller};
+pub use callers::{AnyGameCaller, CatalogueReader, Dashboard, GameCaller, SdkCaller};
 pub use key_store::{AuthService, AuthoringKey, KeyRecord};
 pub use offer_wire::jwt::{JwtCodec, Role};
 pub use offer_wire::key_token::KeyKind;

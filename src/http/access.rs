@@ -14,7 +14,7 @@ use axum::http::request::Parts;
 use offer_actors::GameHandle;
 use uuid::Uuid;
 
-use crate::auth::{Dashboard, GameCaller, PageAuthor, Role};
+use crate::auth::{CatalogueReader, Dashboard, GameCaller, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::games;
@@ -96,7 +96,7 @@ impl<R: MinRole> FromRequestParts<AppState> for AuthorAccess<R> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let PageAuthor(caller) = PageAuthor::from_request_parts(parts, state).await?;
+        let CatalogueReader(caller) = CatalogueReader::from_request_parts(parts, state).await?;
         let game_id = game_id_of(parts, state).await?;
         caller.check_game(game_id)?;
         let game = games::for_studio(&state.services, caller.studio_id(), game_id).await?;
