@@ -15,12 +15,11 @@ use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use offer_domain::category::Category;
 use offer_domain::game::Mode;
-use offer_domain::offer::{Experiment, Variant};
+use offer_domain::offer::Experiment;
 use offer_domain::pipeline::{GameSnapshot, PlayerContext, decide};
 use offer_domain::testing::{self, GAME_ID, SnapshotFixture};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use uuid::Uuid;
 
 fn snapshot(mode: Mode, experiments: &[Experiment], approved: HashSet<String>) -> GameSnapshot {
     let mut fx = SnapshotFixture::realistic();
@@ -40,23 +39,7 @@ fn featured_player() -> PlayerContext {
 
 fn bench(c: &mut Criterion) {
     let now = Utc::now();
-    let experiment = [Experiment {
-        experiment_id: Uuid::from_u128(0xe1),
-        variants: vec![
-            Variant {
-                name: "control".into(),
-                weight: 1,
-                price_usd: None,
-                price_multiplier: None,
-            },
-            Variant {
-                name: "cheaper".into(),
-                weight: 1,
-                price_usd: None,
-                price_multiplier: Some(0.8),
-            },
-        ],
-    }];
+    let experiment = [testing::experiment(0xe1, 1, ("cheaper", 1, 0.8))];
     // The template pick of boss_raid fills with cosmetics, so a catalogue of only those
     // (where L1 finds no arm) queues exactly the definition the full game's L2 proposes.
     let mut probe = SnapshotFixture::realistic();

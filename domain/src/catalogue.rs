@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use crate::category::Category;
 use crate::currency::Currency;
-use crate::schema::SnakeCaseId;
+use crate::schema::{DisplayName, PriceCents, PriceUsd, Quantity, SnakeCaseId};
 use crate::validation::{Errors, FieldError, MAX_ID_LEN, MAX_NAME_LEN, is_snake_case};
 
 /// Most items one bulk call may carry, so one request stays a bounded amount of work.
@@ -34,7 +34,7 @@ pub struct EarnedPrice {
     #[schema(value_type = SnakeCaseId)]
     pub currency_id: String,
     /// Units of it.
-    #[schema(minimum = 1, maximum = 1000000000)]
+    #[schema(value_type = Quantity)]
     pub amount: i64,
 }
 
@@ -110,25 +110,21 @@ pub struct ItemInput {
     #[schema(value_type = SnakeCaseId)]
     pub item_id: String,
     /// Display name, not blank, at most 200 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = DisplayName)]
     pub item_name: String,
     /// Category (`currency_pack` accepted for `currency`).
     pub category: Category,
     /// Price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
+    #[schema(value_type = Option<PriceUsd>)]
     pub price_usd: Option<f64>,
     /// Price in cents, 0 to 10000000; must agree with `price_usd` when both are sent.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 10000000)]
+    #[schema(value_type = Option<PriceCents>)]
     pub price_cents: Option<i64>,
     /// Amount granted, 1 to 1000000000; required for currency items.
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 1000000000)]
+    #[schema(value_type = Option<Quantity>)]
     pub quantity: Option<i64>,
     /// Whether the item is used up.
     #[serde(default)]
@@ -180,26 +176,22 @@ pub struct ItemPatch {
     pub item_id: Option<String>,
     /// New name, not blank, at most 200 characters.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = Option<DisplayName>)]
     pub item_name: Option<String>,
     /// New category.
     #[serde(default)]
     pub category: Option<Category>,
     /// New price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
+    #[schema(value_type = Option<PriceUsd>)]
     pub price_usd: Option<f64>,
     /// New price in cents, 0 to 10000000.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 10000000)]
+    #[schema(value_type = Option<PriceCents>)]
     pub price_cents: Option<i64>,
     /// New quantity, 1 to 1000000000.
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 1000000000)]
+    #[schema(value_type = Option<Quantity>)]
     pub quantity: Option<i64>,
     /// New consumable flag.
     #[serde(default)]

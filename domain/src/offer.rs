@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::category::Category;
 use crate::kill_level::KillLevel;
-use crate::schema::SnakeCaseId;
+use crate::schema::{PriceUsd, SnakeCaseId, VariantName};
 
 /// An L2 genre template: a trigger event mapped to the item categories it may offer. A game
 /// has at most one template per event type (a list naming one twice is refused with 422).
@@ -58,7 +58,7 @@ pub struct Bundle {
     #[schema(value_type = Vec<SnakeCaseId>, min_items = 1, max_items = 50)]
     pub item_ids: Vec<String>,
     /// Bundle price in dollars, at most 2 decimal places.
-    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
+    #[schema(value_type = PriceUsd)]
     pub price_usd: f64,
     /// Trigger events that may serve it (at most 20); empty means every trigger.
     #[serde(default)]
@@ -72,11 +72,7 @@ pub struct Bundle {
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     /// Variant name, reported in the offer; unique within its experiment.
-    #[schema(
-        min_length = 1,
-        max_length = 64,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = VariantName)]
     pub name: String,
     /// Relative weight of the assignment.
     #[schema(value_type = u64, maximum = 4294967295_u64)]

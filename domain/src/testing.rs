@@ -18,7 +18,7 @@ use crate::currency::{Currency, CurrencyKind};
 use crate::economy::Quadrant;
 use crate::game::{Game, Guardrails, Mode};
 use crate::kill_level::KillLevel;
-use crate::offer::{Bundle, Experiment, Template};
+use crate::offer::{Bundle, Experiment, Template, Variant};
 use crate::pipeline::{
     Decision, GameSnapshot, OfferPlan, Outcome, PlayerContext, SnapshotInput, decide,
 };
@@ -157,6 +157,28 @@ pub fn bundle(n: u128, ids: &[&str], price_usd: f64, triggers: &[&str]) -> Bundl
         item_ids: ids.iter().map(|s| (*s).to_owned()).collect(),
         price_usd,
         triggers: triggers.iter().map(|s| (*s).to_owned()).collect(),
+    }
+}
+
+/// A price experiment with id `n` and two arms of weight `control_weight` and
+/// `treated_weight`: `control` at the listed price and `treated` at `multiplier` times it.
+pub fn experiment(
+    n: u128,
+    control_weight: u32,
+    (treated, treated_weight, multiplier): (&str, u32, f64),
+) -> Experiment {
+    let arm = |name: &str, weight, price_multiplier| Variant {
+        name: name.into(),
+        weight,
+        price_usd: None,
+        price_multiplier,
+    };
+    Experiment {
+        experiment_id: Uuid::from_u128(n),
+        variants: vec![
+            arm("control", control_weight, None),
+            arm(treated, treated_weight, Some(multiplier)),
+        ],
     }
 }
 

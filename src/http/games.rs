@@ -8,6 +8,7 @@ use offer_domain::catalogue::ItemInput;
 use offer_domain::currency::Currency;
 use offer_domain::economy::Quadrant;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch};
+use offer_domain::schema::DisplayName;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -42,11 +43,7 @@ pub struct GameRecord {
 #[serde(deny_unknown_fields)]
 pub struct CreateGame {
     /// Display name, not blank, at most 200 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = DisplayName)]
     pub name: String,
     /// A genre of the calibration table (`config/genres.toml`).
     pub genre: String,
@@ -97,11 +94,7 @@ pub struct GamePage {
 pub struct PatchGame {
     /// New name, not blank, at most 200 characters.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = Option<DisplayName>)]
     pub name: Option<String>,
     /// New genre, from the calibration table.
     #[serde(default)]

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode};
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template, Variant};
 use offer_domain::offer_validation::MAX_CONFIG_ENTRIES;
-use offer_domain::schema::SnakeCaseId;
+use offer_domain::schema::{DisplayName, PriceUsd, SnakeCaseId};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ArrayBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
@@ -60,17 +60,13 @@ impl ToSchema for TemplatesBody {
 #[serde(deny_unknown_fields)]
 pub struct BundleInput {
     /// Display name, not blank, at most 200 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = DisplayName)]
     pub name: String,
     /// Exact catalogue items (live), 1 to 50.
     #[schema(value_type = Vec<SnakeCaseId>, min_items = 1, max_items = 50)]
     pub item_ids: Vec<String>,
     /// Bundle price in dollars, 0 to 100000, at most 2 decimal places.
-    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
+    #[schema(value_type = PriceUsd)]
     pub price_usd: f64,
     /// Trigger events, at most 20; empty serves on any trigger.
     #[serde(default)]
@@ -85,11 +81,7 @@ pub struct BundleInput {
 pub struct BundlePatch {
     /// New name, not blank, at most 200 characters.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = Option<DisplayName>)]
     pub name: Option<String>,
     /// New items, 1 to 50.
     #[serde(default)]
@@ -97,7 +89,7 @@ pub struct BundlePatch {
     pub item_ids: Option<Vec<String>>,
     /// New price in dollars, 0 to 100000, at most 2 decimal places.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 100000, multiple_of = 0.01)]
+    #[schema(value_type = Option<PriceUsd>)]
     pub price_usd: Option<f64>,
     /// New triggers, at most 20.
     #[serde(default)]

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use offer_actors::{SessionHandle, SessionInfo, SessionKey};
 use offer_domain::environment::Environment;
 use offer_domain::pipeline::PlayerContext;
-use offer_domain::schema::CountryCode;
+use offer_domain::schema::{CountryCode, PlayerIdText};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -26,11 +26,7 @@ pub struct OpenSession {
     /// Client-chosen UUID; opening it again for the same player resumes it.
     pub session_id: Uuid,
     /// The studio's player id, not blank, at most 128 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 128,
-        pattern = r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-    )]
+    #[schema(value_type = PlayerIdText)]
     pub player_id: String,
     /// Free attributes (country, platform, app_version, level, ...).
     #[serde(default)]

@@ -171,19 +171,6 @@ if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
 return n
 "#;
 
-/// Compare-and-swap of one hash field. KEYS: the hash. ARGV: field, expect present (1/0),
-/// expected value, new value.
-const CAS_LUA: &str = r#"
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if ARGV[2] == '1' then
-  if cur ~= ARGV[3] then return 0 end
-elseif cur then
-  return 0
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
-return 1
-"#;
-
 /// Compare-and-swap of a short-lived document, keeping its time to live. KEYS: the
 /// document's key. ARGV: expected value, new value.
 const SWAP_EXPIRING_LUA: &str = r#"
@@ -196,7 +183,8 @@ return 1
 
 /// A versioned write of a collection. KEYS: the version hash, the collection's hash (one
 /// game's: one slot). ARGV: version field, expect present (1/0), expected version, new
-/// version, then the entries as field, value pairs.
+/// version, then the entries as field, value pairs. With no entries it is the
+/// compare-and-swap of one hash field.
 const VERSIONED_LUA: &str = r#"
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then
@@ -218,7 +206,6 @@ pub struct RedisStore {
     timeout: Duration,
     bus: BusListener,
     money_script: Script,
-    cas_script: Script,
     versioned_script: Script,
     forget_script: Script,
     trim_script: Script,
@@ -270,6 +257,35 @@ fn flag(value: bool) -> &'static str {
 }
 
 impl RedisStore {
+    /// The versioned write script: `new_version` into `version` (a field of that hash) and
+    /// `entries` into `coll`, only if the version still equals `expected`.
+    async fn versioned_write(
+        &self,
+        (version, version_id): (Collection, &str),
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        let mut invocation = self.versioned_script.key(self.keys.collection(version));
+        invocation
+            .key(self.keys.collection(coll))
+            .arg(version_id)
+            .arg(flag(expected.is_some()))
+            .arg(expected.unwrap_or_default())
+            .arg(new_version);
+        for (id, value) in &entries {
+            invocation.arg(id).arg(value);
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_all_versioned",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+
     /// Connects to `url` (one of the forms of [`RedisTarget`]: one server or a Redis
     /// Cluster), keys under `prefix`, every call bounded by `timeout`. Fails with
     /// [`StoreError::Unavailable`] when Redis cannot be reached within `timeout`, so a
@@ -278,7 +294,6 @@ impl RedisStore {
         let target = RedisTarget::parse(url)
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
         let money_script = Script::new(MONEY_LUA);
-        let cas_script = Script::new(CAS_LUA);
         let versioned_script = Script::new(VERSIONED_LUA);
         let forget_script = Script::new(FORGET_TX_LUA);
         let trim_script = Script::new(TRIM_LEDGER_LUA);
@@ -288,7 +303,6 @@ impl RedisStore {
         // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
             money_script.prepare_invoke().load_async(&mut conn).await?;
-            cas_script.prepare_invoke().load_async(&mut conn).await?;
             versioned_script
                 .prepare_invoke()
                 .load_async(&mut conn)
@@ -317,7 +331,6 @@ impl RedisStore {
             timeout,
             bus,
             money_script,
-            cas_script,
             versioned_script,
             forget_script,
             trim_script,
@@ -520,19 +533,10 @@ impl Store for RedisStore {
         expected: Option<&[u8]>,
         new: Vec<u8>,
     ) -> StoreResult<bool> {
-        let mut invocation = self.cas_script.key(self.keys.collection(coll));
-        invocation
-            .arg(id)
-            .arg(flag(expected.is_some()))
-            .arg(expected.unwrap_or_default())
-            .arg(new);
-        let mut conn = self.conn.clone();
-        bounded(
-            self.timeout,
-            "compare_and_swap",
-            invocation.invoke_async(&mut conn),
-        )
-        .await
+        // A versioned write of no entries: the version field is the document itself (one
+        // key, so any collection, global ones too).
+        self.versioned_write((coll, id), expected, new, coll, Vec::new())
+            .await
     }
 
     async fn put_all_versioned(
@@ -545,23 +549,8 @@ impl Store for RedisStore {
         entries: Vec<(String, Vec<u8>)>,
     ) -> StoreResult<bool> {
         version.same_game(coll)?;
-        let mut invocation = self.versioned_script.key(self.keys.collection(version));
-        invocation
-            .key(self.keys.collection(coll))
-            .arg(version_id)
-            .arg(flag(expected.is_some()))
-            .arg(expected.unwrap_or_default())
-            .arg(new_version);
-        for (id, value) in &entries {
-            invocation.arg(id).arg(value);
-        }
-        let mut conn = self.conn.clone();
-        bounded(
-            self.timeout,
-            "put_all_versioned",
-            invocation.invoke_async(&mut conn),
-        )
-        .await
+        self.versioned_write((version, version_id), expected, new_version, coll, entries)
+            .await
     }
 
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {

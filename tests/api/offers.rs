@@ -330,17 +330,23 @@ async fn shadow_mode_computes_ai_picks_silently() {
     assert_eq!(report["recent"].as_array().expect("recent").len(), 5);
 }
 
-#[tokio::test]
-async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
-    let app = spawn_app().await;
-    // L1 has nothing here, so the L2 template is the only AI candidate: deterministic.
+/// An Assisted game selling one hat, whose only AI candidate is the L2 template of
+/// `boss_raid` (L1 has nothing here: deterministic), and a featured player's session.
+async fn assisted_hat_game(app: &TestApp) -> (Sdk, String) {
     let sdk = app.game_with(json!([item("hat", "cosmetic", 2.99)])).await;
     app.set_templates(&sdk.game, json!([template("boss_raid", &["cosmetic"])]))
         .await;
     app.set_mode(&sdk.game, "assisted")
         .expect(StatusCode::OK)
         .await;
-    let sid = featured(&app, &sdk).await;
+    let sid = featured(app, &sdk).await;
+    (sdk, sid)
+}
+
+#[tokio::test]
+async fn assisted_mode_queues_approvals_and_serves_approved_definitions() {
+    let app = spawn_app().await;
+    let (sdk, sid) = assisted_hat_game(&app).await;
     // Not approved yet: falls through to the shelf.
     let (_, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 4);
@@ -398,13 +404,7 @@ pub async fn queued_approvals(app: &TestApp, sdk: &Sdk, sid: &str, event: &str) 
 #[tokio::test]
 async fn a_pending_approval_expires_and_can_no_longer_be_decided() {
     let app = spawn_tuned(default_backend(), |s| s.offers.approval_expiry_s = 1).await;
-    let sdk = app.game_with(json!([item("hat", "cosmetic", 2.99)])).await;
-    app.set_templates(&sdk.game, json!([template("boss_raid", &["cosmetic"])]))
-        .await;
-    app.set_mode(&sdk.game, "assisted")
-        .expect(StatusCode::OK)
-        .await;
-    let sid = featured(&app, &sdk).await;
+    let (sdk, sid) = assisted_hat_game(&app).await;
     let pending = queued_approvals(&app, &sdk, &sid, "boss_raid").await;
     let approval = format!(
         "/v1/approvals/{}",

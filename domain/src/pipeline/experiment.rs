@@ -121,7 +121,7 @@ mod tests {
     use super::*;
     use crate::kill_level::KillLevel;
     use crate::offer::Variant;
-    use crate::testing::{SnapshotFixture, notes, offer, player, run};
+    use crate::testing::{self, SnapshotFixture, notes, offer, player, run};
 
     #[test]
     fn experiments_change_the_price_only() {
@@ -166,23 +166,7 @@ mod tests {
     #[test]
     fn experiment_assignment_is_deterministic_and_weighted() {
         let mut fx = SnapshotFixture::small();
-        fx.experiments = vec![Experiment {
-            experiment_id: Uuid::from_u128(78),
-            variants: vec![
-                Variant {
-                    name: "control".into(),
-                    weight: 1,
-                    price_usd: None,
-                    price_multiplier: None,
-                },
-                Variant {
-                    name: "cheap".into(),
-                    weight: 3,
-                    price_usd: None,
-                    price_multiplier: Some(0.5),
-                },
-            ],
-        }];
+        fx.experiments = vec![testing::experiment(78, 1, ("cheap", 3, 0.5))];
         let snap = fx.snapshot();
         let mut cheap = 0;
         for i in 0..2_000 {

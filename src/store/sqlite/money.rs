@@ -324,19 +324,12 @@ pub fn day_revenues(
     env: Environment,
     days: &[NaiveDate],
 ) -> StoreResult<Vec<Vec<(String, i64)>>> {
-    let mut stmt = conn.prepare_cached(
+    rows_by_day(
+        conn,
         "SELECT player, cents FROM spend_days WHERE game = ?1 AND env = ?2 AND day = ?3",
-    )?;
-    let game = game_id.as_bytes().as_slice();
-    let env = env_code(env);
-    let mut out = Vec::with_capacity(days.len());
-    for day in days {
-        let rows = stmt.query_map(params![game, env, day_code(*day)], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-        })?;
-        out.push(rows.collect::<Result<Vec<_>, _>>()?);
-    }
-    Ok(out)
+        (game_id, env, days),
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
 }
 
 /// The day aggregates of the given days (missing days are empty).
@@ -346,46 +339,71 @@ pub fn day_aggregates(
     env: Environment,
     days: &[NaiveDate],
 ) -> StoreResult<Vec<DayAggregate>> {
-    let mut stmt = conn.prepare_cached(
+    let by_day = rows_by_day(
+        conn,
         "SELECT field, currency, total FROM days WHERE game = ?1 AND env = ?2 AND day = ?3",
-    )?;
-    let game = game_id.as_bytes().as_slice();
-    let env = env_code(env);
-    let mut out = Vec::with_capacity(days.len());
-    for day in days {
-        let mut aggregate = DayAggregate::default();
-        let rows = stmt.query_map(params![game, env, day_code(*day)], |row| {
+        (game_id, env, days),
+        |row| {
             Ok((
                 row.get::<_, i64>(0)?,
                 row.get::<_, String>(1)?,
                 row.get::<_, i64>(2)?,
             ))
-        })?;
-        for row in rows {
-            let (field, currency, total) = row?;
-            let cohort = currency
-                .split_once(COHORT_SEPARATOR)
-                .map(|(c, cohort)| (c.to_owned(), cohort.to_owned()));
-            match (DayField::from_code(field)?, cohort) {
-                (DayField::Earned, Some((currency, cohort))) => {
-                    let flows = aggregate.cohorts.entry(cohort).or_default();
-                    flows.earned.insert(currency, total);
-                }
-                (DayField::Spent, Some((currency, cohort))) => {
-                    let flows = aggregate.cohorts.entry(cohort).or_default();
-                    flows.spent.insert(currency, total);
-                }
-                (DayField::Earned, None) => {
-                    aggregate.earned.insert(currency, total);
-                }
-                (DayField::Spent, None) => {
-                    aggregate.spent.insert(currency, total);
-                }
-                (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
-                (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
+        },
+    )?;
+    by_day
+        .into_iter()
+        .map(|rows| {
+            let mut aggregate = DayAggregate::default();
+            for (field, currency, total) in rows {
+                add_to_aggregate(&mut aggregate, DayField::from_code(field)?, currency, total);
             }
+            Ok(aggregate)
+        })
+        .collect()
+}
+
+/// Files one `days` row into its day's aggregate: a currency named `currency@cohort` is
+/// that install cohort's share, beside the game's totals.
+fn add_to_aggregate(aggregate: &mut DayAggregate, field: DayField, currency: String, total: i64) {
+    let cohort = currency
+        .split_once(COHORT_SEPARATOR)
+        .map(|(c, cohort)| (c.to_owned(), cohort.to_owned()));
+    match (field, cohort) {
+        (DayField::Earned, Some((currency, cohort))) => {
+            let flows = aggregate.cohorts.entry(cohort).or_default();
+            flows.earned.insert(currency, total);
         }
-        out.push(aggregate);
+        (DayField::Spent, Some((currency, cohort))) => {
+            let flows = aggregate.cohorts.entry(cohort).or_default();
+            flows.spent.insert(currency, total);
+        }
+        (DayField::Earned, None) => {
+            aggregate.earned.insert(currency, total);
+        }
+        (DayField::Spent, None) => {
+            aggregate.spent.insert(currency, total);
+        }
+        (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
+        (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
+    }
+}
+
+/// The rows `sql` selects for each of the given days, in their order; `sql` takes the
+/// game, the environment and the day as `?1`, `?2` and `?3`.
+fn rows_by_day<R>(
+    conn: &Connection,
+    sql: &str,
+    (game_id, env, days): (Uuid, Environment, &[NaiveDate]),
+    read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<R>,
+) -> StoreResult<Vec<Vec<R>>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let game = game_id.as_bytes().as_slice();
+    let env = env_code(env);
+    let mut out = Vec::with_capacity(days.len());
+    for day in days {
+        let rows = stmt.query_map(params![game, env, day_code(*day)], &read)?;
+        out.push(rows.collect::<Result<Vec<_>, _>>()?);
     }
     Ok(out)
 }

@@ -141,36 +141,41 @@ pub(super) async fn case_counters_add_up_across_writers(ctx: Ctx) {
 
 pub(super) async fn case_compare_and_swap(ctx: Ctx) {
     let s = &ctx.store;
-    let coll = Collection::game(Uuid::new_v4(), "approvals");
-    // Absent: only `None` matches.
-    assert!(
-        !s.compare_and_swap(coll, "a", Some(b"x"), bytes("v1"))
-            .await
-            .expect("cas")
-    );
-    assert_eq!(s.get(coll, "a").await.expect("get"), None);
-    assert!(
-        s.compare_and_swap(coll, "a", None, bytes("v1"))
-            .await
-            .expect("cas")
-    );
-    assert!(
-        !s.compare_and_swap(coll, "a", None, bytes("v1b"))
-            .await
-            .expect("cas")
-    );
-    // Present: succeeds once; the stale expectation then fails.
-    assert!(
-        s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v2"))
-            .await
-            .expect("cas")
-    );
-    assert!(
-        !s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v3"))
-            .await
-            .expect("cas")
-    );
-    assert_eq!(s.get(coll, "a").await.expect("get"), Some(bytes("v2")));
+    // A game's collection and a deployment-wide one (on Redis, one hash key either way).
+    for coll in [
+        Collection::game(Uuid::new_v4(), "approvals"),
+        Collection::global("device_sign_ins"),
+    ] {
+        // Absent: only `None` matches.
+        assert!(
+            !s.compare_and_swap(coll, "a", Some(b"x"), bytes("v1"))
+                .await
+                .expect("cas")
+        );
+        assert_eq!(s.get(coll, "a").await.expect("get"), None);
+        assert!(
+            s.compare_and_swap(coll, "a", None, bytes("v1"))
+                .await
+                .expect("cas")
+        );
+        assert!(
+            !s.compare_and_swap(coll, "a", None, bytes("v1b"))
+                .await
+                .expect("cas")
+        );
+        // Present: succeeds once; the stale expectation then fails.
+        assert!(
+            s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v2"))
+                .await
+                .expect("cas")
+        );
+        assert!(
+            !s.compare_and_swap(coll, "a", Some(b"v1"), bytes("v3"))
+                .await
+                .expect("cas")
+        );
+        assert_eq!(s.get(coll, "a").await.expect("get"), Some(bytes("v2")));
+    }
 }
 
 pub(super) async fn case_isolation(ctx: Ctx) {
