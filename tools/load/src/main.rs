@@ -23,6 +23,9 @@
 //!   stores: SQLite with `sync = full` against Redis with `appendfsync always`.
 //! - `holdout` times the holdout comparison of a million players in Redis and the offer
 //!   path while it is computed.
+//! - `growth-games` measures start-up time and memory with 1, 100 and 10,000 games of 500
+//!   items in the store; `growth-sessions` the memory per open REST session (no socket) at
+//!   100,000 and 1,000,000 sessions.
 //!
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
@@ -32,6 +35,7 @@ mod cluster;
 mod compare;
 mod drive;
 mod fdlimit;
+mod growth;
 mod holdout;
 mod redis_server;
 mod servers;
@@ -123,6 +127,10 @@ enum Command {
     /// Wallet operations per second through the engine: SQLite (sync full) against Redis
     /// (appendfsync always).
     WalletStores(wallet_stores::WalletStoresArgs),
+    /// Start-up time and memory against the number of games (of 500 items) in the store.
+    GrowthGames(growth::GamesArgs),
+    /// Memory per open REST session (no socket) at 100,000 and 1,000,000 sessions.
+    GrowthSessions(growth::SessionsArgs),
 }
 
 /// How hard and how long to drive a target.
@@ -221,6 +229,8 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Cluster(args) => interruptible(cluster::run(args)).await,
         Command::Holdout(args) => interruptible(holdout::run(args)).await,
         Command::WalletStores(args) => interruptible(wallet_stores::run(args)).await,
+        Command::GrowthGames(args) => interruptible(growth::games(args)).await,
+        Command::GrowthSessions(args) => interruptible(growth::sessions(args)).await,
     }
 }
 

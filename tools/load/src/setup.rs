@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::SetupArgs;
-use crate::catalogue::{CURRENCY_ID, catalogue};
+use crate::catalogue::{CURRENCY_ID, NewItem, catalogue};
 
 /// `aud` of dashboard tokens.
 const AUDIENCE: &str = "offer-engine-dashboard";
@@ -67,7 +67,11 @@ pub fn admin_token(secret: &str, studio_id: &str) -> Result<String> {
 
 /// Sends a request and returns its JSON body when the status is `expected`; otherwise an
 /// error naming the step, the status and the body.
-async fn call(request: RequestBuilder, expected: StatusCode, what: &str) -> Result<Value> {
+pub(crate) async fn call(
+    request: RequestBuilder,
+    expected: StatusCode,
+    what: &str,
+) -> Result<Value> {
     let response = request
         .send()
         .await
@@ -86,20 +90,21 @@ async fn call(request: RequestBuilder, expected: StatusCode, what: &str) -> Resu
     serde_json::from_str(&text).with_context(|| format!("{what}: answer is not JSON: {text}"))
 }
 
-/// Creates a game with its catalogue and a production SDK key, and opens
-/// `args.sessions` sessions. `base` is `http://host:port` without a trailing slash.
-pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepared> {
-    let client = Client::builder()
-        .build()
-        .context("building the HTTP client")?;
-    let token = admin_token(secret, "load-studio")?;
-
+/// Creates an `rpg` game named `name` (hard currency [`CURRENCY_ID`]) with `items` as its
+/// catalogue, bulk-loaded in calls of at most 500; returns its id.
+pub(crate) async fn create_game(
+    client: &Client,
+    base: &str,
+    token: &str,
+    name: &str,
+    items: &[NewItem],
+) -> Result<Uuid> {
     let game = call(
         client
             .post(format!("{base}/v1/games"))
-            .bearer_auth(&token)
+            .bearer_auth(token)
             .json(&json!({
-                "name": "Load test RPG",
+                "name": name,
                 "genre": "rpg",
                 "currencies": [{"currency_id": CURRENCY_ID, "kind": "hard"}],
             })),
@@ -112,19 +117,36 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         .context("POST /v1/games: no game_id")?
         .parse()
         .context("POST /v1/games: game_id is not a UUID")?;
-
-    let items = catalogue(args.items);
     for chunk in items.chunks(BULK_LIMIT) {
         call(
             client
                 .post(format!("{base}/v1/games/{game_id}/items/bulk"))
-                .bearer_auth(&token)
+                .bearer_auth(token)
                 .json(&json!({ "items": chunk })),
             StatusCode::OK,
             "POST /v1/games/{game_id}/items/bulk",
         )
         .await?;
     }
+    Ok(game_id)
+}
+
+/// Creates a game with its catalogue and a production SDK key, and opens
+/// `args.sessions` sessions. `base` is `http://host:port` without a trailing slash.
+pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepared> {
+    let client = Client::builder()
+        .build()
+        .context("building the HTTP client")?;
+    let token = admin_token(secret, "load-studio")?;
+
+    let game_id = create_game(
+        &client,
+        base,
+        &token,
+        "Load test RPG",
+        &catalogue(args.items),
+    )
+    .await?;
 
     let key = call(
         client

@@ -117,6 +117,29 @@ pub(crate) async fn start_engine(
     logs: &std::path::Path,
     start_timeout: Duration,
 ) -> Result<(Server, SocketAddr, String, setup::Prepared)> {
+    let secret = secret();
+    let (engine, addr) =
+        spawn_engine(name, engine_bin, &secret, extra_env, logs, start_timeout).await?;
+    let args = SetupArgs {
+        sessions: 0,
+        items: ITEMS,
+    };
+    let prepared = setup::prepare(&format!("http://{addr}"), &secret, &args)
+        .await
+        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
+    Ok((engine, addr, secret, prepared))
+}
+
+/// Starts the engine called `name` on the SQLite file `<logs>/<name>.db` with the JWT secret
+/// `secret` and `extra_env`, and waits until it answers `/healthz`.
+pub(crate) async fn spawn_engine(
+    name: &'static str,
+    engine_bin: &PathBuf,
+    secret: &str,
+    extra_env: &[(&str, String)],
+    logs: &std::path::Path,
+    start_timeout: Duration,
+) -> Result<(Server, SocketAddr)> {
     if !engine_bin.is_file() {
         bail!(
             "no engine binary at {} (build it: cargo build --release -p offer-engine, \
@@ -125,11 +148,10 @@ pub(crate) async fn start_engine(
         );
     }
     let addr = free_port()?;
-    let secret = secret();
     let mut cmd = Command::new(engine_bin);
     cmd.arg("serve")
         .env("OFFER__SERVER__BIND", addr.to_string())
-        .env("OFFER__AUTH__JWT_SECRET", &secret)
+        .env("OFFER__AUTH__JWT_SECRET", secret)
         .env("OFFER__STORE__REDIS_URL", "")
         .env("OFFER__STORE__PATH", logs.join(format!("{name}.db")));
     for (key, value) in extra_env {
@@ -139,14 +161,7 @@ pub(crate) async fn start_engine(
     engine
         .wait_ready(&format!("http://{addr}/healthz"), true, start_timeout)
         .await?;
-    let args = SetupArgs {
-        sessions: 0,
-        items: ITEMS,
-    };
-    let prepared = setup::prepare(&format!("http://{addr}"), &secret, &args)
-        .await
-        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
-    Ok((engine, addr, secret, prepared))
+    Ok((engine, addr))
 }
 
 /// Starts both servers.
