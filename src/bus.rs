@@ -83,6 +83,21 @@ async fn apply(state: &AppState, msg: BusMessage) {
             }
             broadcast_kill_switch(state, game_id, ks);
         }
+        BusMessage::BalanceChanged {
+            game_id,
+            env,
+            player_id,
+            currency_id,
+        } => {
+            hub::push_balance(
+                &WsContext::from_ref(state),
+                game_id,
+                env,
+                &player_id,
+                &currency_id,
+            )
+            .await;
+        }
         BusMessage::InventoryChanged {
             game_id,
             env,

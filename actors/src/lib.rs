@@ -18,8 +18,8 @@ pub mod session;
 pub use game::{GameChange, GameConfig, GameHandle, GameView};
 pub use registry::{ActorSystem, SessionKey};
 pub use session::{
-    Attached, Delivery, Detached, OfferCounters, Outbound, OutboundMessage, PushResult, Sequenced,
-    SessionHandle, SessionInfo, SocketQueue,
+    Attached, Delivery, Detached, OfferCounters, Outbound, OutboundMessage, PushResult,
+    ResumePoint, Sequenced, SessionHandle, SessionInfo, SocketQueue,
 };
 
 /// Why an actor call failed.

@@ -2,8 +2,9 @@
  * A game client in C on the offer SDK's C ABI (sdk/include/offer_sdk.h): it registers the
  * seven callbacks, starts the SDK, asks for an offer at the player's first loss, buys it (a
  * `purchase`, plus a `currency_earned` with source `purchase` for each currency pack in it),
- * shows the inventory (and balance) updates, and hides its store when the kill switch turns
- * offers off. Callbacks run inside SVC_Poll, called once a frame from this main loop.
+ * waits for the inventory and balance updates it brings, and hides its store when the kill
+ * switch turns offers off. Callbacks run inside SVC_Poll, called once a frame from this main
+ * loop.
  *
  * Usage: offer_example_c BASE_URL GAME_ID SDK_KEY DATA_DIR PLAYER_ID
  * Prints one line per step; exits 0 once the kill switch has turned offers off, 1 when init
@@ -31,6 +32,7 @@ static const size_t PACK_COUNT = sizeof PACKS / sizeof PACKS[0];
 struct game {
     int bought;            /* the offer was bought */
     int waiting_inventory; /* an item was bought: an inventory update is due */
+    int waiting_balance;   /* a currency pack was bought: a balance update is due */
     int settled;           /* every update due has come */
     int done;              /* the store is hidden: the example ends */
     int exit_code;
@@ -76,7 +78,7 @@ static const struct pack *pack_of(const char *item_id) {
 }
 
 static void check_settled(struct game *game) {
-    if (game->bought && !game->settled && !game->waiting_inventory) {
+    if (game->bought && !game->settled && !game->waiting_inventory && !game->waiting_balance) {
         game->settled = 1;
         printf("purchase settled\n");
     }
@@ -120,9 +122,9 @@ static void on_offer(const char *json, void *user_data) {
                      "{\"type\":\"currency_earned\",\"currency_id\":\"%s\",\"amount\":%ld,"
                      "\"source\":\"purchase\",\"tx_id\":\"pack-%s-%s\"}",
                      pack->currency_id, pack->amount, item_id, offer_id);
-            /* Settled without waiting for OnBalanceUpdate: the engine pushes a balance only in
-             * answer to an event sent on the WebSocket, and the SDK sends telemetry over HTTP. */
+            /* The engine pushes the new balance to the player's sockets: OnBalanceUpdate. */
             printf("track currency_earned %d\n", SVC_Track(earned));
+            game->waiting_balance = 1;
         } else {
             game->waiting_inventory = 1;
         }
@@ -148,8 +150,12 @@ static void on_no_offer(const char *json, void *user_data) {
 }
 
 static void on_balance(const char *json, void *user_data) {
-    (void)user_data;
+    struct game *game = user_data;
     printf("balance %s\n", json);
+    if (game->bought) {
+        game->waiting_balance = 0;
+        check_settled(game);
+    }
 }
 
 static void on_inventory(const char *json, void *user_data) {
@@ -212,12 +218,14 @@ int main(int argc, char **argv) {
     fputs("{\"auto_login\": true, \"player_id_source\": \"custom\"}", svc);
     fclose(svc);
 
-    char config[2048];
+    /* One JSON object: the SDK configuration, the SDK's folder and the game's player id. (The
+     * arguments are plain ids and paths; a real game builds it with its JSON library.) */
+    char config[8192];
     snprintf(config, sizeof config,
              "{\"api_key\":\"%s\",\"game_id\":\"%s\",\"environment\":\"production\","
-             "\"base_url\":\"%s\"}",
-             argv[3], argv[2], argv[1]);
-    SVC_Result init = SVC_Init(config, argv[4], argv[5]);
+             "\"base_url\":\"%s\",\"data_dir\":\"%s\",\"player_id\":\"%s\"}",
+             argv[3], argv[2], argv[1], argv[4], argv[5]);
+    SVC_Result init = SVC_Init(config);
     printf("init %d\n", init);
     if (init != SVC_OK) {
         return 1;

@@ -2,8 +2,8 @@
 // examples/c, written the C++ way: a `Game` object receives the seven callbacks through
 // captureless lambdas (which convert to the C function pointers) with itself as `user_data`.
 // It asks for an offer at the player's first loss, buys it (a `purchase`, plus a
-// `currency_earned` with source `purchase` for each currency pack), shows the inventory (and
-// balance) updates, and hides its store when the kill switch turns offers off. Callbacks run
+// `currency_earned` with source `purchase` for each currency pack), waits for the inventory and
+// balance updates it brings, and hides its store when the kill switch turns offers off. Callbacks run
 // inside SVC_Poll, called once a frame from the main loop.
 //
 // Usage: offer_example_cpp BASE_URL GAME_ID SDK_KEY DATA_DIR PLAYER_ID
@@ -101,10 +101,9 @@ private:
                     "\",\"amount\":" + std::to_string(pack->second.second) +
                     ",\"source\":\"purchase\",\"tx_id\":\"pack-" + item_id + "-" + offer_id +
                     "\"}";
-                // Settled without waiting for OnBalanceUpdate: the engine pushes a balance only
-                // in answer to an event sent on the WebSocket, and the SDK sends telemetry over
-                // HTTP.
+                // The engine pushes the new balance to the player's sockets: OnBalanceUpdate.
                 std::cout << "track currency_earned " << SVC_Track(earned.c_str()) << std::endl;
+                waiting_balance_ = true;
             } else {
                 waiting_inventory_ = true;
             }
@@ -129,6 +128,10 @@ private:
 
     void on_balance(const std::string& json) {
         std::cout << "balance " << json << std::endl;
+        if (bought_) {
+            waiting_balance_ = false;
+            check_settled();
+        }
     }
 
     void on_inventory(const std::string& json) {
@@ -149,7 +152,7 @@ private:
     }
 
     void check_settled() {
-        if (bought_ && !settled_ && !waiting_inventory_) {
+        if (bought_ && !settled_ && !waiting_inventory_ && !waiting_balance_) {
             settled_ = true;
             std::cout << "purchase settled" << std::endl;
         }
@@ -157,6 +160,7 @@ private:
 
     bool bought_ = false;
     bool waiting_inventory_ = false;
+    bool waiting_balance_ = false;
     bool settled_ = false;
     bool done_ = false;
     int exit_code_ = 2;
@@ -178,10 +182,13 @@ int main(int argc, char** argv) {
     std::ofstream(args[3] + "/svc_config.json")
         << R"({"auto_login": true, "player_id_source": "custom"})";
 
+    // One JSON object: the SDK configuration, the SDK's folder and the game's player id. (The
+    // arguments are plain ids and paths; a real game builds it with its JSON library.)
     const std::string config = "{\"api_key\":\"" + args[2] + "\",\"game_id\":\"" + args[1] +
                                "\",\"environment\":\"production\",\"base_url\":\"" + args[0] +
-                               "\"}";
-    const SVC_Result init = SVC_Init(config.c_str(), args[3].c_str(), args[4].c_str());
+                               "\",\"data_dir\":\"" + args[3] + "\",\"player_id\":\"" +
+                               args[4] + "\"}";
+    const SVC_Result init = SVC_Init(config.c_str());
     std::cout << "init " << init << std::endl;
     if (init != SVC_OK) {
         return 1;

@@ -9,7 +9,9 @@
 typedef int32_t SVC_Result;
 
 // A game callback: the payload as NUL-terminated UTF-8 JSON, valid only during the call, and
-// the `user_data` given at registration.
+// the `user_data` given at registration. Each registration (`SVC_SetOn...`) writes one line
+// to standard error under the callback's spec name (`offer-sdk: registered
+// SVC_Dart_OnSDKReady`, ...), the device log.
 typedef void (*SVC_Callback)(const char *json, void *user_data);
 
 // Success.
@@ -70,19 +72,24 @@ extern "C" {
 
 // Starts the SDK and returns at once; the network work runs on the SDK's own thread.
 //
-// `config_json` is the SDK configuration (`api_key`, `game_id`, `environment`, `base_url`).
-// `data_dir` is the SDK's folder: it holds the game's `svc_config.json` and the SDK's cache
-// and telemetry queue. `player_id` is the game's own player id (for `player_id_source:
-// custom`) or null. All strings are NUL-terminated UTF-8, read during the call only.
+// `config_json` is a JSON object, NUL-terminated UTF-8, read during the call only:
+// - `api_key`, `game_id`, `environment` (`production` or `sandbox`, matching the key's
+//   kind) and `base_url`: the SDK configuration;
+// - `data_dir` (optional): the SDK's folder, which holds the game's `svc_config.json` and the
+//   SDK's cache and telemetry queue; `offer_sdk` in the working directory when absent;
+// - `player_id` (optional): the game's own player id, for `player_id_source: custom`;
+// - `advertising_id` and `player_jwt` (optional): the inputs of the `advertising_id` and
+//   `jwt` player id sources.
 //
 // Returns [`SVC_OK`], or: [`SVC_ERR_NULL_ARGUMENT`], [`SVC_ERR_INVALID_UTF8`],
-// [`SVC_ERR_INVALID_CONFIG`], [`SVC_ERR_NOT_AN_SDK_KEY`], [`SVC_ERR_ENVIRONMENT_MISMATCH`],
-// [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`], [`SVC_ERR_PLAYER_ID`],
-// [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`], [`SVC_ERR_ALREADY_INITIALISED`].
+// [`SVC_ERR_INVALID_CONFIG`] (not a JSON object of that shape), [`SVC_ERR_NOT_AN_SDK_KEY`],
+// [`SVC_ERR_ENVIRONMENT_MISMATCH`], [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`],
+// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
+// [`SVC_ERR_ALREADY_INITIALISED`].
 //
 // # Safety
-// Each pointer is null or a valid NUL-terminated string.
-SVC_Result SVC_Init(const char *config_json, const char *data_dir, const char *player_id);
+// `config_json` is null or a valid NUL-terminated string.
+SVC_Result SVC_Init(const char *config_json);
 
 // Opens the session for `player_id` when `svc_config.json` has `auto_login: false`; returns
 // at once (`OnSDKReady` follows). [`SVC_ERR_ALREADY_LOGGED_IN`] when a player is logged in.
@@ -110,7 +117,8 @@ SVC_Result SVC_RequestOffer(const char *event_type);
 // Delivers every waiting callback on the calling thread (call it once a frame from the
 // game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 // nothing registered are dropped. The SDK's `error` happenings have no callback among the
-// seven and are dropped too. A callback may call the SDK's functions.
+// seven and are dropped too. A callback may call the SDK's functions. The first call with a
+// running SDK writes `offer-sdk: first frame` to standard error (the device log).
 SVC_Result SVC_Poll(void);
 
 // Stops the SDK: its thread ends and what is still queued is written to disk for the next

@@ -13,8 +13,15 @@ use crate::callback::{InventoryItem, SdkCallback};
 /// The JSON subprotocol.
 pub const SUBPROTOCOL: &str = "svc.v1.json";
 
-/// The `hello` that opens or resumes the session; `resume_from` is the last `seq` received.
-pub fn hello(session_id: Uuid, player_id: &str, resume_from: Option<u64>) -> String {
+/// The `hello` that opens or resumes the session; `resume_from` is the last `seq` received
+/// and `epoch` the epoch of the `ready` it was received under (the engine honours a resume
+/// only within one epoch; an engine too old to send one gets none back).
+pub fn hello(
+    session_id: Uuid,
+    player_id: &str,
+    resume_from: Option<u64>,
+    epoch: Option<&str>,
+) -> String {
     let mut hello = serde_json::json!({
         "type": "hello",
         "session_id": session_id,
@@ -22,6 +29,9 @@ pub fn hello(session_id: Uuid, player_id: &str, resume_from: Option<u64>) -> Str
     });
     if let Some(seq) = resume_from {
         hello["resume_from"] = seq.into();
+        if let Some(epoch) = epoch {
+            hello["epoch"] = epoch.into();
+        }
     }
     hello.to_string()
 }
@@ -61,6 +71,10 @@ pub enum ServerMessage {
         config_version: u64,
         /// Whether the resume was honoured.
         resumed: bool,
+        /// The session's message history, which a resume names (absent from engines older
+        /// than epochs).
+        #[serde(default)]
+        epoch: Option<String>,
         /// The player's inventory (absent from engines that keep none).
         #[serde(default)]
         inventory: Vec<InventoryItem>,
@@ -123,6 +137,7 @@ impl ServerMessage {
                 config_version,
                 resumed,
                 inventory,
+                epoch: _,
             } => SdkCallback::Ready {
                 resumed,
                 kill_switch,
@@ -167,7 +182,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_resume_names_the_epoch_and_a_first_hello_names_neither() {
+        let session = Uuid::nil();
+        let parse =
+            |text: String| -> serde_json::Value { serde_json::from_str(&text).expect("json") };
+        let first = parse(hello(session, "p", None, Some("ignored")));
+        assert!(first.get("resume_from").is_none() && first.get("epoch").is_none());
+        let resume = parse(hello(session, "p", Some(7), Some("9f3c2a7b1d4e6f80")));
+        assert_eq!(resume["resume_from"], 7);
+        assert_eq!(resume["epoch"], "9f3c2a7b1d4e6f80");
+        let legacy = parse(hello(session, "p", Some(7), None));
+        assert_eq!(legacy["resume_from"], 7);
+        assert!(legacy.get("epoch").is_none());
+    }
+
+    #[test]
     fn the_reference_examples_parse() {
+        let with_epoch: Numbered = serde_json::from_str(
+            r#"{"seq": 1, "type": "ready", "kill_switch": {"level": 0, "reason": "", "updated_at": "2026-03-01T11:58:02.113Z"}, "mode": "shadow", "config_version": 3, "resumed": false, "epoch": "9f3c2a7b1d4e6f80", "inventory": []}"#,
+        )
+        .expect("ready with an epoch");
+        assert!(matches!(
+            with_epoch.message,
+            ServerMessage::Ready { epoch: Some(ref e), .. } if e == "9f3c2a7b1d4e6f80"
+        ));
         let ready: Numbered = serde_json::from_str(
             r#"{"seq": 1, "type": "ready", "kill_switch": {"level": 0, "reason": "", "updated_at": "2026-03-01T11:58:02.113Z"}, "mode": "shadow", "config_version": 3, "resumed": false}"#,
         )

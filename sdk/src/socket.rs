@@ -23,13 +23,26 @@ const ACK_EVERY: u64 = 16;
 /// The outcome of [`SdkCallback::NoOffer`] for an offer asked for while no socket is up.
 pub const OFFLINE: &str = "offline";
 
-/// Connects, sends `hello` and serves the socket until it closes. `last_seq` is kept across
+/// Where the session's messages stopped, kept across connections: the last `seq` read and
+/// the epoch of the `ready` it was read under. A reconnection resumes from it; the engine
+/// honours that only within the same epoch (a restarted engine starts a new one), so a new
+/// history never passes for the one the SDK read.
+#[derive(Debug, Default)]
+pub struct Position {
+    /// The last `seq` read, `None` before the first.
+    seq: Option<u64>,
+    /// The epoch of the last `ready`, `None` before the first (or from an engine older than
+    /// epochs).
+    epoch: Option<String>,
+}
+
+/// Connects, sends `hello` and serves the socket until it closes. `position` is kept across
 /// connections; `backoff` is reset once `ready` arrives; `requests` are the game's offer
 /// requests (`trigger_context.event_type`).
 pub async fn serve(
     shared: &Shared,
     player_id: &str,
-    last_seq: &mut Option<u64>,
+    position: &mut Position,
     backoff: &mut Backoff,
     requests: &mut UnboundedReceiver<String>,
 ) -> Result<(), ConnectionError> {
@@ -49,7 +62,8 @@ pub async fn serve(
     ws.send(Message::text(protocol::hello(
         shared.session_id,
         player_id,
-        *last_seq,
+        position.seq,
+        position.epoch.as_deref(),
     )))
     .await?;
     let mut unacked = 0u64;
@@ -67,10 +81,13 @@ pub async fn serve(
                     continue;
                 };
                 if seq > 0 {
-                    *last_seq = Some(seq);
+                    position.seq = Some(seq);
                     unacked += 1;
                 }
-                if matches!(message, ServerMessage::Ready { .. }) {
+                if let ServerMessage::Ready { epoch, .. } = &message {
+                    // Every later seq is numbered under this `ready`'s epoch (replayed
+                    // messages came before it, under the same one).
+                    position.epoch.clone_from(epoch);
                     backoff.reset();
                     shared.connected.store(true, Ordering::SeqCst);
                 }
@@ -78,7 +95,7 @@ pub async fn serve(
                 if let Some(callback) = message.into_callback() {
                     shared.emit(callback);
                 }
-                if unacked >= ACK_EVERY && let Some(seq) = *last_seq {
+                if unacked >= ACK_EVERY && let Some(seq) = position.seq {
                     if let Err(e) = ws.send(Message::text(protocol::ack(seq))).await {
                         break Err(e.into());
                     }

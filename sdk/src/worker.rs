@@ -155,14 +155,14 @@ async fn session_loop(
         }
     };
     let mut backoff = Backoff::new(BACKOFF_BASE, shared.timing.backoff_cap);
-    let mut last_seq = None;
+    let mut position = socket::Position::default();
     let mut last_reported = String::new();
     loop {
         if let Err(e) = connect_once(
             shared,
             http,
             &player_id,
-            &mut last_seq,
+            &mut position,
             &mut backoff,
             requests,
         )
@@ -239,7 +239,7 @@ async fn connect_once(
     shared: &Shared,
     http: &reqwest::Client,
     player_id: &str,
-    last_seq: &mut Option<u64>,
+    position: &mut socket::Position,
     backoff: &mut Backoff,
     requests: &mut UnboundedReceiver<String>,
 ) -> Result<(), ConnectionError> {
@@ -291,7 +291,7 @@ async fn connect_once(
     );
     shared.session_open.store(true, Ordering::SeqCst);
     shared.flush.notify_one();
-    socket::serve(shared, player_id, last_seq, backoff, requests).await
+    socket::serve(shared, player_id, position, backoff, requests).await
 }
 
 /// The queue, whether or not a thread panicked while holding it.

@@ -1,10 +1,14 @@
 //! The Rust SDK against a spawned engine: init never waits on the network, the session
 //! becomes ready (at init, or at login without auto login), offers come for offer requests, a
-//! tracked purchase comes back as the inventory, kill switches set by the studio arrive (level
-//! 3 stops telemetry), the socket comes back after the engine restarts, telemetry queued
-//! during an outage (even across a relaunch of the game) reaches the ledger once, and the
-//! cached state serves a cold start while the engine is down.
+//! tracked purchase comes back as the inventory and a tracked money event as the balance,
+//! kill switches set by the studio arrive (level 3 stops telemetry), the socket comes back
+//! after the engine restarts (a resume point of the old engine is not honoured by the new
+//! one, whatever it pushed meanwhile), telemetry queued during an outage (even across a
+//! relaunch of the game) reaches the ledger once, and the cached state serves a cold start
+//! while the engine is down.
 
+// This file uses part of the shared fixture only.
+#[allow(dead_code)]
 mod support;
 
 use offer_domain::kill_level::KillLevel;
@@ -12,7 +16,8 @@ use offer_sdk::{InitError, InventoryItem, SdkCallback, SdkEvent, StateSource};
 use reqwest::Method;
 use serde_json::json;
 use support::{
-    Admin, Live, config, eventually, free_port, options, options_with, temp_dir, wait_for,
+    Admin, Gate, Live, PATIENCE, config, eventually, free_port, options, options_with,
+    outside_holdout, temp_dir, wait_for,
 };
 
 /// A random UUID as a game id, for configurations that never reach an engine.
@@ -131,6 +136,95 @@ fn after_a_restart_the_socket_comes_back_and_offline_telemetry_lands_once() {
 }
 
 #[test]
+fn after_a_restart_a_resume_point_of_the_old_engine_is_not_honoured() {
+    let mut live = Live::start();
+    let gate = Gate::new(live.engine.port);
+    let player = &outside_holdout(&live.game_id, "player_8");
+    let sdk = offer_sdk::Sdk::init(
+        &config(&live.game_id, &live.key, &gate.url()),
+        Some(player.into()),
+        None,
+        options(&live.sdk_data),
+    )
+    .expect("init");
+    wait_for(&sdk, "ready", |c| matches!(c, SdkCallback::Ready { .. }));
+    // The ready and the offer: the SDK has read up to seq 2 of the first engine.
+    sdk.request_offer("first_loss");
+    wait_for(&sdk, "offer", |c| matches!(c, SdkCallback::Offer(_)));
+
+    gate.close();
+    live.engine.restart();
+    // The new engine hears of the session before the SDK is back: two purchases sent over
+    // REST (as the game's server or another install may) push the inventory twice, so the
+    // session's new history reaches seq 2 too.
+    let admin = Admin::new(&live.engine);
+    let session_id = sdk.session_id();
+    let (status, body) = admin.call_as(
+        &live.key,
+        Method::POST,
+        "/v1/sdk/sessions",
+        Some(json!({"session_id": session_id, "player_id": player})),
+    );
+    assert_eq!(
+        status, 200,
+        "the session the old engine stored, resumed: {body}"
+    );
+    for tx_id in ["iap-1", "iap-2"] {
+        let (status, body) = admin.call_as(
+            &live.key,
+            Method::POST,
+            "/v1/sdk/events",
+            Some(json!({"session_id": session_id, "events": [
+                {"type": "purchase", "item_ids": ["sword"], "price_cents": 499, "tx_id": tx_id}]})),
+        );
+        assert_eq!(status, 202, "{body}");
+    }
+    gate.open();
+
+    // The SDK resumes from seq 2 of the old epoch: not honoured, so nothing of the new
+    // history is replayed as if it followed the old one, and the ready carries the whole
+    // state (both swords).
+    let mut before_ready = Vec::new();
+    let ready = loop {
+        match sdk.wait(PATIENCE) {
+            Some(ready @ SdkCallback::Ready { .. }) => break ready,
+            Some(other) => before_ready.push(other),
+            None => panic!("no ready after the restart; saw {before_ready:#?}"),
+        }
+    };
+    let two_swords = vec![InventoryItem {
+        item_id: "sword".into(),
+        quantity: 2,
+    }];
+    assert!(
+        matches!(&ready, SdkCallback::Ready { resumed: false, inventory, .. } if *inventory == two_swords),
+        "{ready:?}"
+    );
+    assert!(
+        !before_ready
+            .iter()
+            .any(|c| matches!(c, SdkCallback::Inventory(_) | SdkCallback::Ready { .. })),
+        "nothing replayed: {before_ready:#?}"
+    );
+    // One ready per connection, and the socket serves the game again.
+    sdk.request_offer("first_loss");
+    let mut after_ready = Vec::new();
+    loop {
+        match sdk.wait(PATIENCE) {
+            Some(SdkCallback::Offer(_)) => break,
+            Some(other) => after_ready.push(other),
+            None => panic!("no offer after the restart; saw {after_ready:#?}"),
+        }
+    }
+    assert!(
+        !after_ready
+            .iter()
+            .any(|c| matches!(c, SdkCallback::Ready { .. } | SdkCallback::Inventory(_))),
+        "no duplicate callbacks: {after_ready:#?}"
+    );
+}
+
+#[test]
 fn telemetry_tracked_while_the_engine_is_down_outlives_the_game_and_lands_once() {
     let mut live = Live::start();
     let game_id = live.game_id.clone();
@@ -196,7 +290,8 @@ fn at_kill_switch_level_3_telemetry_stops() {
 fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
     let live = Live::start();
     let game_id = live.game_id.clone();
-    let sdk = live.ready_sdk("player_5");
+    let player = outside_holdout(&game_id, "player_5");
+    let sdk = live.ready_sdk(&player);
     sdk.request_offer("first_loss");
     let SdkCallback::Offer(offer) = wait_for(&sdk, "offer", |c| {
         matches!(c, SdkCallback::Offer(_) | SdkCallback::NoOffer { .. })
@@ -209,7 +304,7 @@ fn an_offer_request_is_answered_and_one_without_a_socket_is_offline() {
     let offline_data = temp_dir("sdk-offline");
     let offline = offer_sdk::Sdk::init(
         &config(&game_id, &live.key, "http://127.0.0.1:1"),
-        Some("player_5".into()),
+        Some(player),
         None,
         options(&offline_data),
     )
@@ -249,7 +344,7 @@ fn without_auto_login_the_session_opens_at_login_for_one_player() {
 }
 
 #[test]
-fn a_purchase_tracked_by_the_game_comes_back_as_the_inventory() {
+fn a_purchase_and_a_money_event_tracked_by_the_game_come_back_as_the_inventory_and_balance() {
     let live = Live::start();
     let sdk = live.sdk("player_7");
     let SdkCallback::Ready { inventory, .. } =
@@ -275,5 +370,24 @@ fn a_purchase_tracked_by_the_game_comes_back_as_the_inventory() {
             item_id: "sword".into(),
             quantity: 1
         }])
+    );
+    // Telemetry goes over REST, and the engine pushes the new balance to the socket.
+    sdk.track(SdkEvent::CurrencyEarned {
+        currency_id: "gems".into(),
+        amount: 500,
+        source: Some("purchase".into()),
+        tx_id: String::new(),
+        ts: None,
+    })
+    .expect("queued");
+    assert_eq!(
+        wait_for(&sdk, "balance", |c| matches!(
+            c,
+            SdkCallback::Balance { .. }
+        )),
+        SdkCallback::Balance {
+            currency_id: "gems".into(),
+            balance: 500
+        }
     );
 }

@@ -312,6 +312,23 @@ async fn announce_inventory(state: &Services, session: &SessionHandle, origin: O
     }
 }
 
+/// Tells every node that a REST-sent money event moved a player's balance, so that each
+/// pushes the balance to the player's sessions there (an event sent on a socket is answered
+/// with its balance on that socket). The change is stored: a bus that fails only costs the
+/// push.
+async fn announce_balance(state: &Services, session: &SessionHandle, currency_id: &str) {
+    let info = session.info();
+    let msg = BusMessage::BalanceChanged {
+        game_id: info.game_id,
+        env: info.env,
+        player_id: info.player_id.clone(),
+        currency_id: currency_id.to_owned(),
+    };
+    if let Err(e) = state.store.publish(&msg).await {
+        tracing::warn!(game_id = %info.game_id, error = %e, "balance push not published");
+    }
+}
+
 /// Applies one validated event for a session.
 pub async fn apply(
     state: &Services,
@@ -468,6 +485,9 @@ pub async fn apply(
             balance: None,
             inventory,
         });
+    }
+    if origin == Origin::Rest && matches!(outcome, MoneyOutcome::Applied { .. }) {
+        announce_balance(state, session, &op.currency_id).await;
     }
     Ok(match outcome {
         MoneyOutcome::Applied { balance } | MoneyOutcome::Duplicate { balance } => {

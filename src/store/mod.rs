@@ -246,6 +246,19 @@ pub enum BusMessage {
         /// (reloading it could race with its next local change).
         origin: Uuid,
     },
+    /// A money event sent over REST moved a player's balance of one currency: push the
+    /// balance to the player's sessions of that environment (one sent on a socket is answered
+    /// on that socket instead).
+    BalanceChanged {
+        /// The game.
+        game_id: Uuid,
+        /// Production or sandbox.
+        env: Environment,
+        /// The player.
+        player_id: String,
+        /// The currency whose balance moved.
+        currency_id: String,
+    },
     /// A player's inventory changed: push it to the player's sessions of that environment.
     InventoryChanged {
         /// The game.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures::SinkExt;
-use offer_actors::{Delivery, Detached, GameHandle, SessionHandle, SocketQueue};
+use offer_actors::{Delivery, Detached, GameHandle, ResumePoint, SessionHandle, SocketQueue};
 use tokio::time::Instant;
 
 use super::WsContext;
@@ -342,9 +342,12 @@ impl Conn {
                 player_id,
                 attributes,
                 resume_from,
+                epoch,
             } => {
-                self.hello(session_id, player_id, attributes, resume_from)
-                    .await
+                let resume = resume_from
+                    .zip(epoch.as_deref())
+                    .map(|(seq, epoch)| ResumePoint { epoch, seq });
+                self.hello(session_id, player_id, attributes, resume).await
             }
             ClientMessage::Ack { seq } => {
                 if let Some(live) = &self.live {
@@ -380,7 +383,7 @@ impl Conn {
         session_id: uuid::Uuid,
         player_id: String,
         attributes: serde_json::Map<String, serde_json::Value>,
-        resume_from: Option<u64>,
+        resume: Option<ResumePoint<'_>>,
     ) -> Result<(), Close> {
         if self.live.is_some() {
             return self
@@ -421,9 +424,10 @@ impl Conn {
             Err(e) => return self.refuse(api_error(&ServiceError::from(e).into())).await,
         };
         let ready_game = game.clone();
+        let epoch = session.epoch().to_owned();
         let attached = session.attach(
             self.state.services.settings.websocket.outbound_queue,
-            resume_from,
+            resume,
             move |resumed| {
                 let view = ready_game.view();
                 ServerMessage::Ready {
@@ -431,6 +435,7 @@ impl Conn {
                     mode: view.game.mode,
                     config_version: view.version,
                     resumed,
+                    epoch,
                     inventory: InventoryItem::list(held.clone()),
                 }
                 .outbound()

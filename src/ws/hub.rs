@@ -3,7 +3,7 @@
 //! game, encoded once for all of them, and the push of a player's inventory to its sessions.
 
 use dashmap::DashMap;
-use offer_actors::{GameView, PushResult};
+use offer_actors::{GameView, PushResult, SessionHandle};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -52,6 +52,28 @@ pub fn broadcast(state: &WsContext, game_id: Uuid, msg: &ServerMessage) -> usize
     delivered
 }
 
+/// The player's sessions of `env` on this node but `answered` (whose socket already has the
+/// news).
+fn sessions_of_player(
+    state: &WsContext,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    answered: Option<Uuid>,
+) -> Vec<SessionHandle> {
+    let mut sessions = Vec::new();
+    state
+        .services
+        .actors
+        .for_each_session_of(game_id, |session| {
+            let info = session.info();
+            if info.env == env && info.player_id == player_id && Some(info.session_id) != answered {
+                sessions.push(session.clone());
+            }
+        });
+    sessions
+}
+
 /// Pushes the stored inventory of `player_id` to each of the player's sessions of `env` on
 /// this node but `answered` (whose socket already has it). The inventory is read when the
 /// push is made, so a late message still pushes what the player holds now; a node without
@@ -63,16 +85,7 @@ pub async fn push_inventory(
     player_id: &str,
     answered: Option<Uuid>,
 ) {
-    let mut sessions = Vec::new();
-    state
-        .services
-        .actors
-        .for_each_session_of(game_id, |session| {
-            let info = session.info();
-            if info.env == env && info.player_id == player_id && Some(info.session_id) != answered {
-                sessions.push(session.clone());
-            }
-        });
+    let sessions = sessions_of_player(state, game_id, env, player_id, answered);
     if sessions.is_empty() {
         return;
     }
@@ -85,6 +98,42 @@ pub async fn push_inventory(
     };
     let outbound = ServerMessage::Inventory {
         items: InventoryItem::list(held),
+    }
+    .outbound();
+    for session in sessions {
+        session.push(outbound.clone());
+    }
+}
+
+/// Pushes the stored balance of one currency of `player_id` to each of the player's sessions
+/// of `env` on this node. Read when the push is made, like the inventory: a late message
+/// pushes the balance as it is now.
+pub async fn push_balance(
+    state: &WsContext,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    currency_id: &str,
+) {
+    let sessions = sessions_of_player(state, game_id, env, player_id, None);
+    if sessions.is_empty() {
+        return;
+    }
+    let balance = match state
+        .services
+        .store
+        .balance(game_id, env, player_id, currency_id)
+        .await
+    {
+        Ok(balance) => balance,
+        Err(e) => {
+            tracing::warn!(%game_id, error = %e, "balance push: the balance could not be read");
+            return;
+        }
+    };
+    let outbound = ServerMessage::Balance {
+        currency_id: currency_id.to_owned(),
+        balance,
     }
     .outbound();
     for session in sessions {

@@ -164,6 +164,10 @@ pub enum ClientMessage {
         /// The last `seq` the client received, to get what it missed.
         #[serde(default)]
         resume_from: Option<u64>,
+        /// The `epoch` of the `ready` that `resume_from` was numbered under: a resume is
+        /// honoured only within the same epoch.
+        #[serde(default)]
+        epoch: Option<String>,
     },
     /// One SDK event, exactly as in `POST /v1/sdk/events`.
     Event {
@@ -198,6 +202,10 @@ pub enum ServerMessage {
         config_version: u64,
         /// Whether `resume_from` was honoured (the missed messages came just before).
         resumed: bool,
+        /// The session's message history: its `seq`s only mean something with it, so a
+        /// client names it in `hello` with `resume_from`. A new epoch means a new history
+        /// whose `seq` started again from 1.
+        epoch: String,
         /// The player's inventory now.
         inventory: Vec<InventoryItem>,
     },

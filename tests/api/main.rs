@@ -10,6 +10,7 @@
 mod auth;
 mod authoring_scope;
 mod bad_input;
+mod balance_push;
 mod billing;
 mod catalogue;
 mod cluster;

@@ -22,11 +22,12 @@ use super::ws_client::{Client, Fmt, PATIENCE, connect, fresh};
 /// The document, as compiled into this test binary.
 const DOC: &str = include_str!("../../docs/protocol.md");
 
-/// Fields whose values differ from one run to the next (ids, times, versions, the wording
-/// of a decoder's message): the transcript checks only that they are there, of the same
-/// JSON kind.
-const VARYING: [&str; 5] = [
+/// Fields whose values differ from one run to the next (ids, times, versions, the session's
+/// epoch, the wording of a decoder's message): the transcript checks only that they are
+/// there, of the same JSON kind.
+const VARYING: [&str; 6] = [
     "offer_id",
+    "epoch",
     "expires_at",
     "updated_at",
     "config_version",
@@ -465,7 +466,8 @@ async fn play(app: &TestApp, fmt: Fmt) {
     };
     let actors = &app.running.state.services.actors;
     let mut client: Option<Client> = None;
-    // Ids the server made (offers), from the document's value to this run's.
+    // Ids the server made (offers, the session's epoch), from the document's value to this
+    // run's, so the client's later messages name the real ones.
     let mut ids = BTreeMap::new();
     for step in transcript(session, &player) {
         match step {
@@ -485,10 +487,12 @@ async fn play(app: &TestApp, fmt: Fmt) {
                     wrong.is_empty(),
                     "{fmt:?}: expected {expected}\nreceived {actual}\n{wrong:#?}"
                 );
-                if let (Some(doc), Some(real)) =
-                    (expected["offer_id"].as_str(), actual["offer_id"].as_str())
-                {
-                    ids.insert(doc.to_owned(), real.to_owned());
+                for made in ["offer_id", "epoch"] {
+                    if let (Some(doc), Some(real)) =
+                        (expected[made].as_str(), actual[made].as_str())
+                    {
+                        ids.insert(doc.to_owned(), real.to_owned());
+                    }
                 }
             }
             Step::Call(method, path, body) => {

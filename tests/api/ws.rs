@@ -12,7 +12,8 @@ use uuid::Uuid;
 
 use super::fixtures::{Sdk, earned, item, pack, spent, store_shelf};
 use super::helpers::{
-    Backend, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_heartbeat, spawn_tuned,
+    Backend, TestApp, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_heartbeat,
+    spawn_tuned,
 };
 use super::ws_client::{
     Client, Fmt, JSON_PROTOCOL, PATIENCE, assert_fields, connect, event, fresh, offer_request,
@@ -54,13 +55,14 @@ async fn wait_until(mut done: impl FnMut() -> bool) {
     .expect("condition reached in time");
 }
 
-/// Drops the fields that differ by nature between two sessions (ids, times, the decoder's
-/// wording of a parse error).
+/// Drops the fields that differ by nature between two sessions (ids, times, the session's
+/// epoch, the decoder's wording of a parse error).
 fn shape(v: &Value) -> Value {
     let mut v = v.clone();
     if let Some(o) = v.as_object_mut() {
         for k in [
             "offer_id",
+            "epoch",
             "expires_at",
             "updated_at",
             "config_version",
@@ -235,7 +237,12 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
     let Sdk { game, key } = app.game_with(store_shelf()).await;
     let session = fresh(&game);
     let mut first = connect(&app, &key, Fmt::Json).await;
-    assert_eq!(first.hello(session, None).await["seq"], 1);
+    let ready = first.hello(session, None).await;
+    assert_eq!(ready["seq"], 1);
+    let epoch = ready["epoch"]
+        .as_str()
+        .expect("ready names its epoch")
+        .to_owned();
     first.send(offer_request("first_loss")).await;
     let offer = first.recv().await;
     assert_fields(&offer, json!({"type": "offer", "seq": 2}));
@@ -252,7 +259,7 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
     wait_until(|| handle.last_seq() == 4).await;
 
     let mut back = connect(&app, &key, Fmt::Json).await;
-    let missed = back.hello(session, Some(2)).await;
+    let missed = back.hello(session, Some((2, &epoch))).await;
     assert_fields(
         &missed,
         json!({"type": "kill_switch", "seq": 3, "level": 1}),
@@ -263,15 +270,93 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
         json!({"type": "kill_switch", "seq": 4, "level": 0}),
     );
     let ready = back.recv().await;
-    assert_fields(&ready, json!({"type": "ready", "seq": 5, "resumed": true}));
+    assert_fields(
+        &ready,
+        json!({"type": "ready", "seq": 5, "resumed": true, "epoch": epoch}),
+    );
 
-    // A resume point the ring no longer holds (or never held) gets a fresh ready.
+    // A resume point the ring no longer holds (or never held) gets a fresh ready; so does
+    // one without the epoch (a client from before epochs) or with another epoch.
+    let mut seq = 5;
+    for (resume_from, epoch) in [(1000, Some(epoch.as_str())), (4, None), (4, Some("0"))] {
+        back.ws.close(None).await.expect("close");
+        drop(back);
+        wait_until(|| !handle.socket_attached()).await;
+        back = connect(&app, &key, Fmt::Json).await;
+        let mut hello = json!({"type": "hello", "session_id": session,
+                               "player_id": format!("p-{session}"), "resume_from": resume_from});
+        if let Some(epoch) = epoch {
+            hello["epoch"] = json!(epoch);
+        }
+        back.send(hello).await;
+        seq += 1;
+        assert_fields(
+            &back.recv().await,
+            json!({"type": "ready", "seq": seq, "resumed": false}),
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_resume_from_an_earlier_history_of_the_session_is_not_honoured() {
+    // Sessions idle out after a second without a socket: the next use reads the session
+    // back from the store into a new actor with a new history, as a restarted node does.
+    let app = spawn_tuned(default_backend(), |s| s.offers.session_idle_s = 1).await;
+    let Sdk { game, key } = app.game_with(store_shelf()).await;
+    let session = fresh(&game);
+    let mut first = connect(&app, &key, Fmt::Json).await;
+    let ready = first.hello(session, None).await;
+    let old_epoch = ready["epoch"].as_str().expect("epoch").to_owned();
+    first.send(offer_request("first_loss")).await;
+    assert_fields(&first.recv().await, json!({"type": "offer", "seq": 2}));
+    first.ws.close(None).await.expect("close");
+    drop(first);
+    let actors = &app.running.state.services.actors;
+    let key_of = offer_actors::SessionKey {
+        game_id: game.parse().expect("uuid"),
+        env: offer_domain::environment::Environment::Production,
+        session_id: session,
+    };
+    wait_until(|| actors.session(&key_of).is_none()).await;
+
+    // Two purchases sent over REST bring the session back and push the inventory twice:
+    // the new history reaches seq 2 before the client comes back.
+    for tx in ["iap-1", "iap-2"] {
+        app.post(
+            "/v1/sdk/events",
+            json!({"session_id": session, "events": [{"type": "purchase", "item_ids": ["sword"],
+                                                       "price_cents": 499, "tx_id": tx}]}),
+        )
+        .token(&key)
+        .expect(StatusCode::ACCEPTED)
+        .await;
+    }
+    let handle = open_session(&app, &game, session);
+    wait_until(|| handle.last_seq() == 2).await;
+    assert_ne!(handle.epoch(), old_epoch, "a new actor draws a new epoch");
+
+    // The old resume point names the old epoch: nothing is replayed, and the fresh ready
+    // carries the whole state (both swords) and the new epoch.
+    let mut back = connect(&app, &key, Fmt::Json).await;
+    let ready = back.hello(session, Some((2, &old_epoch))).await;
+    assert_fields(
+        &ready,
+        json!({"type": "ready", "seq": 3, "resumed": false, "epoch": handle.epoch(),
+               "inventory": [{"item_id": "sword", "quantity": 2}]}),
+    );
+    // Resuming under the new epoch replays the two pushes.
     back.ws.close(None).await.expect("close");
     drop(back);
     wait_until(|| !handle.socket_attached()).await;
     let mut again = connect(&app, &key, Fmt::Json).await;
-    let ready = again.hello(session, Some(1000)).await;
-    assert_fields(&ready, json!({"type": "ready", "seq": 6, "resumed": false}));
+    let epoch = handle.epoch().to_owned();
+    let missed = again.hello(session, Some((0, &epoch))).await;
+    assert_fields(&missed, json!({"type": "inventory", "seq": 1}));
+    assert_fields(&again.recv().await, json!({"type": "inventory", "seq": 2}));
+    assert_fields(
+        &again.recv().await,
+        json!({"type": "ready", "seq": 4, "resumed": true}),
+    );
 }
 
 #[tokio::test]
@@ -280,9 +365,13 @@ async fn a_second_socket_on_a_session_replaces_the_first() {
     let Sdk { game, key } = app.game_with(store_shelf()).await;
     let session = fresh(&game);
     let mut first = connect(&app, &key, Fmt::Json).await;
-    first.hello(session, None).await;
+    let ready = first.hello(session, None).await;
+    let epoch = ready["epoch"].as_str().expect("epoch");
     let mut second = connect(&app, &key, Fmt::Json).await;
-    assert_eq!(second.hello(session, Some(1)).await["type"], "ready");
+    assert_eq!(
+        second.hello(session, Some((1, epoch))).await["type"],
+        "ready"
+    );
     assert_eq!(first.close_code().await, 4009);
 }
 
@@ -540,8 +629,9 @@ async fn a_resume_never_replays_the_ready_of_an_earlier_connection() {
     }
     // Readies took seqs 1 and 3, offers 2 and 4. A resume from the very start gets the two
     // offers, then this connection's one ready: never an old one.
+    let epoch = open_session(&app, &game, session).epoch().to_owned();
     let mut c = connect(&app, &key, Fmt::Json).await;
-    let mut seen = vec![c.hello(session, Some(0)).await];
+    let mut seen = vec![c.hello(session, Some((0, &epoch))).await];
     for _ in 0..2 {
         seen.push(c.recv().await);
     }

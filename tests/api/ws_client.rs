@@ -144,13 +144,15 @@ impl Client {
             .expect("the server closes in time")
     }
 
-    /// Opens (or resumes after `resume_from`) `session` for player `p-{session}`; returns
-    /// the first answer (`ready`, or the first replayed message of a resume).
-    pub async fn hello(&mut self, session: Uuid, resume_from: Option<u64>) -> Value {
+    /// Opens `session` for player `p-{session}`, or resumes it after `resume` (the last
+    /// `seq` read and the epoch of the `ready` it was read under); returns the first answer
+    /// (`ready`, or the first replayed message of a resume).
+    pub async fn hello(&mut self, session: Uuid, resume: Option<(u64, &str)>) -> Value {
         let mut hello = json!({"type": "hello", "session_id": session, "player_id": format!("p-{session}"),
                                "attributes": {"country": "DE", "platform": "ios"}});
-        if let Some(k) = resume_from {
-            hello["resume_from"] = json!(k);
+        if let Some((seq, epoch)) = resume {
+            hello["resume_from"] = json!(seq);
+            hello["epoch"] = json!(epoch);
         }
         self.send(hello).await;
         self.recv().await

@@ -8,6 +8,13 @@
 //! The files: `counters` (frequency-cap counters), `message` (shared, numbered socket
 //! messages), `replay` (the ring a resume is answered from), `queue` (the bounded queue to
 //! the socket), `outlet` (the ring and the queue under one lock), `activity` (idle time).
+//!
+//! Each session actor draws a random epoch when it starts. Its `seq`s only mean something
+//! with that epoch: a session read back from the store (on a restarted node, another node,
+//! or after it idled out) numbers its messages from 1 again, so a client's `resume_from` is
+//! honoured only when it comes with the epoch of the actor that numbered it
+//! ([`ResumePoint`]); otherwise a new history whose seqs happen to cover the old one would
+//! pass for the client's.
 
 mod activity;
 mod counters;
@@ -45,6 +52,16 @@ pub struct SessionInfo {
     pub env: Environment,
     /// The studio's player id.
     pub player_id: String,
+}
+
+/// Where a reconnecting client says it stopped: the last `seq` it read and the epoch of the
+/// session that numbered it (from that session's `ready`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumePoint<'a> {
+    /// The epoch the client was told in `ready`.
+    pub epoch: &'a str,
+    /// The last `seq` it read.
+    pub seq: u64,
 }
 
 /// The actor owning one session.
@@ -118,6 +135,9 @@ struct SessionShared {
     events: AtomicU32,
     outlet: Arc<Mutex<Outlet>>,
     activity: Arc<Activity>,
+    /// Random per actor: tells this session's seqs from those of an earlier actor of the
+    /// same session id (see the module's documentation).
+    epoch: Box<str>,
 }
 
 impl SessionHandle {
@@ -150,6 +170,7 @@ impl SessionHandle {
             events: AtomicU32::new(0),
             outlet,
             activity,
+            epoch: new_epoch(),
         }))
     }
 
@@ -197,18 +218,28 @@ impl SessionHandle {
         self.0.addr.do_send(change);
     }
 
+    /// This session's epoch: sent to the client in `ready`, which names it in a resume.
+    pub fn epoch(&self) -> &str {
+        &self.0.epoch
+    }
+
     /// Attaches a new socket with a queue of `capacity` messages, replacing (and cutting
-    /// off) any socket attached before. When `resume_from` is still in the replay ring the
-    /// missed messages are returned for the socket to write first. `ready` builds the first
-    /// queued message (it learns whether the resume worked); it is sequenced under the same
-    /// lock, so no other message can overtake it, and never kept for a later resume (each
-    /// connection gets its own `ready`, never an earlier connection's).
+    /// off) any socket attached before. When `resume` has this session's epoch and its seq
+    /// is still in the replay ring, the missed messages are returned for the socket to write
+    /// first; a resume point of another epoch is not honoured, whatever its seq. `ready`
+    /// builds the first queued message (it learns whether the resume worked); it is
+    /// sequenced under the same lock, so no other message can overtake it, and never kept
+    /// for a later resume (each connection gets its own `ready`, never an earlier
+    /// connection's).
     pub fn attach(
         &self,
         capacity: usize,
-        resume_from: Option<u64>,
+        resume: Option<ResumePoint<'_>>,
         ready: impl FnOnce(bool) -> Outbound,
     ) -> Attached {
+        let resume_from = resume
+            .filter(|point| point.epoch == self.epoch())
+            .map(|point| point.seq);
         let attached = lock(&self.0.outlet).attach(capacity, resume_from, ready);
         self.touch();
         attached
@@ -242,4 +273,10 @@ impl SessionHandle {
     pub fn push(&self, msg: Outbound) -> PushResult {
         lock(&self.0.outlet).push(msg)
     }
+}
+
+/// A new random epoch: 16 hex digits (64 random bits), a string so that every client reads
+/// it whole (a JSON number that large loses digits in some languages).
+fn new_epoch() -> Box<str> {
+    format!("{:016x}", rand::random::<u64>()).into_boxed_str()
 }

@@ -5,6 +5,11 @@
 //! Every entry point returns an [`SVC_Result`] (0 is success, failures are negative) and
 //! catches panics, so nothing unwinds into the game's code.
 //!
+//! **The device log.** Each registration writes one line to standard error (`offer-sdk:
+//! registered SVC_Dart_OnSDKReady`, ...), under the spec's callback names, and the first
+//! `SVC_Poll` with a running SDK writes `offer-sdk: first frame`: how long the callbacks took
+//! to be in place at launch is read from the log, as on a device.
+//!
 //! **Callbacks run on the thread that calls `SVC_Poll`**, the game's main loop, once a frame:
 //! the SDK's network thread never calls game code. Engines and UI toolkits expect their
 //! objects to be touched from their own thread, and a callback arriving on a foreign thread
@@ -18,17 +23,16 @@
 // The exported names follow the spec's C naming (`SVC_Init`, `SVC_SetOnSDKReady`, ...).
 #![allow(non_snake_case)]
 
+mod init_config;
 mod payload;
 mod registry;
 mod result;
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
 
 use offer_wire::event::SdkEvent;
 
-use crate::options::InitOptions;
 use crate::sdk::Sdk;
 use payload::Kind;
 use registry::Registered;
@@ -65,46 +69,36 @@ fn with_sdk(call: impl FnOnce(&Sdk) -> SVC_Result) -> SVC_Result {
 
 /// Starts the SDK and returns at once; the network work runs on the SDK's own thread.
 ///
-/// `config_json` is the SDK configuration (`api_key`, `game_id`, `environment`, `base_url`).
-/// `data_dir` is the SDK's folder: it holds the game's `svc_config.json` and the SDK's cache
-/// and telemetry queue. `player_id` is the game's own player id (for `player_id_source:
-/// custom`) or null. All strings are NUL-terminated UTF-8, read during the call only.
+/// `config_json` is a JSON object, NUL-terminated UTF-8, read during the call only:
+/// - `api_key`, `game_id`, `environment` (`production` or `sandbox`, matching the key's
+///   kind) and `base_url`: the SDK configuration;
+/// - `data_dir` (optional): the SDK's folder, which holds the game's `svc_config.json` and the
+///   SDK's cache and telemetry queue; `offer_sdk` in the working directory when absent;
+/// - `player_id` (optional): the game's own player id, for `player_id_source: custom`;
+/// - `advertising_id` and `player_jwt` (optional): the inputs of the `advertising_id` and
+///   `jwt` player id sources.
 ///
 /// Returns [`SVC_OK`], or: [`SVC_ERR_NULL_ARGUMENT`], [`SVC_ERR_INVALID_UTF8`],
-/// [`SVC_ERR_INVALID_CONFIG`], [`SVC_ERR_NOT_AN_SDK_KEY`], [`SVC_ERR_ENVIRONMENT_MISMATCH`],
-/// [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`], [`SVC_ERR_PLAYER_ID`],
-/// [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`], [`SVC_ERR_ALREADY_INITIALISED`].
+/// [`SVC_ERR_INVALID_CONFIG`] (not a JSON object of that shape), [`SVC_ERR_NOT_AN_SDK_KEY`],
+/// [`SVC_ERR_ENVIRONMENT_MISMATCH`], [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`],
+/// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
+/// [`SVC_ERR_ALREADY_INITIALISED`].
 ///
 /// # Safety
-/// Each pointer is null or a valid NUL-terminated string.
+/// `config_json` is null or a valid NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn SVC_Init(
-    config_json: *const c_char,
-    data_dir: *const c_char,
-    player_id: *const c_char,
-) -> SVC_Result {
+pub unsafe extern "C" fn SVC_Init(config_json: *const c_char) -> SVC_Result {
     guarded(|| {
-        // SAFETY: the caller passes valid strings or null (this function's contract).
-        let read = unsafe { (text(config_json), text(data_dir)) };
-        let (config_json, data_dir) = match read {
-            (Ok(config), Ok(dir)) => (config, PathBuf::from(dir)),
-            (Err(code), _) | (_, Err(code)) => return code,
-        };
-        let player_id = if player_id.is_null() {
-            None
-        } else {
-            // SAFETY: not null, so a valid string by this function's contract.
-            match unsafe { text(player_id) } {
-                Ok(id) => Some(id.to_owned()),
-                Err(code) => return code,
-            }
+        // SAFETY: the caller passes a valid string or null (this function's contract).
+        let config = match unsafe { text(config_json) }.and_then(init_config::parse) {
+            Ok(config) => config,
+            Err(code) => return code,
         };
         let mut global = registry::lock();
         if global.sdk.is_some() {
             return SVC_ERR_ALREADY_INITIALISED;
         }
-        let options = InitOptions::new(data_dir.clone(), data_dir);
-        match Sdk::init(config_json, player_id, None, options) {
+        match Sdk::init(&config.sdk_json, config.player_id, None, config.options) {
             Ok(sdk) => {
                 global.sdk = Some(sdk);
                 SVC_OK
@@ -185,12 +179,18 @@ pub unsafe extern "C" fn SVC_RequestOffer(event_type: *const c_char) -> SVC_Resu
 /// Delivers every waiting callback on the calling thread (call it once a frame from the
 /// game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 /// nothing registered are dropped. The SDK's `error` happenings have no callback among the
-/// seven and are dropped too. A callback may call the SDK's functions.
+/// seven and are dropped too. A callback may call the SDK's functions. The first call with a
+/// running SDK writes `offer-sdk: first frame` to standard error (the device log).
 #[unsafe(no_mangle)]
 pub extern "C" fn SVC_Poll() -> SVC_Result {
     guarded(|| {
         let due: Vec<(Registered, CString)> = {
-            let global = registry::lock();
+            let mut global = registry::lock();
+            let first_frame = global.sdk.is_some() && !global.first_frame_logged;
+            if first_frame {
+                global.first_frame_logged = true;
+                eprintln!("offer-sdk: first frame");
+            }
             let Some(sdk) = &global.sdk else {
                 return SVC_ERR_NOT_INITIALISED;
             };
@@ -226,13 +226,18 @@ pub extern "C" fn SVC_Shutdown() -> SVC_Result {
     })
 }
 
-/// Registers (or, with a null `callback`, removes) the callback of `kind`.
+/// Registers (or, with a null `callback`, removes) the callback of `kind`, logging a
+/// registration.
 fn register(kind: Kind, callback: SVC_Callback, user_data: *mut c_void) -> SVC_Result {
     guarded(|| {
-        registry::lock().callbacks[kind.index()] = callback.map(|function| Registered {
+        let registered = callback.map(|function| Registered {
             function,
             user_data: user_data as usize,
         });
+        if registered.is_some() {
+            eprintln!("offer-sdk: registered {}", kind.spec_name());
+        }
+        registry::lock().callbacks[kind.index()] = registered;
         SVC_OK
     })
 }

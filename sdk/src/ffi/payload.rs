@@ -31,6 +31,20 @@ impl Kind {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// The callback's name in the spec's device log (`SVC_Dart_OnSDKReady`, ...), which the
+    /// Dart and engine wrappers bind to.
+    pub fn spec_name(self) -> &'static str {
+        match self {
+            Self::SdkReady => "SVC_Dart_OnSDKReady",
+            Self::OfferReceived => "SVC_Dart_OnOfferReceived",
+            Self::BalanceUpdate => "SVC_Dart_OnBalanceUpdate",
+            Self::InventoryUpdate => "SVC_Dart_OnInventoryUpdate",
+            Self::NoOffer => "SVC_Dart_OnNoOffer",
+            Self::KillSwitchChanged => "SVC_Dart_OnKillSwitchChanged",
+            Self::ConfigUpdated => "SVC_Dart_OnConfigUpdated",
+        }
+    }
 }
 
 /// The callback and JSON payload for `callback`, or `None` for an [`SdkCallback::Error`],

@@ -8,7 +8,9 @@ use super::payload::KINDS;
 use crate::sdk::Sdk;
 
 /// A game callback: the payload as NUL-terminated UTF-8 JSON, valid only during the call, and
-/// the `user_data` given at registration.
+/// the `user_data` given at registration. Each registration (`SVC_SetOn...`) writes one line
+/// to standard error under the callback's spec name (`offer-sdk: registered
+/// SVC_Dart_OnSDKReady`, ...), the device log.
 #[allow(non_camel_case_types)]
 pub type SVC_Callback = Option<extern "C" fn(json: *const c_char, user_data: *mut c_void)>;
 
@@ -29,11 +31,14 @@ pub struct Global {
     pub sdk: Option<Sdk>,
     /// The registered callbacks, by [`super::payload::Kind::index`].
     pub callbacks: [Option<Registered>; KINDS],
+    /// Whether the first frame (the first `SVC_Poll` with a running SDK) was logged.
+    pub first_frame_logged: bool,
 }
 
 static GLOBAL: Mutex<Global> = Mutex::new(Global {
     sdk: None,
     callbacks: [None; KINDS],
+    first_frame_logged: false,
 });
 
 /// The global state, locked (a panic while it was held leaves it usable: every field is

@@ -7,11 +7,12 @@
 
 #include "offer_sdk.h"
 
-static void config(char *out, size_t size, const char *key, const char *base_url) {
+static void config(char *out, size_t size, const char *key, const char *base_url,
+                   const char *extra) {
     snprintf(out, size,
              "{\"api_key\":\"%s\",\"game_id\":\"6f9c2d1e-4b7a-4c2e-9d3f-1a2b3c4d5e6f\","
-             "\"environment\":\"production\",\"base_url\":\"%s\"}",
-             key, base_url);
+             "\"environment\":\"production\",\"base_url\":\"%s\"%s}",
+             key, base_url, extra);
 }
 
 int main(int argc, char **argv) {
@@ -19,21 +20,32 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s DATA_DIR UNUSED_BASE_URL\n", argv[0]);
         return 1;
     }
-    const char *dir = argv[1];
-    char sandbox[512];
-    char live[512];
-    config(sandbox, sizeof sandbox, "ofr_test_sk_abc", argv[2]);
-    config(live, sizeof live, "ofr_live_sk_abc", argv[2]);
+    char install[1024];
+    char no_svc_config[1024];
+    char bad_data_dir[64];
+    snprintf(install, sizeof install, ",\"data_dir\":\"%s\",\"player_id\":\"player_0\"",
+             argv[1]);
+    snprintf(no_svc_config, sizeof no_svc_config, ",\"data_dir\":\"%s/missing\"", argv[1]);
+    snprintf(bad_data_dir, sizeof bad_data_dir, ",\"data_dir\":7");
+    char sandbox[2048];
+    char live[2048];
+    char missing[2048];
+    char wrong_kind[2048];
+    config(sandbox, sizeof sandbox, "ofr_test_sk_abc", argv[2], install);
+    config(live, sizeof live, "ofr_live_sk_abc", argv[2], install);
+    config(missing, sizeof missing, "ofr_live_sk_abc", argv[2], no_svc_config);
+    config(wrong_kind, sizeof wrong_kind, "ofr_live_sk_abc", argv[2], bad_data_dir);
 
     printf("poll_before_init %d\n", SVC_Poll());
     printf("track_before_init %d\n", SVC_Track("{\"type\":\"first_loss\"}"));
-    printf("null_config %d\n", SVC_Init(NULL, dir, NULL));
-    printf("null_data_dir %d\n", SVC_Init(live, NULL, "player_0"));
-    printf("invalid_utf8 %d\n", SVC_Init("{\"api_key\":\"\xff\"}", dir, "player_0"));
-    printf("bad_json %d\n", SVC_Init("{not json", dir, "player_0"));
-    printf("sandbox_key_in_production %d\n", SVC_Init(sandbox, dir, "player_0"));
-    printf("init %d\n", SVC_Init(live, dir, "player_0"));
-    printf("init_again %d\n", SVC_Init(live, dir, "player_0"));
+    printf("null_config %d\n", SVC_Init(NULL));
+    printf("invalid_utf8 %d\n", SVC_Init("{\"api_key\":\"\xff\"}"));
+    printf("bad_json %d\n", SVC_Init("{not json"));
+    printf("data_dir_not_a_string %d\n", SVC_Init(wrong_kind));
+    printf("no_svc_config %d\n", SVC_Init(missing));
+    printf("sandbox_key_in_production %d\n", SVC_Init(sandbox));
+    printf("init %d\n", SVC_Init(live));
+    printf("init_again %d\n", SVC_Init(live));
     printf("login_when_logged_in %d\n", SVC_Login("player_1"));
     printf("unknown_event %d\n", SVC_Track("{\"type\":\"no_such_event\"}"));
     printf("null_event %d\n", SVC_Track(NULL));

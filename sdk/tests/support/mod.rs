@@ -1,13 +1,19 @@
 //! A real engine for the SDK's tests: the `offer-engine` binary of this workspace, started on
 //! a chosen port with its embedded store in a temporary folder, restartable on the same port
-//! and data; and an admin client for the REST calls a studio would make meanwhile.
+//! and data; an admin client for the REST calls a studio would make meanwhile; and a gate
+//! between the SDK and the engine that a test closes to keep the SDK away for a while.
 
 use std::io::{BufRead, BufReader};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use offer_sdk::{InitOptions, Sdk, SdkCallback};
+
+pub mod game;
 use serde_json::{Value, json};
 
 /// How long a test waits for anything the engine or the SDK does.
@@ -146,11 +152,22 @@ impl Admin {
 
     /// Sends a request and returns its status and JSON body (`null` when empty).
     pub fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        self.call_as(&self.token, method, path, body)
+    }
+
+    /// [`Admin::call`] with another credential (an SDK key, for the game's own calls).
+    pub fn call_as(
+        &self,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         self.rt.block_on(async {
             let mut req = self
                 .http
                 .request(method, format!("{}{path}", self.base))
-                .bearer_auth(&self.token);
+                .bearer_auth(token);
             if let Some(body) = body {
                 req = req.json(&body);
             }
@@ -190,6 +207,16 @@ impl Admin {
             key["api_key"].as_str().expect("api_key").to_owned(),
         )
     }
+}
+
+/// A player id starting with `prefix` outside `game_id`'s holdout, so that the offer pipeline
+/// never answers it `no_offer` for being in the holdout group.
+pub fn outside_holdout(game_id: &str, prefix: &str) -> String {
+    let game_id: uuid::Uuid = game_id.parse().expect("a game id");
+    (0..)
+        .map(|n| format!("{prefix}_{n}"))
+        .find(|p| !offer_domain::holdout::is_holdout(p, game_id))
+        .expect("a player outside the holdout")
 }
 
 /// The SDK configuration JSON for a game, key and engine.
@@ -309,4 +336,77 @@ impl Drop for Live {
         let _ = std::fs::remove_dir_all(&self.engine_data);
         let _ = std::fs::remove_dir_all(&self.sdk_data);
     }
+}
+
+/// A TCP gate in front of an engine's port: while open it forwards every connection; closing
+/// it cuts the connections through it and turns new ones away, so a test decides when the
+/// SDK reaches the engine again.
+pub struct Gate {
+    /// The port the SDK is pointed at.
+    pub port: u16,
+    open: Arc<AtomicBool>,
+    through: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Gate {
+    /// An open gate to `127.0.0.1:upstream`.
+    pub fn new(upstream: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the gate");
+        let port = listener.local_addr().expect("addr").port();
+        let open = Arc::new(AtomicBool::new(true));
+        let through = Arc::new(Mutex::new(Vec::new()));
+        let (is_open, conns) = (Arc::clone(&open), Arc::clone(&through));
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if !is_open.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let mut list = conns.lock().expect("gate list");
+                for stream in [&client, &server] {
+                    list.extend(stream.try_clone().ok());
+                }
+                drop(list);
+                pipe(&client, &server);
+                pipe(&server, &client);
+            }
+        });
+        Self {
+            port,
+            open,
+            through,
+        }
+    }
+
+    /// The URL to give the SDK as `base_url`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Cuts every connection through the gate and turns new ones away.
+    pub fn close(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        for stream in self.through.lock().expect("gate list").drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Lets connections through again.
+    pub fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` to `to` on a thread of its own until either side ends.
+fn pipe(from: &TcpStream, to: &TcpStream) {
+    let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
+    });
 }
