@@ -171,7 +171,10 @@ impl Application {
             state.services.clone(),
         ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
-        let app = crate::http::router(state.clone(), crate::ws::routes());
+        let app = crate::http::router(
+            state.clone(),
+            crate::ws::routes().merge(crate::dashboard::routes()),
+        );
         let server = Server::new(self.listener, app, self.limits).await;
         let serving = tokio::spawn(server.run(shutdown.clone()));
         let _ = shutdown.wait_for(|stop| *stop).await;
@@ -204,7 +207,7 @@ impl Application {
 }
 
 /// The embedded store's options from `[store]`.
-fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
+pub(crate) fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
     SqliteOptions {
         location: if settings.in_memory() {
             Location::Memory
@@ -281,6 +284,10 @@ pub fn run(settings: Settings) -> Result<(), StartError> {
         println!(
             "offer-engine listening on http://{addr} (store: {})",
             store_description(settings)
+        );
+        println!(
+            "Dashboard: http://{addr}{} (add the first admin with `offer-engine member add`)",
+            crate::dashboard::PATH
         );
         tracing::info!(
             max_connections = app.limits().max_connections,

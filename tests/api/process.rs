@@ -192,6 +192,12 @@ async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
     let db = secret.with_file_name("offer-engine.db");
     assert!(listening.contains(&db.display().to_string()), "{listening}");
     let addr = listening_addr(&listening);
+    // The next line names the dashboard's address.
+    let dashboard = next();
+    assert!(
+        dashboard.contains(&format!("http://{addr}/dashboard")),
+        "{dashboard}"
+    );
     assert!(next().contains("Development mode"));
     assert!(next().contains("Development admin token"));
     let token = next();
