@@ -1,0 +1,314 @@
+//! The console in a real browser: what a studio does in it, checked through the page and
+//! through the REST API and the SDK's WebSocket, which must agree with what the page did.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::browser::{self, Browser, PASSWORD, add_member};
+use super::helpers::{Role, default_backend, spawn_app, spawn_tuned};
+use super::ws_client::{Fmt, connect, fresh};
+
+/// A catalogue file as a studio exports it: two gem packs and a sword, one quoted cell.
+const CATALOGUE_CSV: &str = "item_id,item_name,category,price_usd,currency_id,quantity,is_consumable,fallback_eligible,description\n\
+gems_100,100 gems,currency_pack,0.99,gems,100,true,true,\n\
+gems_500,500 gems,currency_pack,3.99,gems,500,true,true,\"the best deal, by far\"\n\
+sword,Sword,equipment,4.99,,,false,true,sharp\n";
+
+/// The game the page's path names.
+async fn game_of_page(b: &Browser) -> String {
+    let path = b.path().await;
+    path.trim_start_matches("/dashboard/games/")
+        .split('/')
+        .next()
+        .expect("a game id in the path")
+        .to_owned()
+}
+
+/// The cell `css` of the catalogue row of `item_id`.
+async fn cell(b: &Browser, item_id: &str, css: &str) -> String {
+    b.el(&format!("tr[data-item-id='{item_id}'] {css}"))
+        .await
+        .text()
+        .await
+        .expect("text")
+}
+
+#[tokio::test]
+async fn an_admin_creates_a_game_uploads_a_catalogue_and_overrides_a_value() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let b = browser::open(&app).await;
+    b.sign_in("ada@studio-a.test", PASSWORD).await;
+    assert_eq!(b.path().await, "/dashboard/games");
+    b.shot("games").await;
+
+    b.fill("#name", "Dungeon Dash").await;
+    b.el("#genre")
+        .await
+        .select_by_value("rpg")
+        .await
+        .expect("genre");
+    b.fill("#currencies", "gems hard Gems").await;
+    b.click("form[action='/dashboard/games'] button[type=submit]")
+        .await;
+    let game = game_of_page(&b).await;
+    let record = app.get_json(format!("/v1/games/{game}")).await;
+    assert_eq!(record["name"], "Dungeon Dash");
+    assert_eq!(record["currencies"][0]["currency_id"], "gems");
+    assert_eq!(b.el("#mode").await.text().await.expect("mode"), "Shadow");
+    b.shot("game").await;
+
+    // Upload the catalogue file through the file input.
+    let dir = super::helpers::scratch_dir();
+    let file = dir.join("catalogue.csv");
+    std::fs::write(&file, CATALOGUE_CSV).expect("write the file");
+    b.go(&format!("/dashboard/games/{game}/items")).await;
+    b.el("#file")
+        .await
+        .send_keys(file.to_str().expect("path"))
+        .await
+        .expect("choose the file");
+    b.click("form[enctype='multipart/form-data'] button[type=submit]")
+        .await;
+    let outcome = b.el("#upload-outcome").await.text().await.expect("outcome");
+    assert!(outcome.contains("3 created"), "{outcome}");
+    b.shot("catalogue").await;
+
+    // The computed values on the page are the engine's.
+    let items = app.items(&game).await;
+    assert_eq!(items.len(), 3);
+    for item in &items {
+        let id = item["item_id"].as_str().expect("id");
+        let value = item["value_usd"].as_f64().expect("value");
+        assert_eq!(
+            cell(&b, id, "td.value").await,
+            format!("${value:.2}"),
+            "{id}"
+        );
+    }
+    // Search narrows the table.
+    b.fill("#q", "sword").await;
+    b.click("form[role=search] button").await;
+    assert!(b.has("tr[data-item-id='sword']").await);
+    assert!(!b.has("tr[data-item-id='gems_100']").await);
+
+    // The expert override, set in the item's form.
+    b.click("tr[data-item-id='sword'] a").await;
+    b.fill("#value_override_usd", "7.5").await;
+    b.click("form.card button[type=submit]").await;
+    b.shot("item").await;
+    let sword = app
+        .items(&game)
+        .await
+        .into_iter()
+        .find(|i| i["item_id"] == "sword")
+        .expect("sword");
+    assert_eq!(sword["value_override_usd"], 7.5);
+    // A value the service refuses is shown next to its field, in its words.
+    b.fill("#value_override_usd", "-3").await;
+    b.click("form.card button[type=submit]").await;
+    let error = b
+        .el("#error-value_override_usd")
+        .await
+        .text()
+        .await
+        .expect("error");
+    assert!(!error.is_empty());
+    b.go(&format!("/dashboard/games/{game}/items?q=sword"))
+        .await;
+    assert_eq!(cell(&b, "sword", "td.override").await, "$7.50");
+
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test]
+async fn an_admin_issues_and_revokes_a_key_promotes_the_game_and_flips_the_kill_switch() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let game = app.create_game().await;
+    let b = browser::open(&app).await;
+    b.sign_in("ada@studio-a.test", PASSWORD).await;
+
+    // Issue an SDK key: shown once, and it works.
+    b.go(&format!("/dashboard/games/{game}/keys")).await;
+    b.click("form[action$='/keys/sdk'] button").await;
+    let key = b
+        .el("#new-key")
+        .await
+        .prop("value")
+        .await
+        .expect("value")
+        .expect("the key");
+    assert!(b.has("button[data-copy='new-key']").await);
+    b.shot("keys").await;
+    app.get(format!("/v1/sdk/status/{game}"))
+        .token(&key)
+        .expect(StatusCode::OK)
+        .await;
+
+    // Revoke it (the confirmation dialog answered yes): the key stops working at once.
+    b.client
+        .execute("window.confirm = () => true;", vec![])
+        .await
+        .expect("script");
+    b.click("form[action$='/revoke'] button").await;
+    assert_eq!(
+        b.el("td.state").await.text().await.expect("state"),
+        "revoked"
+    );
+    app.get(format!("/v1/sdk/status/{game}"))
+        .token(&key)
+        .expect_error(StatusCode::UNAUTHORIZED, "unauthorized")
+        .await;
+
+    // Promote Shadow -> Assisted.
+    b.go(&format!("/dashboard/games/{game}")).await;
+    b.click("form[action$='/mode'] input[value='assisted'] ~ button")
+        .await;
+    assert_eq!(b.el("#mode").await.text().await.expect("mode"), "Assisted");
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}")).await["mode"],
+        "assisted"
+    );
+    // Autonomous without a price ceiling: the service's refusal, shown on the page.
+    b.click("form[action$='/mode'] input[value='autonomous'] ~ button")
+        .await;
+    assert!(b.text().await.contains("max_price_cents"));
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}")).await["mode"],
+        "assisted"
+    );
+
+    // The kill switch, after its confirmation step, reaches a connected game.
+    let sdk_key = app.sdk_key(&game, "production").await;
+    let mut socket = connect(&app, &sdk_key, Fmt::Json).await;
+    assert_eq!(socket.hello(fresh(&game), None).await["type"], "ready");
+    b.go(&format!("/dashboard/games/{game}/live")).await;
+    b.el("#level")
+        .await
+        .select_by_value("2")
+        .await
+        .expect("level");
+    b.fill("#reason", "store outage").await;
+    b.click("form[action$='/kill-switch'] button").await;
+    b.shot("kill-switch-confirm").await;
+    assert!(b.has("#confirm").await, "a confirmation step first");
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}/kill-switch")).await["level"],
+        0,
+        "nothing changes before the confirmation"
+    );
+    b.click("#confirm").await;
+    let pushed = socket.recv_type("kill_switch").await;
+    assert_eq!(pushed["level"], 2, "{pushed}");
+    assert!(
+        b.el("#kill-level")
+            .await
+            .text()
+            .await
+            .expect("level")
+            .starts_with('2')
+    );
+    b.shot("live").await;
+}
+
+#[tokio::test]
+async fn a_device_sign_in_approved_in_the_console_hands_the_waiting_poller_its_key() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.device.poll_interval_s = std::num::NonZeroU32::MIN;
+    })
+    .await;
+    add_member(&app, "dev@studio-a.test", "developer").await;
+    let game = app.create_game().await;
+    let sign_in = app
+        .call(reqwest::Method::POST, "/v1/auth/device")
+        .no_token()
+        .expect(StatusCode::OK)
+        .await;
+    let code = sign_in["user_code"].as_str().expect("code").to_owned();
+    let device_code = sign_in["device_code"].clone();
+    // The tool polls as it would, until it holds its key (bounded: at most 60 polls).
+    let addr = app.addr;
+    let poller = tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        for _ in 0..60 {
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+            let answer = client
+                .post(format!("http://{addr}/v1/auth/device/token"))
+                .json(&json!({"device_code": device_code}))
+                .send()
+                .await
+                .expect("poll");
+            if answer.status() == StatusCode::OK {
+                return answer.json::<Value>().await.expect("json");
+            }
+        }
+        panic!("no key after 60 polls");
+    });
+
+    let b = browser::open(&app).await;
+    b.sign_in("dev@studio-a.test", PASSWORD).await;
+    b.go("/dashboard/device").await;
+    b.fill("#user_code", &code).await;
+    b.el("#game_id")
+        .await
+        .select_by_value(&game)
+        .await
+        .expect("game");
+    b.click("button[value='approve']").await;
+    let outcome = b.el("#device-outcome").await.text().await.expect("outcome");
+    assert!(outcome.starts_with("Approved"), "{outcome}");
+    b.shot("device").await;
+
+    let issued = poller.await.expect("the poller");
+    let key = issued["authoring_key"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a key in {issued}"));
+    app.get(format!("/v1/games/{game}/items"))
+        .token(key)
+        .expect(StatusCode::OK)
+        .await;
+}
+
+#[tokio::test]
+async fn a_viewer_sees_no_write_controls_and_another_studios_game_is_not_found() {
+    let app = spawn_app().await;
+    add_member(&app, "vic@studio-a.test", "viewer").await;
+    let game = app.create_game().await;
+    let other_admin = app.token("studio-b", Role::Admin);
+    let theirs = app
+        .post("/v1/games", json!({"name": "Theirs", "genre": "rpg"}))
+        .token(&other_admin)
+        .expect(StatusCode::CREATED)
+        .await["game_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let b = browser::open(&app).await;
+    b.sign_in("vic@studio-a.test", PASSWORD).await;
+    assert!(
+        !b.has("form[action='/dashboard/games']").await,
+        "no create form"
+    );
+    b.go(&format!("/dashboard/games/{game}")).await;
+    b.shot("viewer-game").await;
+    assert!(!b.has("form[action$='/mode']").await, "no promotion");
+    assert!(
+        !b.has("form[action$='/guardrails']").await,
+        "no guardrails form"
+    );
+    assert!(!b.has("a[href$='/keys']").await, "no keys tab");
+    b.go(&format!("/dashboard/games/{game}/items")).await;
+    assert!(!b.has("#file").await, "no upload");
+    b.go(&format!("/dashboard/games/{game}/live")).await;
+    assert!(
+        !b.has("form[action$='/kill-switch']").await,
+        "no kill switch"
+    );
+    b.go(&format!("/dashboard/games/{theirs}")).await;
+    assert!(b.text().await.contains("Not found"));
+    assert!(!b.text().await.contains("Theirs"));
+    b.shot("not-found").await;
+}
