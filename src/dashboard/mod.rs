@@ -5,7 +5,7 @@
 //!
 //! Members sign in with their email and password ([`sign_in`]); the session cookie and the
 //! CSRF token of every writing form are checked by the extractors of [`session`]. Every answer
-//! carries a strict Content-Security-Policy and the other headers [`secure_headers`] sets; the
+//! carries a strict Content-Security-Policy and the other headers `secure_headers` sets; the
 //! stylesheet and the few lines of script are compiled into the binary ([`assets`]).
 
 pub mod assets;
