@@ -19,18 +19,27 @@ pub enum Tab {
     Catalogue,
     /// Kill switch and what is served now.
     Live,
+    /// Offers and pages waiting for a decision.
+    Approvals,
     /// Settings, API Keys.
     Keys,
 }
 
 impl Tab {
-    const ALL: [Tab; 4] = [Tab::Overview, Tab::Catalogue, Tab::Live, Tab::Keys];
+    const ALL: [Tab; 5] = [
+        Tab::Overview,
+        Tab::Catalogue,
+        Tab::Live,
+        Tab::Approvals,
+        Tab::Keys,
+    ];
 
     fn label(self) -> &'static str {
         match self {
             Self::Overview => "Overview",
             Self::Catalogue => "Catalogue",
             Self::Live => "Live",
+            Self::Approvals => "Approvals",
             Self::Keys => "Settings, API Keys",
         }
     }
@@ -40,6 +49,7 @@ impl Tab {
             Self::Overview => "",
             Self::Catalogue => "/items",
             Self::Live => "/live",
+            Self::Approvals => "/approvals",
             Self::Keys => "/keys",
         }
     }

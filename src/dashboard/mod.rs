@@ -8,6 +8,7 @@
 //! carries a strict Content-Security-Policy and the other headers `secure_headers` sets; the
 //! stylesheet and the few lines of script are compiled into the binary ([`assets`]).
 
+pub mod approvals;
 pub mod assets;
 pub mod catalogue;
 pub mod device;
@@ -79,6 +80,23 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/kill-switch",
             post(live::kill_switch),
+        )
+        .route(
+            "/dashboard/games/{game_id}/approvals",
+            get(approvals::queue),
+        )
+        .route("/dashboard/approvals/{approval_id}", get(approvals::show))
+        .route(
+            "/dashboard/approvals/{approval_id}/simulate",
+            post(approvals::simulate),
+        )
+        .route(
+            "/dashboard/approvals/{approval_id}/approve",
+            post(approvals::approve),
+        )
+        .route(
+            "/dashboard/approvals/{approval_id}/reject",
+            post(approvals::reject),
         )
         .route("/dashboard/device", get(device::form).post(device::decide))
         .layer(axum::middleware::map_response(secure_headers))

@@ -312,3 +312,111 @@ async fn a_viewer_sees_no_write_controls_and_another_studios_game_is_not_found()
     assert!(!b.text().await.contains("Theirs"));
     b.shot("not-found").await;
 }
+
+/// An Assisted game with a week's history and one pending offer approval: its id.
+async fn pending_offer(app: &super::helpers::TestApp) -> (String, String) {
+    use super::fixtures::{earned, player, spent, template};
+    let potion = json!({"item_id": "potion", "item_name": "Potion", "category": "consumable",
+        "price_usd": 0.99, "earned_price": {"currency_id": "gold", "amount": 50},
+        "is_consumable": true, "fallback_eligible": true});
+    let sdk = app.game_with(json!([potion])).await;
+    app.set_templates(&sdk.game, json!([template("first_loss", &["consumable"])]))
+        .await;
+    let yesterday = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339();
+    let mut events = Vec::new();
+    for i in 0..50 {
+        for mut e in [
+            json!({"type": "session_start"}),
+            earned("gold", 100, format!("e{i}")),
+            spent("gold", 90, format!("s{i}")),
+        ] {
+            e["player_id"] = json!(format!("history_{i}"));
+            e["ts"] = json!(yesterday);
+            events.push(e);
+        }
+    }
+    app.post(
+        format!("/v1/games/{}/events/import", sdk.game),
+        json!({ "events": events }),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    app.set_mode(&sdk.game, "assisted")
+        .expect(StatusCode::OK)
+        .await;
+    let sid = app
+        .open_session(
+            &sdk,
+            &player(&sdk.game, false),
+            json!({"country": "US", "platform": "android"}),
+        )
+        .await;
+    // Offers are queued for approval behind the answers: ask until one waits (bounded).
+    for _ in 0..50 {
+        app.post(
+            "/v1/sdk/offers/next",
+            json!({"session_id": sid, "trigger_context": {"event_type": "first_loss"}}),
+        )
+        .token(&sdk.key)
+        .send()
+        .await;
+        let list = app
+            .get_json(format!("/v1/games/{}/approvals?status=pending", sdk.game))
+            .await;
+        if let Some(first) = list["approvals"].as_array().and_then(|a| a.first()) {
+            let id = first["approval_id"].as_str().expect("id").to_owned();
+            return (sdk.game, id);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no approval was queued");
+}
+
+#[tokio::test]
+async fn a_developer_simulates_a_queued_offer_then_approves_it() {
+    let app = spawn_app().await;
+    add_member(&app, "dev@studio-a.test", "developer").await;
+    let (game, approval) = pending_offer(&app).await;
+    let b = browser::open(&app).await;
+    b.sign_in("dev@studio-a.test", PASSWORD).await;
+    b.go(&format!("/dashboard/games/{game}/approvals")).await;
+    assert_eq!(
+        b.el(&format!("tr[data-approval-id='{approval}'] td.state"))
+            .await
+            .text()
+            .await
+            .expect("state"),
+        "pending"
+    );
+    b.click(&format!("tr[data-approval-id='{approval}'] a"))
+        .await;
+    b.click("#simulate").await;
+    let stored = app.get_json(format!("/v1/approvals/{approval}")).await;
+    let sim = &stored["simulation"];
+    let rate = sim["pass_rate"].as_f64().expect("a stored simulation");
+    assert_eq!(
+        b.el("#pass-rate").await.text().await.expect("rate"),
+        format!("{:.1}% of {} runs", rate * 100.0, sim["monte_carlo_runs"])
+    );
+    let band = b.el("#healthy-band").await.text().await.expect("band");
+    let ctx = &sim["genre_context"];
+    assert_eq!(
+        band,
+        format!(
+            "{:.2} to {:.2}",
+            ctx["healthy_fsr_min"].as_f64().expect("min"),
+            ctx["healthy_fsr_max"].as_f64().expect("max")
+        )
+    );
+    assert!(b.has("#fsr-bounds").await);
+    b.shot("approval-simulated").await;
+    b.click("#approve").await;
+    assert_eq!(
+        b.el("#approval-state").await.text().await.expect("state"),
+        "approved"
+    );
+    let decided = app.get_json(format!("/v1/approvals/{approval}")).await;
+    assert_eq!(decided["status"], "approved");
+    assert_eq!(decided["decided_by"], "dev@studio-a.test");
+    b.shot("approval-approved").await;
+}
