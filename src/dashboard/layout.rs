@@ -21,16 +21,19 @@ pub enum Tab {
     Live,
     /// Offers and pages waiting for a decision.
     Approvals,
+    /// The economy's health and the measured uplift.
+    Economy,
     /// Settings, API Keys.
     Keys,
 }
 
 impl Tab {
-    const ALL: [Tab; 5] = [
+    const ALL: [Tab; 6] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Live,
         Tab::Approvals,
+        Tab::Economy,
         Tab::Keys,
     ];
 
@@ -40,6 +43,7 @@ impl Tab {
             Self::Catalogue => "Catalogue",
             Self::Live => "Live",
             Self::Approvals => "Approvals",
+            Self::Economy => "Economy",
             Self::Keys => "Settings, API Keys",
         }
     }
@@ -50,6 +54,7 @@ impl Tab {
             Self::Catalogue => "/items",
             Self::Live => "/live",
             Self::Approvals => "/approvals",
+            Self::Economy => "/economy",
             Self::Keys => "/keys",
         }
     }

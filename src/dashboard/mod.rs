@@ -11,7 +11,9 @@
 pub mod approvals;
 pub mod assets;
 pub mod catalogue;
+pub mod chart;
 pub mod device;
+pub mod economy;
 pub mod failure;
 pub mod games;
 pub mod items_file;
@@ -84,6 +86,11 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/approvals",
             get(approvals::queue),
+        )
+        .route("/dashboard/games/{game_id}/economy", get(economy::page))
+        .route(
+            "/dashboard/games/{game_id}/economy/samples.csv",
+            get(economy::samples),
         )
         .route("/dashboard/approvals/{approval_id}", get(approvals::show))
         .route(

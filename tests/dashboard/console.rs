@@ -420,3 +420,90 @@ async fn a_developer_simulates_a_queued_offer_then_approves_it() {
     assert_eq!(decided["decided_by"], "dev@studio-a.test");
     b.shot("approval-approved").await;
 }
+
+#[tokio::test]
+async fn the_economy_page_draws_the_imported_history_and_the_revenue_share_conditions() {
+    use super::fixtures::{earned, spent};
+    let app = spawn_app().await;
+    add_member(&app, "vic@studio-a.test", "viewer").await;
+    let game = app.create_game().await;
+    // Five days of history: gold earned and spent, a different ratio each day.
+    let mut events = Vec::new();
+    for day in 1..=5i64 {
+        let ts = (chrono::Utc::now() - chrono::Duration::days(day)).to_rfc3339();
+        for p in 0..4 {
+            for mut e in [
+                json!({"type": "session_start"}),
+                earned("gold", 100, format!("e{day}-{p}")),
+                spent("gold", 20 * day, format!("s{day}-{p}")),
+            ] {
+                e["player_id"] = json!(format!("player_{p}"));
+                e["ts"] = json!(ts);
+                events.push(e);
+            }
+        }
+    }
+    app.post(
+        format!("/v1/games/{game}/events/import"),
+        json!({ "events": events }),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    let b = browser::open(&app).await;
+    b.sign_in("vic@studio-a.test", PASSWORD).await;
+    b.go(&format!("/dashboard/games/{game}/economy?days=7"))
+        .await;
+    b.shot("economy").await;
+    // The chart: the healthy band, and a point for each day the report has a value.
+    let report = app.get_json(format!("/v1/games/{game}/economy/fsr?days=7")).await;
+    let valued = report["daily_fsr"]
+        .as_array()
+        .expect("days")
+        .iter()
+        .filter(|d| d["fsr"].is_number())
+        .count();
+    assert!(valued >= 5, "{report}");
+    assert!(b.has("svg#fsr-chart rect.band").await);
+    let line = b
+        .el("svg#fsr-chart path.line")
+        .await
+        .attr("d")
+        .await
+        .expect("attr")
+        .expect("d");
+    assert_eq!(line.matches(['M', 'L']).count(), valued, "{line}");
+    let points = b
+        .client
+        .find_all(fantoccini::Locator::Css("svg#fsr-chart circle"))
+        .await
+        .expect("points");
+    assert_eq!(points.len(), valued);
+    // The gold row: 2,000 earned, 20*(1+2+3+4+5)*4 = 1,200 spent.
+    let gold = b.el("#currencies tbody").await.text().await.expect("text");
+    assert!(gold.contains("gold 2000 1200"), "{gold}");
+    // The five conditions, each with the verdict the API gives.
+    let share = app
+        .get_json(format!("/v1/games/{game}/revenue-share"))
+        .await;
+    for (row, key) in [
+        ("n_treatment", "n_treatment_gte_10k"),
+        ("n_control", "n_control_gte_1k"),
+        ("days_live", "days_live_gte_30"),
+        ("p_value", "p_value_lt_0_05"),
+        ("uplift", "arpu_uplift_positive"),
+    ] {
+        let shown = b
+            .el(&format!("tr[data-condition='{row}'] td.verdict"))
+            .await
+            .text()
+            .await
+            .expect("verdict");
+        let pass = share["conditions"][key]["pass"].as_bool().expect("pass");
+        assert_eq!(shown, if pass { "pass" } else { "fail" }, "{key}");
+    }
+    assert_eq!(
+        b.el("#plan").await.text().await.expect("plan"),
+        share["plan"].as_str().expect("plan")
+    );
+    assert!(b.has("a#samples").await);
+}
