@@ -40,6 +40,8 @@ async fn an_admin_creates_a_game_uploads_a_catalogue_and_overrides_a_value() {
     let app = spawn_app().await;
     add_member(&app, "ada@studio-a.test", "admin").await;
     let b = browser::open(&app).await;
+    b.go("/dashboard/sign-in").await;
+    b.shot("sign-in").await;
     b.sign_in("ada@studio-a.test", PASSWORD).await;
     assert_eq!(b.path().await, "/dashboard/games");
     b.shot("games").await;
@@ -119,6 +121,23 @@ async fn an_admin_creates_a_game_uploads_a_catalogue_and_overrides_a_value() {
     b.go(&format!("/dashboard/games/{game}/items?q=sword"))
         .await;
     assert_eq!(cell(&b, "sword", "td.override").await, "$7.50");
+    // At phone width the page still fits: nothing is wider than the window.
+    b.client.set_window_size(390, 844).await.expect("resize");
+    b.go(&format!("/dashboard/games/{game}/items")).await;
+    let fits = b
+        .client
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth;",
+            vec![],
+        )
+        .await
+        .expect("script");
+    assert_eq!(
+        fits,
+        json!(true),
+        "the page scrolls sideways at phone width"
+    );
+    b.shot("catalogue-phone").await;
 
     std::fs::remove_dir_all(dir).ok();
 }
@@ -455,7 +474,9 @@ async fn the_economy_page_draws_the_imported_history_and_the_revenue_share_condi
         .await;
     b.shot("economy").await;
     // The chart: the healthy band, and a point for each day the report has a value.
-    let report = app.get_json(format!("/v1/games/{game}/economy/fsr?days=7")).await;
+    let report = app
+        .get_json(format!("/v1/games/{game}/economy/fsr?days=7"))
+        .await;
     let valued = report["daily_fsr"]
         .as_array()
         .expect("days")

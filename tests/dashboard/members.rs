@@ -79,3 +79,76 @@ async fn an_admin_adds_lists_and_signs_members_out() {
         StatusCode::OK
     );
 }
+
+/// The engine binary of this build.
+const BIN: &str = env!("CARGO_BIN_EXE_offer-engine");
+
+#[tokio::test]
+async fn the_first_admin_is_added_with_the_cli_and_signs_in() {
+    let mut settings = super::helpers::settings(super::helpers::Backend::Embedded);
+    let db = settings.store.path.clone();
+    let cli = |email: &str, stdin: &str, env_password: Option<&str>| {
+        let mut c = std::process::Command::new(BIN);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("OFFER") {
+                c.env_remove(k);
+            }
+        }
+        c.env("OFFER__STORE__PATH", &db)
+            .args([
+                "member", "add", "--studio", "studio-a", "--email", email, "--role", "admin",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(pw) = env_password {
+            c.env("OFFER_MEMBER_PASSWORD", pw);
+        }
+        let mut child = c.spawn().expect("the CLI runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write the password");
+        child.wait_with_output().expect("the CLI ends")
+    };
+    // The password from standard input.
+    let added = cli(
+        "ada@studio-a.test",
+        &format!("{}\n", super::browser::PASSWORD),
+        None,
+    );
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(String::from_utf8_lossy(&added.stdout).contains("ada@studio-a.test"));
+    // The same email again is refused in the API's words; so is a short password.
+    let again = cli("ada@studio-a.test", "another long password\n", None);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    let short = cli("bob@studio-a.test", "", Some("short"));
+    assert!(!short.status.success());
+    assert!(String::from_utf8_lossy(&short.stderr).contains("password"));
+    // The password from the environment.
+    let env = cli("cy@studio-a.test", "", Some("from the environment"));
+    assert!(
+        env.status.success(),
+        "{}",
+        String::from_utf8_lossy(&env.stderr)
+    );
+
+    // The engine on that file signs the admin in.
+    settings.store.path = db;
+    let app = super::helpers::spawn_with(settings).await;
+    let s = sign_in(&app, "ada@studio-a.test").await;
+    assert_eq!(
+        get_page(&app, "/dashboard/games", &s.cookie).await.status(),
+        StatusCode::OK
+    );
+    let listed = app.get_json("/v1/studio/members").await;
+    assert_eq!(listed["members"].as_array().expect("members").len(), 2);
+}
