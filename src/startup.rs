@@ -7,6 +7,7 @@
 //! that for the binary; [`spawn`] does the same on a background thread for tests and load
 //! tools, and returns the bound address.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -285,7 +286,10 @@ pub fn run(settings: Settings) -> Result<(), StartError> {
             "offer-engine listening on http://{addr} (store: {})",
             store_description(settings)
         );
-        println!(
+        // Whoever started the engine may have stopped reading after the first line (a closed
+        // pipe): the server goes on all the same.
+        let _ = writeln!(
+            std::io::stdout(),
             "Dashboard: http://{addr}{} (add the first admin with `offer-engine member add`)",
             crate::dashboard::PATH
         );

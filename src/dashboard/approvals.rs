@@ -12,12 +12,12 @@ use offer_domain::simulation::SimulationResult;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::extract::PagePath;
 use super::failure::PageError;
 use super::games::game_of;
 use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, NoFields, SignedIn};
 use crate::auth::Role;
-use crate::http::extract::ApiPath;
 use crate::service::{ServiceError, approvals, games, simulation};
 use crate::state::AppState;
 
@@ -45,7 +45,7 @@ fn subject(a: &Approval) -> Markup {
 pub async fn queue(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     let view = handle.view();
@@ -159,7 +159,7 @@ async fn approval_page(
 pub async fn show(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(approval_id): ApiPath<Uuid>,
+    PagePath(approval_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     approval_page(&state, &user, approval_id, None, StatusCode::OK).await
 }
@@ -183,7 +183,7 @@ async fn or_conflict(
 /// `POST /dashboard/approvals/{approval_id}/simulate` (developer).
 pub async fn simulate(
     State(state): State<AppState>,
-    ApiPath(approval_id): ApiPath<Uuid>,
+    PagePath(approval_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
     let (approval, _, handle) = owned(&state, &user, approval_id).await?;
@@ -197,7 +197,7 @@ pub async fn simulate(
 /// `POST /dashboard/approvals/{approval_id}/approve` (developer).
 pub async fn approve(
     State(state): State<AppState>,
-    ApiPath(approval_id): ApiPath<Uuid>,
+    PagePath(approval_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
     decide(&state, &user, approval_id, Verdict::Approve).await
@@ -213,7 +213,7 @@ pub struct RejectForm {
 /// `POST /dashboard/approvals/{approval_id}/reject` (developer).
 pub async fn reject(
     State(state): State<AppState>,
-    ApiPath(approval_id): ApiPath<Uuid>,
+    PagePath(approval_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<RejectForm>,
 ) -> Result<Response, PageError> {
     let reason = Some(form.reason.trim().to_owned()).filter(|r| !r.is_empty());

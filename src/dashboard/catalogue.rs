@@ -12,13 +12,13 @@ use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
 use super::games::game_of;
 use super::items_file;
 use super::layout::{self, Tab, csrf, field_errors, other_errors};
 use super::session::{CsrfForm, CsrfMultipart, NoFields, SignedIn};
 use crate::auth::Role;
-use crate::http::extract::{ApiPath, ApiQuery};
 use crate::service::ServiceError;
 use crate::service::items::{self, OnConflict};
 use crate::state::AppState;
@@ -131,8 +131,8 @@ async fn table_page(
 pub async fn page(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
-    ApiQuery(query): ApiQuery<TableQuery>,
+    PagePath(game_id): PagePath<Uuid>,
+    PageQuery(query): PageQuery<TableQuery>,
 ) -> Result<Response, PageError> {
     table_page(&state, &user, game_id, &query, None, &[], StatusCode::OK).await
 }
@@ -140,7 +140,7 @@ pub async fn page(
 /// `POST /dashboard/games/{game_id}/items/upload` (developer): a bulk upsert of the file.
 pub async fn upload(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfMultipart { user, mut rest }: CsrfMultipart,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
@@ -319,7 +319,7 @@ async fn edit_page(
 pub async fn edit_form(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath((game_id, item_id)): ApiPath<(Uuid, String)>,
+    PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
 ) -> Result<Response, PageError> {
     edit_page(&state, &user, game_id, &item_id, None, &[]).await
 }
@@ -342,7 +342,7 @@ fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64>
 /// `POST /dashboard/games/{game_id}/items/{item_id}` (developer).
 pub async fn edit(
     State(state): State<AppState>,
-    ApiPath((game_id, item_id)): ApiPath<(Uuid, String)>,
+    PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
     CsrfForm { user, form }: CsrfForm<EditForm>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
@@ -375,7 +375,7 @@ pub async fn edit(
 /// `POST /dashboard/games/{game_id}/items/{item_id}/delete` (developer): a soft delete.
 pub async fn delete(
     State(state): State<AppState>,
-    ApiPath((game_id, item_id)): ApiPath<(Uuid, String)>,
+    PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;

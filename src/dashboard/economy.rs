@@ -14,11 +14,11 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::chart::{self, Point};
+use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
 use super::games::game_of;
 use super::layout::{self, Tab};
 use super::session::SignedIn;
-use crate::http::extract::{ApiPath, ApiQuery};
 use crate::service::{billing, economy, holdout};
 use crate::state::AppState;
 
@@ -50,8 +50,8 @@ fn pct(v: Option<f64>) -> String {
 pub async fn page(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
-    ApiQuery(q): ApiQuery<EconomyQuery>,
+    PagePath(game_id): PagePath<Uuid>,
+    PageQuery(q): PageQuery<EconomyQuery>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     let days = q.days.unwrap_or(DEFAULT_DAYS).clamp(1, 90);
@@ -134,7 +134,7 @@ pub async fn page(
 pub async fn samples(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     let csv = holdout::samples_csv(&state.services, &handle, Environment::Production).await?;

@@ -14,11 +14,11 @@ use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::extract::PagePath;
 use super::failure::PageError;
 use super::layout::{self, Tab, csrf, field_errors, other_errors};
 use super::session::{CsrfForm, SignedIn};
 use crate::auth::Role;
-use crate::http::extract::ApiPath;
 use crate::service::games::{self, NewGame};
 use crate::service::{ServiceError, Services};
 use crate::state::AppState;
@@ -330,7 +330,7 @@ async fn show_page(
 pub async fn show(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     show_page(&state, &user, game_id, &[], None, StatusCode::OK).await
 }
@@ -344,7 +344,7 @@ pub struct ModeForm {
 /// `POST /dashboard/games/{game_id}/mode` (admin).
 pub async fn set_mode(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<ModeForm>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
@@ -412,7 +412,7 @@ fn number<T: std::str::FromStr>(
 /// `POST /dashboard/games/{game_id}/guardrails` (developer).
 pub async fn set_guardrails(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<GuardrailsForm>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;

@@ -10,12 +10,12 @@ use offer_domain::environment::Environment;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::extract::PagePath;
 use super::failure::PageError;
 use super::games::game_of;
 use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, NoFields, SignedIn};
 use crate::auth::{KeyKind, Role};
-use crate::http::extract::ApiPath;
 use crate::state::AppState;
 
 /// A key just issued, shown this once.
@@ -109,7 +109,7 @@ fn kind_name(kind: KeyKind) -> &'static str {
 pub async fn page(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     keys_page(&state, &user, game_id, None).await
 }
@@ -123,7 +123,7 @@ pub struct SdkForm {
 /// `POST /dashboard/games/{game_id}/keys/sdk` (admin): the page with the new key.
 pub async fn issue_sdk(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<SdkForm>,
 ) -> Result<Response, PageError> {
     game_of(&state.services, &user, game_id).await?;
@@ -153,7 +153,7 @@ pub async fn issue_sdk(
 /// `POST /dashboard/games/{game_id}/keys/authoring` (admin): the page with the new key.
 pub async fn issue_authoring(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
     game_of(&state.services, &user, game_id).await?;
@@ -182,7 +182,7 @@ pub async fn issue_authoring(
 /// `POST /dashboard/games/{game_id}/keys/{key_id}/revoke` (admin).
 pub async fn revoke(
     State(state): State<AppState>,
-    ApiPath((game_id, key_id)): ApiPath<(Uuid, Uuid)>,
+    PagePath((game_id, key_id)): PagePath<(Uuid, Uuid)>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
     game_of(&state.services, &user, game_id).await?;

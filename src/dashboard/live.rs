@@ -10,12 +10,12 @@ use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::extract::PagePath;
 use super::failure::PageError;
 use super::games::game_of;
 use super::layout::{self, Tab, csrf, field_errors};
 use super::session::{CsrfForm, SignedIn};
 use crate::auth::Role;
-use crate::http::extract::ApiPath;
 use crate::service::{ServiceError, offer_config};
 use crate::state::AppState;
 
@@ -106,7 +106,7 @@ async fn live_page(
 pub async fn page(
     State(state): State<AppState>,
     user: SignedIn,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
     live_page(&state, &user, game_id, &[], StatusCode::OK).await
 }
@@ -125,7 +125,7 @@ pub struct KillSwitchForm {
 /// then, with `confirmed`, the change.
 pub async fn kill_switch(
     State(state): State<AppState>,
-    ApiPath(game_id): ApiPath<Uuid>,
+    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<KillSwitchForm>,
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;

@@ -14,6 +14,7 @@ pub mod catalogue;
 pub mod chart;
 pub mod device;
 pub mod economy;
+pub mod extract;
 pub mod failure;
 pub mod games;
 pub mod items_file;
@@ -106,7 +107,13 @@ pub fn routes() -> Router<AppState> {
             post(approvals::reject),
         )
         .route("/dashboard/device", get(device::form).post(device::decide))
+        .route("/dashboard/{*rest}", get(not_found).post(not_found))
         .layer(axum::middleware::map_response(secure_headers))
+}
+
+/// Any other path under `/dashboard`: the 404 page.
+async fn not_found() -> failure::PageError {
+    crate::service::ServiceError::NotFound("page").into()
 }
 
 /// Adds the dashboard's security headers to an answer.

@@ -17,10 +17,12 @@ use crate::service::web_sessions;
 use crate::service::{ServiceError, members};
 use crate::state::AppState;
 
-/// The sign-in form's fields.
+/// The sign-in form's fields; a missing one reads as empty and fails like a wrong one.
 #[derive(Debug, Deserialize)]
 pub struct Credentials {
+    #[serde(default)]
     email: String,
+    #[serde(default)]
     password: String,
 }
 

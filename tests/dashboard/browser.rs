@@ -18,6 +18,9 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Only to avoid hangs: the longest wait for chromedriver to listen.
 const DRIVER_START: Duration = Duration::from_secs(30);
 
+/// Only to avoid hangs: the longest wait for a click to bring the next page.
+const NAVIGATION: Duration = Duration::from_secs(30);
+
 /// One browser, closed with the test.
 pub struct Browser {
     /// The WebDriver session.
@@ -143,9 +146,19 @@ impl Browser {
         field.send_keys(text).await.expect("type");
     }
 
-    /// Clicks the element `css` (a submit button: the next page has loaded when it returns).
+    /// Clicks the element `css` (a link or a submit button) and waits until the next page
+    /// replaced this one: until the old document's root element is gone.
     pub async fn click(&self, css: &str) {
+        let old = self.el("html").await;
         self.el(css).await.click().await.expect("click");
+        let started = Instant::now();
+        while old.attr("lang").await.is_ok() {
+            assert!(
+                started.elapsed() < NAVIGATION,
+                "no new page after clicking `{css}`"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The whole page's visible text.

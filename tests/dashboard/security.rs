@@ -188,6 +188,17 @@ async fn the_server_refuses_a_viewers_writes_and_another_studios_game_is_a_404()
             .status(),
         StatusCode::NOT_FOUND
     );
+    // A malformed id and an unknown page are the 404 page too, not a JSON error.
+    for path in ["/dashboard/games/not-a-game", "/dashboard/no-such-page"] {
+        let page = get_page(&app, path, &a.cookie).await;
+        assert_eq!(page.status(), StatusCode::NOT_FOUND, "{path}");
+        let kind = page.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        assert!(page.headers().contains_key(CONTENT_SECURITY_POLICY));
+    }
     let answer = post_form(
         &app,
         &format!("/dashboard/games/{theirs}/mode"),
