@@ -25,7 +25,7 @@ const RECENT: usize = 20;
 fn level_name(level: u8) -> &'static str {
     match level {
         0 => "0: normal",
-        1 => "1: AI off (templates, bundles and the shelf serve)",
+        1 => "1: AI off (studio bundles and the store shelf still serve)",
         2 => "2: offers off",
         _ => "3: SDK off",
     }
