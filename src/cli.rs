@@ -1,5 +1,5 @@
-//! The operator CLI: `offer-engine serve` (the default), `offer-engine token` and
-//! `offer-engine export-ledger`.
+//! The operator CLI: `offer-engine serve` (the default), `offer-engine token`,
+//! `offer-engine member add` and `offer-engine export-ledger`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,6 +66,12 @@ pub enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Studio members, who sign in to the dashboard.
+    Member {
+        /// What to do.
+        #[command(subcommand)]
+        action: MemberCommand,
+    },
     /// Print a game's raw ledger lines as NDJSON (one JSON entry per line, in append order)
     /// from the configured store, beside running engines: export them before
     /// store.ledger_retention_days deletes them.
@@ -79,6 +85,28 @@ pub enum Command {
         /// production or sandbox.
         #[arg(long, default_value = "production", value_parser = parse_environment)]
         env: Environment,
+        /// Extra configuration file (TOML).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+/// Subcommands of `member`.
+#[derive(Debug, Subcommand)]
+pub enum MemberCommand {
+    /// Add a member to a studio, written straight to the configured store (the way to make a
+    /// studio's first admin; stop an engine that owns the store file first). The password is
+    /// read from OFFER_MEMBER_PASSWORD, or else from the first line of standard input.
+    Add {
+        /// The member's studio.
+        #[arg(long)]
+        studio: String,
+        /// The member's email, its sign-in name.
+        #[arg(long)]
+        email: String,
+        /// viewer, developer or admin.
+        #[arg(long)]
+        role: Role,
         /// Extra configuration file (TOML).
         #[arg(long)]
         config: Option<PathBuf>,

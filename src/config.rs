@@ -43,6 +43,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// Device sign-in of the authoring tool.
     pub device: DeviceSettings,
+    /// The web dashboard: its sessions and sign-in limits.
+    pub dashboard: DashboardSettings,
     /// Custom-page authoring: the preview builds.
     pub authoring: AuthoringSettings,
     /// Catalogue limits.
@@ -206,6 +208,20 @@ pub struct DeviceSettings {
     pub attempts_per_minute: std::num::NonZeroU32,
 }
 
+/// `[dashboard]`: sign-in sessions of the web dashboard and the limits on signing in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DashboardSettings {
+    /// How long a dashboard session lasts after sign-in, in minutes.
+    pub session_ttl_minutes: std::num::NonZeroU32,
+    /// Mark the session cookie `Secure` (set it when the dashboard is served over https).
+    pub secure_cookie: bool,
+    /// Sign-in attempts per client IP address per minute.
+    pub sign_ins_per_ip_per_minute: std::num::NonZeroU32,
+    /// Sign-in attempts per email address per minute, from every address together.
+    pub sign_ins_per_email_per_minute: std::num::NonZeroU32,
+}
+
 /// `[authoring]`: the custom-page preview builds of this node.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -344,6 +360,11 @@ impl Settings {
                 "authoring.preview_workers must be at most 256, authoring.preview_queue at most \
                  100000 and authoring.screenshot_ttl_s at most 31536000 (a year)"
                     .into(),
+            ));
+        }
+        if self.dashboard.session_ttl_minutes.get() > 43_200 {
+            return Err(ConfigError(
+                "dashboard.session_ttl_minutes must be at most 43200 (30 days)".into(),
             ));
         }
         if self.auth.authoring_key_ttl_days <= 0 {

@@ -15,15 +15,18 @@
 //! - the pure rules in the `offer-domain` crate (`domain/`).
 //!
 //! Beside them: [`config`] (typed, layered configuration), [`metrics`] (Prometheus) and
-//! [`cli`] (the command line).
+//! [`cli`] (the command line), [`member_add`] (a studio member added from it) and [`dashboard`]
+//! (the web console, a transport beside [`http`]).
 
 pub mod auth;
 pub mod bus;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod error;
 pub mod export;
 pub mod http;
+pub mod member_add;
 pub mod metrics;
 pub mod server;
 pub mod service;

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use offer_engine::cli::{Cli, Command, ServeArgs, mint_token};
+use offer_engine::cli::{Cli, Command, MemberCommand, ServeArgs, mint_token};
 use offer_engine::config::Settings;
 
 /// mimalloc: the offer path makes small, short-lived allocations on every request, and a
@@ -25,6 +25,24 @@ fn main() -> ExitCode {
         }) => match mint_token(config.as_deref(), &studio, role, ttl, &sub) {
             Ok(token) => {
                 println!("{token}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+        Some(Command::Member {
+            action:
+                MemberCommand::Add {
+                    studio,
+                    email,
+                    role,
+                    config,
+                },
+        }) => match offer_engine::member_add::run(config.as_deref(), &studio, &email, role) {
+            Ok(member) => {
+                println!(
+                    "added {} ({:?}) to studio `{}`: sign in at /dashboard",
+                    member.email, member.role, member.studio_id
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),

@@ -7,6 +7,7 @@
 //! that for the binary; [`spawn`] does the same on a background thread for tests and load
 //! tools, and returns the bound address.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,7 +172,10 @@ impl Application {
             state.services.clone(),
         ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);
-        let app = crate::http::router(state.clone(), crate::ws::routes());
+        let app = crate::http::router(
+            state.clone(),
+            crate::ws::routes().merge(crate::dashboard::routes()),
+        );
         let server = Server::new(self.listener, app, self.limits).await;
         let serving = tokio::spawn(server.run(shutdown.clone()));
         let _ = shutdown.wait_for(|stop| *stop).await;
@@ -204,7 +208,7 @@ impl Application {
 }
 
 /// The embedded store's options from `[store]`.
-fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
+pub(crate) fn sqlite_options(settings: &StoreSettings) -> SqliteOptions {
     SqliteOptions {
         location: if settings.in_memory() {
             Location::Memory
@@ -281,6 +285,13 @@ pub fn run(settings: Settings) -> Result<(), StartError> {
         println!(
             "offer-engine listening on http://{addr} (store: {})",
             store_description(settings)
+        );
+        // Whoever started the engine may have stopped reading after the first line (a closed
+        // pipe): the server goes on all the same.
+        let _ = writeln!(
+            std::io::stdout(),
+            "Dashboard: http://{addr}{} (add the first admin with `offer-engine member add`)",
+            crate::dashboard::PATH
         );
         tracing::info!(
             max_connections = app.limits().max_connections,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 
 use crate::auth::AuthService;
+use crate::dashboard::throttle::SignInThrottle;
 use crate::http::throttle::Throttle;
 use crate::metrics::Metrics;
 use crate::service::Services;
@@ -30,14 +31,18 @@ pub struct Inner {
     pub hub: Arc<Hub>,
     /// This node's rate limits of device sign-in.
     pub throttle: Throttle,
+    /// This node's rate limits of dashboard sign-in.
+    pub sign_ins: SignInThrottle,
 }
 
 impl AppState {
     /// Wraps the parts.
     pub fn new(services: Services, auth: AuthService, metrics: Metrics) -> Self {
         let throttle = Throttle::new(&services.settings.device);
+        let sign_ins = SignInThrottle::new(&services.settings.dashboard);
         Self(Arc::new(Inner {
             throttle,
+            sign_ins,
             services,
             auth: Arc::new(auth),
             metrics,

@@ -8,6 +8,7 @@ pub mod callers;
 pub mod clock;
 pub mod dev_secret;
 pub mod key_store;
+pub mod password;
 pub mod revocation;
 
 pub use callers::{AnyGameCaller, CatalogueReader, Dashboard, GameCaller, SdkCaller};

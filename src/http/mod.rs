@@ -14,6 +14,7 @@ pub mod extract;
 pub mod games;
 pub mod items;
 pub mod keys;
+pub mod members;
 pub mod offer_config;
 pub mod offers;
 pub mod openapi;
@@ -58,6 +59,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::list_keys))
         .routes(routes!(keys::revoke_sdk_key))
         .routes(routes!(keys::revoke_authoring_key))
+        .routes(routes!(members::create_member, members::list_members))
+        .routes(routes!(members::revoke_member_sessions))
         .routes(routes!(device::start))
         .routes(routes!(device::token))
         .routes(routes!(device::approve))

@@ -21,21 +21,24 @@ use crate::service::ServiceError;
 /// so that a flood of new addresses cannot grow its memory without bound.
 const SWEEP_EVERY: u32 = 4096;
 
-/// A limiter with one state per key, swept now and then.
-struct Keyed<K: Hash + Eq + Clone> {
+/// A limiter with one state per key, swept now and then (the dashboard's sign-in limits use
+/// it too).
+pub(crate) struct Keyed<K: Hash + Eq + Clone> {
     limiter: DefaultKeyedRateLimiter<K>,
     checks: AtomicU32,
 }
 
 impl<K: Hash + Eq + Clone> Keyed<K> {
-    fn new(per_minute: NonZeroU32) -> Self {
+    /// At most `per_minute` checks per key per minute.
+    pub(crate) fn new(per_minute: NonZeroU32) -> Self {
         Self {
             limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
             checks: AtomicU32::new(0),
         }
     }
 
-    fn check(&self, key: &K) -> Result<(), ServiceError> {
+    /// Counts one check of `key`; refused (429) past the limit.
+    pub(crate) fn check(&self, key: &K) -> Result<(), ServiceError> {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.limiter.retain_recent();
         }

@@ -24,6 +24,7 @@ pub mod holdout;
 pub mod import;
 pub mod inventory;
 pub mod items;
+pub mod members;
 pub mod model;
 pub mod offer_config;
 pub mod offers;
@@ -39,6 +40,7 @@ pub mod sessions;
 pub mod simulation;
 #[cfg(test)]
 mod test_support;
+pub mod web_sessions;
 mod write;
 
 use std::ops::Deref;

@@ -192,6 +192,12 @@ async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
     let db = secret.with_file_name("offer-engine.db");
     assert!(listening.contains(&db.display().to_string()), "{listening}");
     let addr = listening_addr(&listening);
+    // The next line names the dashboard's address.
+    let dashboard = next();
+    assert!(
+        dashboard.contains(&format!("http://{addr}/dashboard")),
+        "{dashboard}"
+    );
     assert!(next().contains("Development mode"));
     assert!(next().contains("Development admin token"));
     let token = next();
@@ -247,7 +253,8 @@ async fn serve_prints_a_dev_token_the_cli_can_match_and_drains_on_sigterm() {
     let (again, mut lines) = serve(&secret);
     let listening = lines.next().expect("line").expect("read");
     let addr = listening_addr(&listening);
-    let token = lines.nth(2).expect("token line").expect("read");
+    // After the dashboard line and the development-mode lines comes the token.
+    let token = lines.nth(3).expect("token line").expect("read");
     let games: serde_json::Value = client
         .get(format!("http://{addr}/v1/games"))
         .bearer_auth(token)

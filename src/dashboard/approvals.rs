@@ -1,0 +1,242 @@
+//! Approvals: a game's queue (pending first, then the decided ones), and one approval's page
+//! with the offer or custom page under review, its simulation (pass rate, the FSR bounds
+//! against the genre's healthy band) and the approve and reject forms (developer). The
+//! approval and simulation services decide everything; a decided approval is a 409 here too.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
+use offer_domain::simulation::SimulationResult;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::extract::PagePath;
+use super::failure::PageError;
+use super::games::game_of;
+use super::layout::{self, Tab, csrf};
+use super::session::{CsrfForm, NoFields, SignedIn};
+use crate::auth::Role;
+use crate::service::{ServiceError, approvals, games, simulation};
+use crate::state::AppState;
+
+fn status_name(status: ApprovalStatus) -> &'static str {
+    match status {
+        ApprovalStatus::Pending => "pending",
+        ApprovalStatus::Approved => "approved",
+        ApprovalStatus::Rejected => "rejected",
+        ApprovalStatus::Expired => "expired",
+    }
+}
+
+fn subject(a: &Approval) -> Markup {
+    html! {
+        @if let Some(o) = &a.offer {
+            "Offer " strong { (o.definition_key) } " (level " (o.fallback_level) ", on " (o.trigger) "): "
+            (o.item_ids.join(", ")) " for $" (format!("{:.2}", o.price_usd))
+        } @else if let Some(p) = &a.page {
+            "Custom page " (p.page_id) ", version " (p.version)
+        }
+    }
+}
+
+/// `GET /dashboard/games/{game_id}/approvals`: the queue.
+pub async fn queue(
+    State(state): State<AppState>,
+    user: SignedIn,
+    PagePath(game_id): PagePath<Uuid>,
+) -> Result<Response, PageError> {
+    let handle = game_of(&state.services, &user, game_id).await?;
+    let view = handle.view();
+    let mut list = approvals::list(&state.services, game_id, None).await?;
+    list.sort_by_key(|a| a.status != ApprovalStatus::Pending);
+    let body = html! {
+        h1 { "Approvals" }
+        @if list.is_empty() { p.muted { "Nothing waits for an approval." } }
+        div.table-wrap { table #approvals {
+            thead { tr { th { "Queued" } th { "What" } th { "State" } th { "Simulation" } } }
+            tbody {
+                @for a in &list {
+                    tr data-approval-id=(a.approval_id) {
+                        td { a href={ "/dashboard/approvals/" (a.approval_id) } { (a.created_at.format("%Y-%m-%d %H:%M")) } }
+                        td { (subject(a)) }
+                        td.state { (status_name(a.status)) }
+                        td { @if let Some(s) = &a.simulation { @if s.pass { "passes" } @else { "fails" } } }
+                    }
+                }
+            }
+        } }
+    };
+    Ok(layout::page(&user, "Approvals", Some((&view.game, Tab::Approvals)), body).into_response())
+}
+
+/// The approval, if its game is in the member's studio (another studio's is a 404).
+async fn owned(
+    state: &AppState,
+    user: &SignedIn,
+    approval_id: Uuid,
+) -> Result<(Approval, Vec<u8>, offer_actors::GameHandle), PageError> {
+    let (approval, bytes) = approvals::get(&state.services, approval_id).await?;
+    let handle = games::for_studio(&state.services, &user.caller.studio_id, approval.game_id)
+        .await
+        .map_err(|e| match e {
+            ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
+            other => other,
+        })?;
+    Ok((approval, bytes, handle))
+}
+
+fn fsr(v: Option<f64>) -> String {
+    v.map_or_else(|| "none".to_owned(), |v| format!("{v:.2}"))
+}
+
+fn simulation_view(s: &SimulationResult) -> Markup {
+    let g = &s.genre_context;
+    html! {
+        section #simulation {
+            h2 { "Simulation" }
+            p { strong #sim-verdict { @if s.pass { "Passes" } @else { "Fails" } } }
+            dl {
+                dt { "Pass rate" } dd #pass-rate { (format!("{:.1}%", s.pass_rate * 100.0)) " of " (s.monte_carlo_runs) " runs" }
+                dt { "Players simulated" } dd { (s.n_players) }
+                dt { "FSR bounds (5th to 95th percentile)" } dd #fsr-bounds { (fsr(s.fsr_bounds.lower)) " to " (fsr(s.fsr_bounds.upper)) }
+                dt { "Healthy band of " (g.genre) } dd #healthy-band { (format!("{:.2} to {:.2}", g.healthy_fsr_min, g.healthy_fsr_max)) }
+                dt { "Aggregate FSR now" } dd { (fsr(s.aggregate_fsr)) }
+                dt { "Seed" } dd { (s.seed) }
+            }
+        }
+    }
+}
+
+async fn approval_page(
+    state: &AppState,
+    user: &SignedIn,
+    approval_id: Uuid,
+    problem: Option<String>,
+    status: StatusCode,
+) -> Result<Response, PageError> {
+    let (a, _, handle) = owned(state, user, approval_id).await?;
+    let view = handle.view();
+    let base = format!("/dashboard/approvals/{approval_id}");
+    let body = html! {
+        h1 { "Approval" }
+        @if let Some(problem) = &problem { p.error role="alert" { (problem) } }
+        p { (subject(&a)) }
+        p { "State: " strong #approval-state { (status_name(a.status)) }
+            @if let Some(by) = &a.decided_by { " by " (by) }
+            @if let Some(reason) = &a.reason { " (" (reason) ")" } }
+        @if let Some(s) = &a.simulation { (simulation_view(s)) }
+        @if a.status == ApprovalStatus::Pending && user.can(Role::Developer) {
+            @if a.offer.is_some() {
+                form.inline method="post" action={ (base) "/simulate" } {
+                    (csrf(user))
+                    button #simulate type="submit" { "Simulate" }
+                }
+                " "
+            }
+            form.inline method="post" action={ (base) "/approve" } {
+                (csrf(user))
+                button #approve type="submit" { "Approve" }
+            }
+            form method="post" action={ (base) "/reject" } {
+                (csrf(user))
+                label for="reason" { "Reason to reject (optional)" }
+                input #reason type="text" name="reason" maxlength="1000";
+                button.danger #reject type="submit" { "Reject" }
+            }
+        }
+        p { a href={ "/dashboard/games/" (a.game_id) "/approvals" } { "Back to the queue" } }
+    };
+    Ok((
+        status,
+        layout::page(user, "Approval", Some((&view.game, Tab::Approvals)), body),
+    )
+        .into_response())
+}
+
+/// `GET /dashboard/approvals/{approval_id}`.
+pub async fn show(
+    State(state): State<AppState>,
+    user: SignedIn,
+    PagePath(approval_id): PagePath<Uuid>,
+) -> Result<Response, PageError> {
+    approval_page(&state, &user, approval_id, None, StatusCode::OK).await
+}
+
+/// Shows a conflict (decided meanwhile, a page simulated) on the approval's page.
+async fn or_conflict(
+    state: &AppState,
+    user: &SignedIn,
+    approval_id: Uuid,
+    outcome: Result<(), ServiceError>,
+) -> Result<Response, PageError> {
+    match outcome {
+        Ok(()) => Ok(Redirect::to(&format!("/dashboard/approvals/{approval_id}")).into_response()),
+        Err(ServiceError::Conflict(why)) => {
+            approval_page(state, user, approval_id, Some(why), StatusCode::CONFLICT).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /dashboard/approvals/{approval_id}/simulate` (developer).
+pub async fn simulate(
+    State(state): State<AppState>,
+    PagePath(approval_id): PagePath<Uuid>,
+    CsrfForm { user, .. }: CsrfForm<NoFields>,
+) -> Result<Response, PageError> {
+    let (approval, _, handle) = owned(&state, &user, approval_id).await?;
+    user.require(Role::Developer)?;
+    let outcome = simulation::simulate(&state.services, &handle, &approval, None)
+        .await
+        .map(|_| ());
+    or_conflict(&state, &user, approval_id, outcome).await
+}
+
+/// `POST /dashboard/approvals/{approval_id}/approve` (developer).
+pub async fn approve(
+    State(state): State<AppState>,
+    PagePath(approval_id): PagePath<Uuid>,
+    CsrfForm { user, .. }: CsrfForm<NoFields>,
+) -> Result<Response, PageError> {
+    decide(&state, &user, approval_id, Verdict::Approve).await
+}
+
+/// The reject form.
+#[derive(Debug, Deserialize)]
+pub struct RejectForm {
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST /dashboard/approvals/{approval_id}/reject` (developer).
+pub async fn reject(
+    State(state): State<AppState>,
+    PagePath(approval_id): PagePath<Uuid>,
+    CsrfForm { user, form }: CsrfForm<RejectForm>,
+) -> Result<Response, PageError> {
+    let reason = Some(form.reason.trim().to_owned()).filter(|r| !r.is_empty());
+    decide(&state, &user, approval_id, Verdict::Reject { reason }).await
+}
+
+async fn decide(
+    state: &AppState,
+    user: &SignedIn,
+    approval_id: Uuid,
+    verdict: Verdict,
+) -> Result<Response, PageError> {
+    let (approval, bytes, handle) = owned(state, user, approval_id).await?;
+    user.require(Role::Developer)?;
+    let outcome = approvals::decide(
+        &state.services,
+        &handle,
+        approval,
+        bytes,
+        verdict,
+        &user.caller.sub,
+    )
+    .await
+    .map(|_| ());
+    or_conflict(state, user, approval_id, outcome).await
+}

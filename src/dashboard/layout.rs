@@ -1,0 +1,181 @@
+//! The frame every page shares (head, stylesheet, script, the member's bar and a game's
+//! tabs) and the small pieces forms repeat: the hidden CSRF field and a field's errors in
+//! the API's words.
+
+use axum::response::Html;
+use maud::{DOCTYPE, Markup, html};
+use offer_domain::game::Game;
+use offer_domain::validation::FieldError;
+
+use super::session::{CSRF_FIELD, SignedIn};
+use crate::auth::Role;
+
+/// The tabs of a game's pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    /// Genre, guardrails, mode.
+    Overview,
+    /// Items and their values.
+    Catalogue,
+    /// Kill switch and what is served now.
+    Live,
+    /// Offers and pages waiting for a decision.
+    Approvals,
+    /// The economy's health and the measured uplift.
+    Economy,
+    /// Settings, API Keys.
+    Keys,
+}
+
+impl Tab {
+    const ALL: [Tab; 6] = [
+        Tab::Overview,
+        Tab::Catalogue,
+        Tab::Live,
+        Tab::Approvals,
+        Tab::Economy,
+        Tab::Keys,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Overview => "Overview",
+            Self::Catalogue => "Catalogue",
+            Self::Live => "Live",
+            Self::Approvals => "Approvals",
+            Self::Economy => "Economy",
+            Self::Keys => "Settings, API Keys",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Self::Overview => "",
+            Self::Catalogue => "/items",
+            Self::Live => "/live",
+            Self::Approvals => "/approvals",
+            Self::Economy => "/economy",
+            Self::Keys => "/keys",
+        }
+    }
+
+    /// Admins only see the keys: the server refuses the rest anyway.
+    fn shown_to(self, user: &SignedIn) -> bool {
+        self != Self::Keys || user.can(Role::Admin)
+    }
+}
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · Offer engine" }
+            link rel="stylesheet" href="/dashboard/assets/app.css";
+            script src="/dashboard/assets/app.js" defer {}
+        }
+    }
+}
+
+/// A page outside the signed-in frame (sign-in, errors).
+pub fn bare(title: &str, body: Markup) -> Html<String> {
+    Html(
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                (head(title))
+                body { main { (body) } }
+            }
+        }
+        .into_string(),
+    )
+}
+
+/// A signed-in page, with a game's tabs when it is about one game.
+pub fn page(
+    user: &SignedIn,
+    title: &str,
+    game: Option<(&Game, Tab)>,
+    body: Markup,
+) -> Html<String> {
+    Html(
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                (head(title))
+                body {
+                    header.bar {
+                        a.brand href="/dashboard/games" { "Offer engine" }
+                        nav aria-label="Main" {
+                            a href="/dashboard/games" { "Games" }
+                            a href="/dashboard/device" { "Device sign-in" }
+                        }
+                        span.who { (user.caller.sub) " · " (role_name(user.caller.role)) " · " (user.caller.studio_id) }
+                        form method="post" action="/dashboard/sign-out" {
+                            (csrf(user))
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                    @if let Some((game, current)) = game {
+                        nav.tabs aria-label="Game" {
+                            @for tab in Tab::ALL.into_iter().filter(|t| t.shown_to(user)) {
+                                a href={ "/dashboard/games/" (game.game_id) (tab.path()) }
+                                  aria-current=[(tab == current).then_some("page")] { (tab.label()) }
+                            }
+                        }
+                    }
+                    main { (body) }
+                }
+            }
+        }
+        .into_string(),
+    )
+}
+
+/// A role's name.
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Viewer => "viewer",
+        Role::Developer => "developer",
+        Role::Admin => "admin",
+    }
+}
+
+/// The hidden CSRF field every writing form carries.
+pub fn csrf(user: &SignedIn) -> Markup {
+    html! { input type="hidden" name=(CSRF_FIELD) value=(user.csrf()); }
+}
+
+/// The errors of `field` (and of its entries, `field[3].x`), each in the API's words, shown
+/// next to the field.
+pub fn field_errors(errors: &[FieldError], field: &str) -> Markup {
+    let mine: Vec<&FieldError> = errors
+        .iter()
+        .filter(|e| {
+            e.field == field
+                || e.field.starts_with(&format!("{field}["))
+                || e.field.starts_with(&format!("{field}."))
+        })
+        .collect();
+    html! {
+        @for e in mine {
+            p.field-error id={ "error-" (field) } role="alert" {
+                @if let Some(i) = e.index { "Entry " (i) ": " }
+                @if e.field != field { (e.field) ": " }
+                (e.reason)
+            }
+        }
+    }
+}
+
+/// The errors no field of the form shows.
+pub fn other_errors(errors: &[FieldError], fields: &[&str]) -> Markup {
+    html! {
+        @for e in errors.iter().filter(|e| !fields.iter().any(|f| e.field == *f || e.field.starts_with(&format!("{f}[")) || e.field.starts_with(&format!("{f}.")))) {
+            p.field-error role="alert" {
+                @if let Some(i) = e.index { "Entry " (i) ", " }
+                (e.field) ": " (e.reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The studio dashboard at `/dashboard`: a transport beside `http/`, serving server-rendered
+//! HTML pages (`maud`: every value escaped) whose plain forms post back and redirect, so the
+//! whole console works without JavaScript. It reaches the same services as the REST routes and
+//! applies no rule of its own: a refusal shows the service's words next to its field.
+//!
+//! Members sign in with their email and password ([`sign_in`]); the session cookie and the
+//! CSRF token of every writing form are checked by the extractors of [`session`]. Every answer
+//! carries a strict Content-Security-Policy and the other headers `secure_headers` sets; the
+//! stylesheet and the few lines of script are compiled into the binary ([`assets`]).
+
+pub mod approvals;
+pub mod assets;
+pub mod catalogue;
+pub mod chart;
+pub mod device;
+pub mod economy;
+pub mod extract;
+pub mod failure;
+pub mod games;
+pub mod items_file;
+pub mod keys;
+pub mod layout;
+pub mod live;
+pub mod session;
+pub mod sign_in;
+pub mod throttle;
+
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Redirect};
+use axum::routing::{get, post};
+
+use crate::state::AppState;
+
+/// The dashboard's entry point, printed at start.
+pub const PATH: &str = "/dashboard";
+
+/// The policy of every dashboard answer: nothing but this origin's own files, no inline
+/// script or style, never framed, forms posting only here.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'";
+
+/// Every dashboard route, with the security headers on each answer.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(PATH, get(|| async { Redirect::to("/dashboard/games") }))
+        .route("/dashboard/assets/{file}", get(assets::serve))
+        .route(
+            "/dashboard/sign-in",
+            get(sign_in::form).post(sign_in::submit),
+        )
+        .route("/dashboard/sign-out", post(sign_in::sign_out))
+        .route("/dashboard/games", get(games::list).post(games::create))
+        .route("/dashboard/games/{game_id}", get(games::show))
+        .route("/dashboard/games/{game_id}/mode", post(games::set_mode))
+        .route(
+            "/dashboard/games/{game_id}/guardrails",
+            post(games::set_guardrails),
+        )
+        .route("/dashboard/games/{game_id}/keys", get(keys::page))
+        .route("/dashboard/games/{game_id}/keys/sdk", post(keys::issue_sdk))
+        .route(
+            "/dashboard/games/{game_id}/keys/authoring",
+            post(keys::issue_authoring),
+        )
+        .route(
+            "/dashboard/games/{game_id}/keys/{key_id}/revoke",
+            post(keys::revoke),
+        )
+        .route("/dashboard/games/{game_id}/items", get(catalogue::page))
+        .route(
+            "/dashboard/games/{game_id}/items/upload",
+            post(catalogue::upload),
+        )
+        .route(
+            "/dashboard/games/{game_id}/items/{item_id}",
+            get(catalogue::edit_form).post(catalogue::edit),
+        )
+        .route(
+            "/dashboard/games/{game_id}/items/{item_id}/delete",
+            post(catalogue::delete),
+        )
+        .route("/dashboard/games/{game_id}/live", get(live::page))
+        .route(
+            "/dashboard/games/{game_id}/kill-switch",
+            post(live::kill_switch),
+        )
+        .route(
+            "/dashboard/games/{game_id}/approvals",
+            get(approvals::queue),
+        )
+        .route("/dashboard/games/{game_id}/economy", get(economy::page))
+        .route(
+            "/dashboard/games/{game_id}/economy/samples.csv",
+            get(economy::samples),
+        )
+        .route("/dashboard/approvals/{approval_id}", get(approvals::show))
+        .route(
+            "/dashboard/approvals/{approval_id}/simulate",
+            post(approvals::simulate),
+        )
+        .route(
+            "/dashboard/approvals/{approval_id}/approve",
+            post(approvals::approve),
+        )
+        .route(
+            "/dashboard/approvals/{approval_id}/reject",
+            post(approvals::reject),
+        )
+        .route("/dashboard/device", get(device::form).post(device::decide))
+        .route("/dashboard/{*rest}", get(not_found).post(not_found))
+        .layer(axum::middleware::map_response(secure_headers))
+}
+
+/// Any other path under `/dashboard`: the 404 page.
+async fn not_found() -> failure::PageError {
+    crate::service::ServiceError::NotFound("page").into()
+}
+
+/// Adds the dashboard's security headers to an answer.
+async fn secure_headers(mut response: axum::response::Response) -> impl IntoResponse {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    // Pages hold a member's data and a CSRF token: never cached (the assets say otherwise).
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}

@@ -1,0 +1,266 @@
+//! What a browser does not show, checked over plain HTTP: the cookie's flags, the security
+//! headers, the CSRF check, the server's refusal of a viewer's writes, another studio's game,
+//! the sign-in rate limit, signing out.
+
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, RETRY_AFTER};
+use serde_json::json;
+
+use super::browser::add_member;
+use super::helpers::{Role, default_backend, spawn_app, spawn_tuned};
+use super::web::{get_page, post_form, set_cookie, sign_in};
+
+#[tokio::test]
+async fn the_session_cookie_is_http_only_strict_and_secure_when_configured() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let answer = post_form(
+        &app,
+        "/dashboard/sign-in",
+        None,
+        &[
+            ("email", "ADA@studio-a.test"),
+            ("password", super::browser::PASSWORD),
+        ],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    assert_eq!(answer.headers()[LOCATION], "/dashboard/games");
+    let cookie = set_cookie(&answer);
+    assert!(cookie.starts_with("offer_session="), "{cookie}");
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(flag), "{flag} in {cookie}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "not over plain http by default: {cookie}"
+    );
+
+    let https = spawn_tuned(default_backend(), |s| s.dashboard.secure_cookie = true).await;
+    add_member(&https, "ada@studio-a.test", "admin").await;
+    let answer = post_form(
+        &https,
+        "/dashboard/sign-in",
+        None,
+        &[
+            ("email", "ada@studio-a.test"),
+            ("password", super::browser::PASSWORD),
+        ],
+    )
+    .await;
+    assert!(set_cookie(&answer).contains("; Secure"));
+}
+
+#[tokio::test]
+async fn every_page_carries_the_content_security_policy_and_a_wrong_password_is_refused() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let form = reqwest::get(format!("http://{}/dashboard/sign-in", app.addr))
+        .await
+        .expect("get");
+    assert_eq!(form.status(), StatusCode::OK);
+    let csp = form.headers()[CONTENT_SECURITY_POLICY]
+        .to_str()
+        .expect("ascii");
+    assert_eq!(
+        csp,
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'"
+    );
+    assert_eq!(form.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(form.headers()["referrer-policy"], "same-origin");
+    let session = sign_in(&app, "ada@studio-a.test").await;
+    let page = get_page(&app, "/dashboard/games", &session.cookie).await;
+    assert!(page.headers().contains_key(CONTENT_SECURITY_POLICY));
+    let wrong = post_form(
+        &app,
+        "/dashboard/sign-in",
+        None,
+        &[
+            ("email", "ada@studio-a.test"),
+            ("password", "not the password"),
+        ],
+    )
+    .await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(!wrong.headers().contains_key("set-cookie"));
+    // Without a session a page sends the browser to the sign-in form.
+    let anon = super::web::client()
+        .get(format!("http://{}/dashboard/games", app.addr))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(anon.status(), StatusCode::SEE_OTHER);
+    assert_eq!(anon.headers()[LOCATION], "/dashboard/sign-in");
+}
+
+#[tokio::test]
+async fn a_write_without_the_sessions_csrf_token_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let game = app.create_game().await;
+    let s = sign_in(&app, "ada@studio-a.test").await;
+    let path = format!("/dashboard/games/{game}/mode");
+    for fields in [
+        vec![("mode", "assisted")],
+        vec![("mode", "assisted"), ("csrf", "0000")],
+    ] {
+        let answer = post_form(&app, &path, Some(&s.cookie), &fields).await;
+        assert_eq!(answer.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            app.get_json(format!("/v1/games/{game}")).await["mode"],
+            "shadow"
+        );
+    }
+    let answer = post_form(
+        &app,
+        &path,
+        Some(&s.cookie),
+        &[("csrf", &s.csrf), ("mode", "assisted")],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}")).await["mode"],
+        "assisted"
+    );
+}
+
+#[tokio::test]
+async fn the_server_refuses_a_viewers_writes_and_another_studios_game_is_a_404() {
+    let app = spawn_app().await;
+    add_member(&app, "vic@studio-a.test", "viewer").await;
+    let game = app.create_game().await;
+    let v = sign_in(&app, "vic@studio-a.test").await;
+    for (path, fields) in [
+        (
+            format!("/dashboard/games/{game}/mode"),
+            vec![("mode", "assisted")],
+        ),
+        (
+            format!("/dashboard/games/{game}/kill-switch"),
+            vec![("level", "3"), ("confirmed", "yes")],
+        ),
+        (
+            format!("/dashboard/games/{game}/keys/sdk"),
+            vec![("environment", "production")],
+        ),
+        (
+            "/dashboard/games".to_owned(),
+            vec![("name", "Mine"), ("genre", "rpg")],
+        ),
+    ] {
+        let mut fields = fields;
+        fields.push(("csrf", &v.csrf));
+        let answer = post_form(&app, &path, Some(&v.cookie), &fields).await;
+        assert_eq!(answer.status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}")).await["mode"],
+        "shadow"
+    );
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}/kill-switch")).await["level"],
+        0
+    );
+    let listed = app.get_json(format!("/v1/games/{game}/keys")).await;
+    assert_eq!(listed["keys"].as_array().expect("keys").len(), 0);
+    // A viewer may read.
+    assert_eq!(
+        get_page(&app, &format!("/dashboard/games/{game}"), &v.cookie)
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    // Another studio's game reads as absent, for a page and a write alike.
+    let theirs = app
+        .post("/v1/games", json!({"name": "Theirs", "genre": "rpg"}))
+        .token(&app.token("studio-b", Role::Admin))
+        .expect(StatusCode::CREATED)
+        .await["game_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let a = sign_in(&app, "ada@studio-a.test").await;
+    assert_eq!(
+        get_page(&app, &format!("/dashboard/games/{theirs}"), &a.cookie)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    // A malformed id and an unknown page are the 404 page too, not a JSON error.
+    for path in ["/dashboard/games/not-a-game", "/dashboard/no-such-page"] {
+        let page = get_page(&app, path, &a.cookie).await;
+        assert_eq!(page.status(), StatusCode::NOT_FOUND, "{path}");
+        let kind = page.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        assert!(page.headers().contains_key(CONTENT_SECURITY_POLICY));
+    }
+    let answer = post_form(
+        &app,
+        &format!("/dashboard/games/{theirs}/mode"),
+        Some(&a.cookie),
+        &[("csrf", &a.csrf), ("mode", "assisted")],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn sign_in_attempts_past_the_limit_are_refused_with_retry_after() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.dashboard.sign_ins_per_email_per_minute = std::num::NonZeroU32::new(3).expect("3");
+    })
+    .await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    for _ in 0..3 {
+        let wrong = post_form(
+            &app,
+            "/dashboard/sign-in",
+            None,
+            &[
+                ("email", "ada@studio-a.test"),
+                ("password", "guess guess guess"),
+            ],
+        )
+        .await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    }
+    // Past the limit even the right password is refused: guessing gains nothing.
+    let limited = post_form(
+        &app,
+        "/dashboard/sign-in",
+        None,
+        &[
+            ("email", "Ada@studio-a.test"),
+            ("password", super::browser::PASSWORD),
+        ],
+    )
+    .await;
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(limited.headers().contains_key(RETRY_AFTER));
+    assert!(!limited.headers().contains_key("set-cookie"));
+}
+
+#[tokio::test]
+async fn signing_out_ends_the_session_in_the_store() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let s = sign_in(&app, "ada@studio-a.test").await;
+    let out = post_form(
+        &app,
+        "/dashboard/sign-out",
+        Some(&s.cookie),
+        &[("csrf", &s.csrf)],
+    )
+    .await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert!(set_cookie(&out).contains("Max-Age=0"));
+    // The old cookie, replayed, no longer opens a page.
+    let replay = get_page(&app, "/dashboard/games", &s.cookie).await;
+    assert_eq!(replay.status(), StatusCode::SEE_OTHER);
+    assert_eq!(replay.headers()[LOCATION], "/dashboard/sign-in");
+}
