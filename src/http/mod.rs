@@ -38,6 +38,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
+use crate::metrics::RouteMetrics;
 use crate::service::ServiceError;
 use crate::state::AppState;
 
@@ -132,6 +133,15 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// edge every request passes.
 pub fn router(state: AppState, extra: Router<AppState>) -> Router {
     let (router, doc) = api_routes().split_for_parts();
+    let metrics = Arc::new(
+        state.metrics.routes(
+            doc.paths
+                .paths
+                .keys()
+                .cloned()
+                .chain([OPENAPI_PATH.to_owned(), UNMATCHED.to_owned()]),
+        ),
+    );
     let doc = Arc::new(doc);
     let body_limit = state
         .services
@@ -141,7 +151,7 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
         .max(state.services.settings.catalogue.max_asset_bytes + 1024);
     router
         .route(
-            "/v1/openapi.json",
+            OPENAPI_PATH,
             axum::routing::get(move || {
                 let doc = doc.clone();
                 async move { Json(doc.as_ref().clone()) }
@@ -150,19 +160,25 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
         .merge(extra)
         .fallback(|| async { ApiError::Service(ServiceError::NotFound("route")).into_response() })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), edge))
+        .layer(axum::middleware::from_fn_with_state(metrics, edge))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
 
+/// The path of the OpenAPI document.
+const OPENAPI_PATH: &str = "/v1/openapi.json";
+
+/// The route label of a request that matched no route.
+const UNMATCHED: &str = "unmatched";
+
 /// The one middleware every request passes: it records the request's metrics by route
-/// template. There is deliberately no per-request deadline timer here: a timer per request
+/// template, through handles resolved once per route. There is deliberately no per-request deadline timer here: a timer per request
 /// woke a parked runtime thread on almost every request (twice the context switches of a
 /// bare server), and nothing needs it, since every store call is bounded by
 /// `store.timeout_ms` and nothing else a handler awaits can block.
 async fn edge(
-    State(state): State<AppState>,
+    State(metrics): State<Arc<RouteMetrics>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -174,11 +190,11 @@ async fn edge(
     let method = req.method().clone();
     let start = std::time::Instant::now();
     let response = next.run(req).await;
-    state.metrics.observe(
-        method.as_str(),
+    metrics.observe(
+        &method,
         route
             .as_ref()
-            .map_or("unmatched", axum::extract::MatchedPath::as_str),
+            .map_or(UNMATCHED, axum::extract::MatchedPath::as_str),
         response.status(),
         start.elapsed(),
     );

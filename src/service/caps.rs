@@ -10,6 +10,11 @@
 //! actor of this node) merges the stored counters into the new actor's
 //! ([`OfferCounters::merge`], which never lowers a count).
 //!
+//! Only the counters of a game with a frequency cap are written: without one nothing reads
+//! them, and writing every served session's counters cost the node as much store work as
+//! the decision records themselves. A cap set later counts from the counters this node
+//! holds, or from 0 for a session that moves or outlives a restart before its next offer.
+//!
 //! A session lives on one node at a time, so the last write wins; should two nodes serve
 //! one session at the same moment, the store may keep the smaller count until the next
 //! offer.
@@ -47,11 +52,15 @@ fn id(env: Environment, session_id: Uuid) -> String {
     format!("{}:{session_id}", env.tag())
 }
 
-/// Writes the live counters of every session of `batch` that was served an offer (a
-/// session no longer on this node is skipped: its counters were written with its offers).
+/// Writes the live counters of every session of `batch` that was served an offer under a
+/// frequency cap (a session no longer on this node is skipped: its counters were written
+/// with its offers).
 pub async fn save(state: &Services, batch: &[Arc<DecisionRecord>]) {
     let mut by_game: HashMap<Uuid, HashMap<String, Vec<u8>>> = HashMap::new();
-    for record in batch.iter().filter(|r| r.fallback_level.is_some()) {
+    for record in batch
+        .iter()
+        .filter(|r| r.capped && r.fallback_level.is_some())
+    {
         let key = SessionKey {
             game_id: record.game_id,
             env: record.env,

@@ -51,11 +51,21 @@ pub struct CandidateView {
 }
 
 fn candidate<S: serde::Serializer>(c: &Option<Candidate>, s: S) -> Result<S::Ok, S::Error> {
+    /// [`CandidateView`]'s shape, borrowed from the candidate: every record written to the
+    /// store is serialised through it, so it copies no string.
+    #[derive(Serialize)]
+    struct Borrowed<'a> {
+        fallback_level: u8,
+        definition_key: &'a str,
+        #[serde(serialize_with = "item_ids")]
+        item_ids: &'a [Arc<Item>],
+        price_cents: i64,
+    }
     c.as_ref()
-        .map(|c| CandidateView {
+        .map(|c| Borrowed {
             fallback_level: c.level,
-            definition_key: c.definition_key.clone(),
-            item_ids: c.items.iter().map(|i| i.item_id.clone()).collect(),
+            definition_key: &c.definition_key,
+            item_ids: &c.items,
             price_cents: c.price_cents,
         })
         .serialize(s)
@@ -107,10 +117,15 @@ pub struct DecisionRecord {
     /// `purchase` of this offer teaches the model, on whichever node the event arrives.
     #[serde(rename = "l1_pick", skip_serializing_if = "Option::is_none")]
     pub learning: Option<ArmPick>,
+    /// Whether the game had a frequency cap when this was decided: only then are the
+    /// session's counters written beside the record (see `service::caps`).
+    #[serde(skip)]
+    pub capped: bool,
 }
 
 impl DecisionRecord {
-    /// Builds the record of a decision (consumed) and what was served.
+    /// Builds the record of a decision (consumed) and what was served; `capped` says
+    /// whether the game had a frequency cap.
     pub fn new(
         id: Uuid,
         session: &SessionInfo,
@@ -118,6 +133,7 @@ impl DecisionRecord {
         at: DateTime<Utc>,
         decision: Decision,
         served: &Served,
+        capped: bool,
     ) -> Self {
         let Decision {
             outcome,
@@ -159,6 +175,7 @@ impl DecisionRecord {
             shadow,
             approval_candidate: approval_candidates.into_iter().next(),
             learning,
+            capped,
         }
     }
 }
@@ -335,6 +352,7 @@ mod tests {
                 shadow: None,
                 approval_candidate: None,
                 learning: None,
+                capped: false,
             });
         }
         assert!(log.get(&ids[0]).is_none(), "overwritten by the fifth");

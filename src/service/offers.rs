@@ -98,6 +98,7 @@ pub fn serve(
         now,
         decision,
         &served,
+        caps,
     ));
     served
 }

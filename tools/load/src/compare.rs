@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::drive::{self, Plan, Stats, Target};
+use crate::rate_curve;
 use crate::setup;
 use crate::{LoadArgs, SetupArgs, parse_duration};
 
@@ -63,6 +64,11 @@ pub struct CompareArgs {
     /// Longest wait for a server to answer after its start.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub start_timeout: Duration,
+    /// After the closed-loop rounds, drive both targets at these percentages of the other
+    /// target's median rps at a constant rate (for example `--curve 25,50,75`), with
+    /// `--rounds` rounds of `--duration` each per rate.
+    #[arg(long, value_delimiter = ',')]
+    pub curve: Vec<u32>,
 }
 
 /// A server child process, killed and reaped when dropped.
@@ -278,7 +284,19 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     let [engine_runs, baseline_runs] = runs;
     let engine_summary = Summary::new("engine", &engine_runs)?;
     let baseline_summary = Summary::new(other_name, &baseline_runs)?;
-    print!("{}", table(args, &engine_summary, &baseline_summary, &logs));
+    let mut report = table(args, &engine_summary, &baseline_summary, &logs);
+    if !args.curve.is_empty() {
+        let curve = rate_curve::Curve {
+            names: ["engine", other_name],
+            plans: [&engine_plan, &baseline_plan],
+            servers: [&mut engine, &mut baseline],
+            connections,
+            duration: args.load.duration,
+            rounds: args.rounds,
+        };
+        report.push_str(&rate_curve::run(curve, baseline_summary.median_rps(), &args.curve).await?);
+    }
+    print!("{report}");
     Ok(())
 }
 

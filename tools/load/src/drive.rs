@@ -6,6 +6,13 @@
 //! machine's two cores on HTTP only. Every connection keeps its own counters and histogram;
 //! they are merged when the run ends. Latency is from sending the request to having read the
 //! whole response body, in microseconds.
+//!
+//! A run is closed-loop (each connection sends its next request as soon as the last answer
+//! is read: the maximum rate) or paced ([`Pace`]: each connection's requests are scheduled
+//! at a fixed rate, as wrk2 does). A paced request that could not be sent on time because
+//! the previous answer was late is timed from its scheduled send time, so the wait it spent
+//! queued behind a slow answer counts (no coordinated omission); one sent on time is timed
+//! from its send, so the client's own timer resolution is not charged to the server.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -290,17 +297,71 @@ fn is_offer(body: &[u8]) -> bool {
         .is_ok_and(|o| (1..=4).contains(&o.fallback_level) && !o.items.is_empty())
 }
 
-/// Drives the plan with `connections` connections for `duration` and merges what they saw.
+/// A fixed request rate, spread evenly over the connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// Requests per second over all connections.
+    pub rps: f64,
+}
+
+/// When a connection sends its requests.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    /// The first request's scheduled send time.
+    first: Instant,
+    /// Time between two requests of this connection; `None` is closed-loop.
+    interval: Option<Duration>,
+}
+
+impl Schedule {
+    /// The scheduled send time of this connection's `n`-th request (closed-loop: none).
+    fn at(&self, n: u32) -> Option<Instant> {
+        self.interval.map(|i| self.first + i * n)
+    }
+}
+
+/// Drives the plan with `connections` connections for `duration` and merges what they saw
+/// (closed-loop: the maximum rate).
 pub async fn run(plan: &Arc<Plan>, connections: usize, duration: Duration) -> Result<Stats> {
+    drive(plan, connections, duration, None).await
+}
+
+/// Drives the plan at a fixed rate for `duration` (see [`Pace`]).
+pub async fn run_paced(
+    plan: &Arc<Plan>,
+    connections: usize,
+    duration: Duration,
+    pace: Pace,
+) -> Result<Stats> {
+    if !(pace.rps.is_finite() && pace.rps > 0.0) {
+        bail!("a paced run needs a positive rate, not {}", pace.rps);
+    }
+    drive(plan, connections, duration, Some(pace)).await
+}
+
+async fn drive(
+    plan: &Arc<Plan>,
+    connections: usize,
+    duration: Duration,
+    pace: Option<Pace>,
+) -> Result<Stats> {
     if connections == 0 {
         bail!("--connections must be at least 1");
     }
     let start = Instant::now();
     let deadline = start + duration;
+    // Each connection sends every `connections / rps` seconds; their first sends are
+    // staggered over one interval, so the requests arrive evenly rather than in waves.
+    let interval = pace.map(|p| Duration::from_secs_f64(connections as f64 / p.rps));
     let tasks: Vec<_> = (0..connections)
         .map(|c| {
             let plan = Arc::clone(plan);
-            tokio::spawn(async move { connection(&plan, c, connections, deadline).await })
+            let schedule = Schedule {
+                first: start
+                    + interval.map_or(Duration::ZERO, |i| i * c as u32 / connections as u32),
+                interval,
+            };
+            tokio::spawn(async move { connection(&plan, c, connections, deadline, schedule).await })
         })
         .collect();
     let mut total = Stats::new()?;
@@ -322,11 +383,19 @@ enum End {
     Closed(Option<hyper::Error>),
 }
 
-/// One connection: requests `first`, `first + stride`, ... until the deadline; reconnects
-/// (counting an error) when the server closes or resets it.
-async fn connection(plan: &Plan, first: usize, stride: usize, deadline: Instant) -> Result<Stats> {
+/// One connection: requests `first`, `first + stride`, ... until the deadline, at the
+/// schedule's times when it has them; reconnects (counting an error) when the server closes
+/// or resets it.
+async fn connection(
+    plan: &Plan,
+    first: usize,
+    stride: usize,
+    deadline: Instant,
+    schedule: Schedule,
+) -> Result<Stats> {
     let mut stats = Stats::new()?;
     let mut k = first;
+    let mut n: u32 = 0;
     let mut checked = false;
     while Instant::now() < deadline {
         let stream = match TcpStream::connect(plan.addr).await {
@@ -347,9 +416,18 @@ async fn connection(plan: &Plan, first: usize, stride: usize, deadline: Instant)
                 }
             };
         let work = async {
+            let mut previous_done = Instant::now();
             loop {
                 if Instant::now() >= deadline {
                     return Ok::<(), anyhow::Error>(());
+                }
+                let scheduled = schedule.at(n);
+                n = n.saturating_add(1);
+                if let Some(at) = scheduled {
+                    if at >= deadline {
+                        return Ok(());
+                    }
+                    tokio::time::sleep_until(at.into()).await;
                 }
                 sender.ready().await?;
                 let request = Request::post(OFFER_PATH)
@@ -359,14 +437,22 @@ async fn connection(plan: &Plan, first: usize, stride: usize, deadline: Instant)
                     .body(Full::new(plan.body(k).clone()))
                     .context("building a request")?;
                 k += stride;
-                let sent = Instant::now();
+                let now = Instant::now();
+                // On time: timed from the send. Late (the previous answer came after this
+                // request's slot): timed from the slot, so the queueing counts.
+                let sent = match scheduled {
+                    Some(at) if at < previous_done => at,
+                    _ => now,
+                };
                 let response = sender.send_request(request).await?;
                 let status = response.status().as_u16();
                 let outcome = (status == 204)
                     .then(|| response.headers().get("offer-outcome").cloned())
                     .flatten();
                 let body = response.into_body().collect().await?.to_bytes();
-                let us = u64::try_from(sent.elapsed().as_micros()).unwrap_or(MAX_LATENCY_US);
+                previous_done = Instant::now();
+                let us = u64::try_from(previous_done.duration_since(sent).as_micros())
+                    .unwrap_or(MAX_LATENCY_US);
                 stats
                     .latency_us
                     .saturating_record(us.clamp(1, MAX_LATENCY_US));
@@ -496,5 +582,34 @@ mod tests {
         assert_eq!(stats.invalid, 0);
         assert_eq!(stats.errors, 0, "{:?}", stats.first_error);
         assert_eq!(stats.latency_us.len(), stats.ok);
+    }
+
+    #[tokio::test]
+    async fn a_paced_run_never_sends_more_than_its_schedule() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = tokio::spawn(async move {
+            axum::serve(listener, crate::baseline::router())
+                .await
+                .expect("serve");
+        });
+        let sessions: Vec<Uuid> = (0..10).map(|_| Uuid::new_v4()).collect();
+        let plan = Arc::new(Plan::new(&Target::local(addr), "key", &sessions).expect("plan"));
+        // 4 connections at 8 rps: one request per connection every 500 ms, so at most 2
+        // slots each fall inside 1 s, however fast the server answers.
+        let stats = run_paced(&plan, 4, Duration::from_secs(1), Pace { rps: 8.0 })
+            .await
+            .expect("run");
+        server.abort();
+        assert!(stats.ok > 0, "{}", stats.status_line());
+        assert!(stats.answered() <= 8, "{}", stats.status_line());
+        assert_eq!(stats.errors, 0, "{:?}", stats.first_error);
+        assert!(
+            run_paced(&plan, 4, Duration::from_millis(10), Pace { rps: 0.0 })
+                .await
+                .is_err()
+        );
     }
 }

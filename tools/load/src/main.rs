@@ -11,7 +11,8 @@
 //! - `compare` does everything in one run: starts the engine and the baseline as child
 //!   processes, sets the engine up, alternates engine and baseline rounds, and prints a table
 //!   (engine, baseline, ratio) last. `--against memory` compares the engine on its default
-//!   store (a SQLite file) with the engine on SQLite in memory instead.
+//!   store (a SQLite file) with the engine on SQLite in memory instead. `--curve 25,50,75`
+//!   then drives both at those shares of the baseline's maximum rate, at a constant rate.
 //! - `ws-idle` measures the engine's memory per idle WebSocket session (10,000 by default).
 //! - `ws-broadcast` times a kill-switch broadcast to 10,000 sessions against `ws-baseline`, a
 //!   bare tokio-tungstenite broadcast server.
@@ -37,6 +38,7 @@ mod drive;
 mod fdlimit;
 mod growth;
 mod holdout;
+mod rate_curve;
 mod redis_server;
 mod servers;
 mod setup;

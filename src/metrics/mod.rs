@@ -1,9 +1,11 @@
 //! Prometheus metrics: request counts and latency histograms by route, rendered at
 //! `/metrics`. Each application owns its registry, so parallel test servers never mix.
+//! Requests are recorded through [`RouteMetrics`], the per-route handles.
 
-use std::time::Duration;
+mod routes;
 
-use axum::http::StatusCode;
+pub use routes::RouteMetrics;
+
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
@@ -63,14 +65,9 @@ impl Metrics {
 }
 
 impl Metrics {
-    /// Records one request by its route template (never the raw path, which would explode
-    /// the label space).
-    pub fn observe(&self, method: &str, route: &str, status: StatusCode, elapsed: Duration) {
-        self.latency
-            .with_label_values(&[method, route])
-            .observe(elapsed.as_secs_f64());
-        self.requests
-            .with_label_values(&[method, route, status.as_str()])
-            .inc();
+    /// The per-route handles of these metrics for `routes` (route templates as axum matches
+    /// them); requests on other routes are still recorded, by a labelled lookup.
+    pub fn routes(&self, routes: impl IntoIterator<Item = String>) -> RouteMetrics {
+        RouteMetrics::new(routes, self.requests.clone(), self.latency.clone())
     }
 }
