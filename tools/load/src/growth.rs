@@ -72,23 +72,21 @@ pub async fn games(args: GamesArgs) -> Result<()> {
         bail!("--counts needs at least one count and --concurrency must be at least 1");
     }
     let logs = args.engine.logs_dir()?;
-    let mut rounds = Vec::new();
-    for &n in &args.counts {
-        rounds.push(games_round(&args, &logs, n).await?);
-    }
-    let mut out = format!(
-        "\nGames in the store: {} items each, a fresh SQLite file per round; logs in {}\n",
+    // Each round's row is printed as soon as it is measured: the largest round takes long.
+    println!(
+        "\nGames in the store: {} items each, a fresh SQLite file per round; logs in {}",
         args.items,
         logs.display()
     );
-    out.push_str(&format!(
-        "{:>7} {:>9} {:>12} {:>12} {:>11} {:>13} {:>10}\n",
+    println!(
+        "{:>7} {:>9} {:>12} {:>12} {:>11} {:>13} {:>10}",
         "games", "fill s", "start-up ms", "idle MiB", "load all s", "loaded MiB", "KiB/game"
-    ));
-    for r in &rounds {
+    );
+    for &n in &args.counts {
+        let r = games_round(&args, &logs, n).await?;
         let per_game = r.loaded_kib.saturating_sub(r.idle_kib) as f64 / r.games as f64;
-        out.push_str(&format!(
-            "{:>7} {:>9.1} {:>12.0} {:>12.1} {:>11.2} {:>13.1} {:>10.1}\n",
+        println!(
+            "{:>7} {:>9.1} {:>12.0} {:>12.1} {:>11.2} {:>13.1} {:>10.1}",
             r.games,
             r.fill.as_secs_f64(),
             r.start_up.as_secs_f64() * 1e3,
@@ -96,9 +94,8 @@ pub async fn games(args: GamesArgs) -> Result<()> {
             r.load_all.as_secs_f64(),
             r.loaded_kib as f64 / 1024.0,
             per_game
-        ));
+        );
     }
-    print!("{out}");
     Ok(())
 }
 
@@ -110,11 +107,18 @@ async fn games_round(args: &GamesArgs, logs: &Path, n: usize) -> Result<GamesRou
     let secret = secret();
     let token = admin_token(&secret, "growth-studio")?;
     let client = Client::new();
+    // The filler only writes the store: acknowledged writes need not survive a power loss,
+    // and each may wait the longest the engine allows, so a busy disk slows the fill down
+    // rather than failing it. The measured engine runs with the defaults.
+    let fill_env = [
+        ("OFFER__STORE__SYNC", "normal".to_owned()),
+        ("OFFER__STORE__TIMEOUT_MS", "2000".to_owned()),
+    ];
     let (filler, addr) = spawn_engine(
         "games",
         &args.engine.engine_bin,
         &secret,
-        &[],
+        &fill_env,
         &logs,
         args.engine.start_timeout,
     )
