@@ -10,7 +10,7 @@ typedef int32_t SVC_Result;
 
 // A game callback: the payload as NUL-terminated UTF-8 JSON, valid only during the call, and
 // the `user_data` given at registration. Each registration (`SVC_SetOn...`) writes one line
-// to standard error under the callback's spec name (`offer-sdk: registered
+// to standard error under the callback's `SVC_Dart_On...` name (`offer-sdk: registered
 // SVC_Dart_OnSDKReady`, ...), the device log.
 typedef void (*SVC_Callback)(const char *json, void *user_data);
 

@@ -1,6 +1,6 @@
 //! What the SDK tells the game: one value per engine push or SDK happening, queued for the
 //! game to drain on a thread of its choosing (each frame, as engine plugins do), never run on
-//! the network thread. The C ABI maps these onto the spec's seven callbacks.
+//! the network thread. The C ABI maps these onto the seven `SVC_Dart_On...` callbacks.
 
 use offer_domain::game::Mode;
 use offer_domain::offer::KillSwitch;

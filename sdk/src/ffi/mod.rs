@@ -6,7 +6,7 @@
 //! catches panics, so nothing unwinds into the game's code.
 //!
 //! **The device log.** Each registration writes one line to standard error (`offer-sdk:
-//! registered SVC_Dart_OnSDKReady`, ...), under the spec's callback names, and the first
+//! registered SVC_Dart_OnSDKReady`, ...), under the callbacks' `SVC_Dart_On...` names, and the first
 //! `SVC_Poll` with a running SDK writes `offer-sdk: first frame`: how long the callbacks took
 //! to be in place at launch is read from the log, as on a device.
 //!
@@ -20,7 +20,7 @@
 //! pointers to C strings, and reading them is unsafe by nature. Each `unsafe` block says why
 //! it is sound; the `#[unsafe(no_mangle)]` attributes export the symbols under their C names.
 #![allow(unsafe_code)]
-// The exported names follow the spec's C naming (`SVC_Init`, `SVC_SetOnSDKReady`, ...).
+// The exported names follow the SDK's C naming (`SVC_Init`, `SVC_SetOnSDKReady`, ...).
 #![allow(non_snake_case)]
 
 mod init_config;
@@ -235,7 +235,7 @@ fn register(kind: Kind, callback: SVC_Callback, user_data: *mut c_void) -> SVC_R
             user_data: user_data as usize,
         });
         if registered.is_some() {
-            eprintln!("offer-sdk: registered {}", kind.spec_name());
+            eprintln!("offer-sdk: registered {}", kind.log_name());
         }
         registry::lock().callbacks[kind.index()] = registered;
         SVC_OK

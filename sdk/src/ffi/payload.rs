@@ -32,9 +32,9 @@ impl Kind {
         self as usize
     }
 
-    /// The callback's name in the spec's device log (`SVC_Dart_OnSDKReady`, ...), which the
+    /// The callback's name in the device log (`SVC_Dart_OnSDKReady`, ...), which the
     /// Dart and engine wrappers bind to.
-    pub fn spec_name(self) -> &'static str {
+    pub fn log_name(self) -> &'static str {
         match self {
             Self::SdkReady => "SVC_Dart_OnSDKReady",
             Self::OfferReceived => "SVC_Dart_OnOfferReceived",
