@@ -325,7 +325,7 @@ pub async fn edit_form(
 }
 
 /// A decimal box: empty is `None`.
-fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
+pub(super) fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
     let text = text.trim().trim_start_matches('$');
     if text.is_empty() {
         return None;

@@ -25,5 +25,6 @@ mod ws_client;
 mod browser;
 mod console;
 mod members;
+mod offers;
 mod security;
 mod web;
