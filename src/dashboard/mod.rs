@@ -18,6 +18,7 @@ pub mod economy;
 pub mod extract;
 pub mod failure;
 pub mod games;
+pub mod item_art;
 pub mod items_file;
 pub mod keys;
 pub mod layout;
@@ -76,6 +77,14 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/items/{item_id}",
             get(catalogue::edit_form).post(catalogue::edit),
+        )
+        .route(
+            "/dashboard/games/{game_id}/items/{item_id}/art",
+            post(item_art::upload),
+        )
+        .route(
+            "/dashboard/games/{game_id}/assets/{asset_id}",
+            get(item_art::serve),
         )
         .route(
             "/dashboard/games/{game_id}/items/{item_id}/delete",
