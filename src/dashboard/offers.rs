@@ -1,5 +1,5 @@
 //! Offer configuration of a game: its L2 genre templates (shown, and replaced as a whole
-//! from a JSON box), its L3 bundles (listed, with the create form of [`bundles`](super::bundles))
+//! from a JSON box), its L3 bundles (listed, with the create form of [`bundles`])
 //! and its price experiments (listed, created from one variant a line, deleted). The offer
 //! configuration service (`service/offer_config.rs`) validates every write, as for the REST
 //! routes; its refusals show next to their field.
