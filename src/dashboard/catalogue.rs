@@ -1,7 +1,7 @@
 //! The catalogue: a table of the game's live items with search and paging (thousands of
 //! items), each with its computed value and its expert override; bulk upload of a JSON or CSV
-//! file (developer); an item's edit form with the override control, and soft delete. The
-//! catalogue service (`service/items.rs`) validates and recomputes every value.
+//! file (developer); an item's edit form with the override control, its art ([`item_art`]),
+//! and soft delete. The catalogue service (`service/items.rs`) validates and recomputes every value.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
 use super::games::game_of;
+use super::item_art;
 use super::items_file;
 use super::layout::{self, Tab, csrf, field_errors, other_errors};
 use super::session::{CsrfForm, CsrfMultipart, NoFields, SignedIn};
@@ -230,7 +231,8 @@ pub struct EditForm {
     value_override_usd: String,
 }
 
-async fn edit_page(
+/// An item's page, with what was typed and why it was refused when a save failed (a 422).
+pub(super) async fn edit_page(
     state: &AppState,
     user: &SignedIn,
     game_id: Uuid,
@@ -268,11 +270,16 @@ async fn edit_page(
         "price_usd",
         "description",
         "value_override_usd",
+        "art",
+        "image",
     ];
     let body = html! {
         h1 { (item.item_name) }
         p { "Computed value: " strong #computed-value { (usd(item.value_usd)) }
             " · value used: " strong { (usd(item.effective_value_usd())) } }
+        @if let Some(asset_id) = &item.image {
+            img #item-art src=(item_art::src(game_id, asset_id)) alt={ "Art of " (item.item_name) } width="128";
+        }
         @if user.can(Role::Developer) {
             form.card method="post" action=(base) {
                 (csrf(user))
@@ -290,6 +297,14 @@ async fn edit_page(
                 input #value_override_usd type="text" inputmode="decimal" name="value_override_usd" value=(form.value_override_usd);
                 (field_errors(errors, "value_override_usd"))
                 button type="submit" { "Save item" }
+            }
+            form.card #art-form method="post" action={ (base) "/art" } enctype="multipart/form-data" {
+                (csrf(user))
+                label for="art" { "Item art (PNG, JPEG or WebP)" }
+                input #art type="file" name="art" accept="image/png,image/jpeg,image/webp" required;
+                (field_errors(errors, "art"))
+                (field_errors(errors, "image"))
+                button type="submit" { "Upload art" }
             }
             form method="post" action={ (base) "/delete" } data-confirm="Delete this item? It is never offered again." {
                 (csrf(user))
@@ -325,7 +340,7 @@ pub async fn edit_form(
 }
 
 /// A decimal box: empty is `None`.
-fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
+pub(super) fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
     let text = text.trim().trim_start_matches('$');
     if text.is_empty() {
         return None;

@@ -17,6 +17,8 @@ pub enum Tab {
     Overview,
     /// Items and their values.
     Catalogue,
+    /// Templates, bundles and experiments.
+    Offers,
     /// Kill switch and what is served now.
     Live,
     /// Offers and pages waiting for a decision.
@@ -28,9 +30,10 @@ pub enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 6] = [
+    const ALL: [Tab; 7] = [
         Tab::Overview,
         Tab::Catalogue,
+        Tab::Offers,
         Tab::Live,
         Tab::Approvals,
         Tab::Economy,
@@ -41,6 +44,7 @@ impl Tab {
         match self {
             Self::Overview => "Overview",
             Self::Catalogue => "Catalogue",
+            Self::Offers => "Offers",
             Self::Live => "Live",
             Self::Approvals => "Approvals",
             Self::Economy => "Economy",
@@ -52,6 +56,7 @@ impl Tab {
         match self {
             Self::Overview => "",
             Self::Catalogue => "/items",
+            Self::Offers => "/offers",
             Self::Live => "/live",
             Self::Approvals => "/approvals",
             Self::Economy => "/economy",

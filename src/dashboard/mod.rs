@@ -10,6 +10,7 @@
 
 pub mod approvals;
 pub mod assets;
+pub mod bundles;
 pub mod catalogue;
 pub mod chart;
 pub mod device;
@@ -17,10 +18,12 @@ pub mod economy;
 pub mod extract;
 pub mod failure;
 pub mod games;
+pub mod item_art;
 pub mod items_file;
 pub mod keys;
 pub mod layout;
 pub mod live;
+pub mod offers;
 pub mod session;
 pub mod sign_in;
 pub mod throttle;
@@ -76,8 +79,41 @@ pub fn routes() -> Router<AppState> {
             get(catalogue::edit_form).post(catalogue::edit),
         )
         .route(
+            "/dashboard/games/{game_id}/items/{item_id}/art",
+            post(item_art::upload),
+        )
+        .route(
+            "/dashboard/games/{game_id}/assets/{asset_id}",
+            get(item_art::serve),
+        )
+        .route(
             "/dashboard/games/{game_id}/items/{item_id}/delete",
             post(catalogue::delete),
+        )
+        .route("/dashboard/games/{game_id}/offers", get(offers::page))
+        .route(
+            "/dashboard/games/{game_id}/offers/templates",
+            post(offers::set_templates),
+        )
+        .route(
+            "/dashboard/games/{game_id}/offers/bundles",
+            post(bundles::create),
+        )
+        .route(
+            "/dashboard/games/{game_id}/offers/bundles/{bundle_id}",
+            get(bundles::show).post(bundles::edit),
+        )
+        .route(
+            "/dashboard/games/{game_id}/offers/bundles/{bundle_id}/delete",
+            post(bundles::delete),
+        )
+        .route(
+            "/dashboard/games/{game_id}/offers/experiments",
+            post(offers::create_experiment),
+        )
+        .route(
+            "/dashboard/games/{game_id}/offers/experiments/{experiment_id}/delete",
+            post(offers::delete_experiment),
         )
         .route("/dashboard/games/{game_id}/live", get(live::page))
         .route(

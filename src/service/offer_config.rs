@@ -190,6 +190,30 @@ pub async fn add_experiment(
         .await
 }
 
+/// Removes an experiment: offers are priced by the next oldest one, or by none.
+pub async fn delete_experiment(
+    state: &Services,
+    handle: &GameHandle,
+    experiment_id: Uuid,
+) -> ServiceResult<()> {
+    let game_id = handle.view().game.game_id;
+    state
+        .commit(handle, async || {
+            let mut all = experiments(state, game_id).await?;
+            let before = all.len();
+            all.retain(|x| x.experiment_id != experiment_id);
+            if all.len() == before {
+                return Err(ServiceError::NotFound("experiment"));
+            }
+            state
+                .store
+                .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
+                .await?;
+            Ok(Committed::changed((), GameChange::Experiments(all)))
+        })
+        .await
+}
+
 /// The game's kill switch: level 0 since the game's creation when never set.
 pub async fn kill_switch(state: &Services, game: &Game) -> ServiceResult<KillSwitch> {
     match state.store.get(config(game.game_id), "kill_switch").await? {

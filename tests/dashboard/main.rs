@@ -24,6 +24,8 @@ mod ws_client;
 
 mod browser;
 mod console;
+mod item_art;
 mod members;
+mod offers;
 mod security;
 mod web;

@@ -7,6 +7,7 @@ use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, RETRY_AFTER};
 use serde_json::json;
 
 use super::browser::add_member;
+use super::fixtures::item;
 use super::helpers::{Role, default_backend, spawn_app, spawn_tuned};
 use super::web::{get_page, post_form, set_cookie, sign_in};
 
@@ -123,6 +124,59 @@ async fn a_write_without_the_sessions_csrf_token_is_refused_and_changes_nothing(
         app.get_json(format!("/v1/games/{game}")).await["mode"],
         "assisted"
     );
+}
+
+#[tokio::test]
+async fn a_bundle_form_without_the_csrf_token_or_from_a_viewer_is_refused() {
+    let app = spawn_app().await;
+    add_member(&app, "dev@studio-a.test", "developer").await;
+    add_member(&app, "vic@studio-a.test", "viewer").await;
+    let game = app.create_game().await;
+    app.bulk(&game, json!([item("sword", "equipment", 4.99)]))
+        .expect(StatusCode::OK)
+        .await;
+    let d = sign_in(&app, "dev@studio-a.test").await;
+    let v = sign_in(&app, "vic@studio-a.test").await;
+    let path = format!("/dashboard/games/{game}/offers/bundles");
+    let bundle = [
+        ("name", "Deal"),
+        ("item_ids", "sword"),
+        ("price_usd", "2.99"),
+    ];
+    let answer = post_form(&app, &path, Some(&d.cookie), &bundle).await;
+    assert_eq!(answer.status(), StatusCode::FORBIDDEN, "without the token");
+    let mut fields = bundle.to_vec();
+    fields.push(("csrf", &v.csrf));
+    let answer = post_form(&app, &path, Some(&v.cookie), &fields).await;
+    assert_eq!(answer.status(), StatusCode::FORBIDDEN, "a viewer");
+    let experiments = format!("/dashboard/games/{game}/offers/experiments");
+    let answer = post_form(
+        &app,
+        &experiments,
+        Some(&v.cookie),
+        &[("variants", "a 1"), ("csrf", &v.csrf)],
+    )
+    .await;
+    assert_eq!(
+        answer.status(),
+        StatusCode::FORBIDDEN,
+        "a viewer's experiment"
+    );
+    let listed = app
+        .get_json(format!("/v1/games/{game}/offer-bundles"))
+        .await;
+    assert_eq!(listed["bundles"], json!([]));
+    let listed = app.get_json(format!("/v1/games/{game}/experiments")).await;
+    assert_eq!(listed["experiments"], json!([]));
+    // With the token, the developer's bundle is stored.
+    let mut fields = bundle.to_vec();
+    fields.push(("csrf", &d.csrf));
+    let answer = post_form(&app, &path, Some(&d.cookie), &fields).await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    let listed = app
+        .get_json(format!("/v1/games/{game}/offer-bundles"))
+        .await;
+    assert_eq!(listed["bundles"][0]["name"], "Deal");
 }
 
 #[tokio::test]
