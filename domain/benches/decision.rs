@@ -122,6 +122,7 @@ fn bench(c: &mut Criterion) {
                     black_box(event),
                     now,
                     &mut rng,
+                    NonZeroU32::MIN,
                 )
             });
         });
