@@ -272,6 +272,10 @@ pub struct OfferSettings {
     /// Decisions waiting to be written to the store, at most; past it a decision is shown
     /// by its own node only.
     pub decision_outbox: usize,
+    /// In Shadow mode, the silent L1/L2 pick is computed and recorded for one decision in
+    /// this many, drawn at random: it is never served, and the L1 sampling it needs would
+    /// otherwise be most of every decision's cost. 1 records every decision's pick.
+    pub shadow_every: std::num::NonZeroU32,
 }
 
 /// `[websocket]`.

@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 use std::hint::black_box;
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -66,6 +67,7 @@ fn bench(c: &mut Criterion) {
         "boss_raid",
         now,
         &mut SmallRng::seed_from_u64(1),
+        NonZeroU32::MIN,
     )
     .approval_candidates
     .into_iter()
@@ -106,7 +108,7 @@ fn bench(c: &mut Criterion) {
     for (name, snap, player, expected_level) in &cases {
         let mut rng = SmallRng::seed_from_u64(1);
         let event = "boss_raid";
-        let first = decide(snap, player, event, now, &mut rng);
+        let first = decide(snap, player, event, now, &mut rng, NonZeroU32::MIN);
         assert_eq!(
             testing::offer(&first).level,
             *expected_level,
@@ -120,6 +122,7 @@ fn bench(c: &mut Criterion) {
                     black_box(event),
                     now,
                     &mut rng,
+                    NonZeroU32::MIN,
                 )
             });
         });
@@ -155,6 +158,7 @@ fn by_catalogue(c: &mut Criterion) {
                         black_box("boss_raid"),
                         now,
                         &mut rng,
+                        NonZeroU32::MIN,
                     )
                 });
             });

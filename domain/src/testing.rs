@@ -5,6 +5,7 @@
 //! fixtures are deterministic (fixed ids, fixed [`STAMP`]) so two runs compare equal.
 
 use std::collections::HashSet;
+use std::num::NonZeroU32;
 
 use chrono::{DateTime, Utc};
 use rand::SeedableRng;
@@ -342,6 +343,7 @@ pub fn run(snap: &GameSnapshot, player: &PlayerContext, event: &str) -> Decision
         event,
         Utc::now(),
         &mut StdRng::seed_from_u64(5),
+        NonZeroU32::MIN,
     )
 }
 

@@ -65,7 +65,7 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> ApiRe
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(),
+        state.metrics.render(state.services.decisions.dropped()),
     )
         .into_response())
 }

@@ -6,8 +6,10 @@ mod routes;
 
 pub use routes::RouteMetrics;
 
+use std::sync::Mutex;
+
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
 };
 
 /// The service's metrics.
@@ -15,6 +17,10 @@ pub struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
+    /// Decision records the store writer's queue had no room for, brought up to the
+    /// decision log's count at each scrape (under the lock, so two scrapes never add the
+    /// same records twice).
+    unstored: Mutex<IntCounter>,
 }
 
 impl Metrics {
@@ -36,12 +42,18 @@ impl Metrics {
             ]),
             &["method", "route"],
         )?;
+        let unstored = IntCounter::new(
+            "offer_decisions_unstored_total",
+            "Decision records the store writer's queue was full for: shown by their node only",
+        )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
+        registry.register(Box::new(unstored.clone()))?;
         Ok(Self {
             registry,
             requests,
             latency,
+            unstored: Mutex::new(unstored),
         })
     }
 
@@ -50,8 +62,19 @@ impl Metrics {
         &self.registry
     }
 
-    /// Prometheus text exposition.
-    pub fn render(&self) -> String {
+    /// Prometheus text exposition, with `unstored_decisions` the decision log's count of
+    /// records that never reached the store writer's queue.
+    pub fn render(&self, unstored_decisions: u64) -> String {
+        {
+            let counter = self
+                .unstored
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let seen = counter.get();
+            if unstored_decisions > seen {
+                counter.inc_by(unstored_decisions - seen);
+            }
+        }
         let mut buf = Vec::new();
         // Encoding into a Vec cannot fail for well-formed metric families.
         if TextEncoder::new()

@@ -109,8 +109,9 @@ mod tests {
     fn cached_and_uncached_paths_count_alike() {
         let metrics = Metrics::new().expect("metrics");
         observe_all(&metrics.routes(["/v1/a".to_owned()]));
-        let text = metrics.render();
+        let text = metrics.render(3);
         for line in [
+            "offer_decisions_unstored_total 3",
             r#"http_requests_total{method="POST",route="/v1/a",status="200"} 2"#,
             r#"http_requests_total{method="POST",route="/v1/a",status="418"} 1"#,
             r#"http_requests_total{method="OPTIONS",route="/v1/a",status="200"} 1"#,

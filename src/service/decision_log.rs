@@ -92,6 +92,7 @@ pub struct DecisionRecord {
     /// The trigger event.
     pub trigger: String,
     /// When.
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub decided_at: DateTime<Utc>,
     /// `offer` or the `Offer-Outcome` of a no-offer answer.
     pub outcome: &'static str,
@@ -203,7 +204,7 @@ pub struct DecisionLog {
     outbox: mpsc::Sender<Arc<DecisionRecord>>,
     /// The outbox's receiving end, until the task that writes the store takes it.
     inbox: Mutex<Option<mpsc::Receiver<Arc<DecisionRecord>>>>,
-    /// Records the outbox had no room for since the writing task last looked.
+    /// Records the outbox had no room for (and so shown by this node only), since start.
     dropped: AtomicU64,
 }
 
@@ -254,10 +255,10 @@ impl DecisionLog {
             .take()
     }
 
-    /// How many records found the outbox full since the last call (and so stayed on this
-    /// node only).
-    pub fn take_dropped(&self) -> u64 {
-        self.dropped.swap(0, Ordering::Relaxed)
+    /// How many records found the outbox full since the start (and so stayed on this node
+    /// only).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// A fresh decision id, bound to the next slot of the ring.

@@ -19,10 +19,14 @@ use uuid::Uuid;
 
 use super::decision_log::DecisionRecord;
 use super::{DecisionLog, ServiceError, ServiceResult, Services};
-use crate::store::codec::{decode, encode};
+use crate::store::codec::{decode, encode_bounded};
 
 /// Most records written in one batch.
 pub const MAX_BATCH: usize = 1024;
+
+/// Bytes reserved for one encoded record: a record with a one-item offer and a short trace
+/// takes about 600, so most records are written without growing the buffer.
+const RECORD_BYTES: usize = 1024;
 
 /// Pause after each batch, so that the next one gathers.
 pub const LINGER: Duration = Duration::from_millis(100);
@@ -57,6 +61,7 @@ pub async fn persist(state: Services, mut shutdown: watch::Receiver<bool>) {
     };
     let ttl = Duration::from_secs(state.settings.offers.decision_ttl_s);
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut reported = 0;
     loop {
         let stopping = tokio::select! {
             taken = outbox.recv_many(&mut batch, MAX_BATCH) => {
@@ -69,10 +74,11 @@ pub async fn persist(state: Services, mut shutdown: watch::Receiver<bool>) {
         };
         if stopping {
             drain(&state, &mut outbox, &mut batch, ttl).await;
+            report_dropped(&state.decisions, &mut reported);
             return;
         }
         write(&state, &mut batch, ttl).await;
-        report_dropped(&state.decisions);
+        report_dropped(&state.decisions, &mut reported);
         tokio::time::sleep(LINGER).await;
     }
 }
@@ -91,7 +97,6 @@ async fn drain(
         }
     }
     write(state, batch, ttl).await;
-    report_dropped(&state.decisions);
 }
 
 /// Writes one batch (the cap counters of its sessions, then its records; one store call
@@ -102,7 +107,7 @@ async fn write(state: &Services, batch: &mut Vec<Arc<DecisionRecord>>, ttl: Dura
     super::caps::save(state, batch).await;
     let mut by_game: HashMap<Uuid, Vec<(Uuid, Vec<u8>)>> = HashMap::new();
     for record in batch.drain(..) {
-        match encode(&*record) {
+        match encode_bounded(&*record, RECORD_BYTES) {
             Ok(bytes) => by_game
                 .entry(record.game_id)
                 .or_default()
@@ -119,9 +124,12 @@ async fn write(state: &Services, batch: &mut Vec<Arc<DecisionRecord>>, ttl: Dura
     }
 }
 
-/// Logs the records the outbox had no room for.
-fn report_dropped(log: &DecisionLog) {
-    let dropped = log.take_dropped();
+/// Logs the records the outbox had no room for since the last report (`reported` of them
+/// were reported before; the total is the metric `offer_decisions_unstored_total`).
+fn report_dropped(log: &DecisionLog, reported: &mut u64) {
+    let total = log.dropped();
+    let dropped = total - *reported;
+    *reported = total;
     if dropped > 0 {
         tracing::warn!(
             dropped,

@@ -54,8 +54,9 @@ pub fn serve(
         guardrails.max_offers_per_session.is_some() || guardrails.min_offer_interval_s.is_some();
     let player = session.player(caps);
     let now = Utc::now();
-    let decision =
-        SAMPLER.with_borrow_mut(|rng| decide(&view.snapshot, &player, event_type, now, rng));
+    let shadow_every = state.settings.offers.shadow_every;
+    let decision = SAMPLER
+        .with_borrow_mut(|rng| decide(&view.snapshot, &player, event_type, now, rng, shadow_every));
     let decision_id = state.decisions.next_id();
     let served = match &decision.outcome {
         Outcome::Offer(plan) => {

@@ -311,7 +311,12 @@ async fn loot_boxes_never_reach_belgium_or_the_netherlands() {
 
 #[tokio::test]
 async fn shadow_mode_computes_ai_picks_silently() {
-    let (app, sdk) = mixed_game().await;
+    // Every decision's silent pick recorded (the default samples one in ten).
+    let app = spawn_tuned(default_backend(), |s| {
+        s.offers.shadow_every = std::num::NonZeroU32::MIN;
+    })
+    .await;
+    let sdk = app.game_with(mixed_catalogue()).await;
     let game = app.get_json(format!("/v1/games/{}", sdk.game)).await;
     assert_eq!(game["mode"], "shadow");
     let sid = featured(&app, &sdk).await;
@@ -328,6 +333,35 @@ async fn shadow_mode_computes_ai_picks_silently() {
         5
     );
     assert_eq!(report["recent"].as_array().expect("recent").len(), 5);
+}
+
+#[tokio::test]
+async fn shadow_mode_skips_the_ai_levels_of_unsampled_decisions() {
+    // One decision in u32::MAX sampled: none of these few.
+    let app = spawn_tuned(default_backend(), |s| {
+        s.offers.shadow_every = std::num::NonZeroU32::MAX;
+    })
+    .await;
+    let sdk = app.game_with(mixed_catalogue()).await;
+    let sid = featured(&app, &sdk).await;
+    for _ in 0..5 {
+        let (status, body, _) = offer(&app, &sdk, &sid, "boss_raid").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body["fallback_level"].as_u64().expect("level") >= 3);
+        let id = body["offer_id"].as_str().expect("offer id");
+        let record = app
+            .get_json(format!("/v1/games/{}/offers/{id}", sdk.game))
+            .await;
+        assert_eq!(record["shadow"], Value::Null, "{record}");
+        assert_eq!(record["trace"][0]["note"], "shadow_unsampled", "{record}");
+        assert_eq!(record["trace"][1]["note"], "shadow_unsampled", "{record}");
+    }
+    let report = app
+        .get_json(format!("/v1/games/{}/shadow-decisions", sdk.game))
+        .await;
+    assert_eq!(report["level_1"], 0);
+    assert_eq!(report["level_2"], 0);
+    assert_eq!(report["recent"].as_array().expect("recent").len(), 0);
 }
 
 /// An Assisted game selling one hat, whose only AI candidate is the L2 template of

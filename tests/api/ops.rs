@@ -26,6 +26,11 @@ async fn health_ready_metrics_and_openapi() {
         "{metrics}"
     );
     assert!(metrics.contains("http_request_duration_seconds_bucket"));
+    // Every decision reached the store writer's queue.
+    assert!(
+        metrics.contains("\noffer_decisions_unstored_total 0\n"),
+        "{metrics}"
+    );
     let doc = app
         .get("/v1/openapi.json")
         .no_token()

@@ -91,6 +91,9 @@ pub enum TraceNote {
     HyperInflation,
     /// Shadow mode: the AI pick was recorded, not served.
     ShadowSilent,
+    /// Shadow mode: this decision was not among those sampled to compute the silent pick
+    /// (one in the engine's `shadow_every`), so L1 and L2 were not run.
+    ShadowUnsampled,
     /// Assisted mode: the AI pick waits for the studio's approval.
     AwaitingApproval,
     /// L1: the model had no arm to pick (price cap, catalogue, loot-box rule).
@@ -117,6 +120,7 @@ impl TraceNote {
             Self::KillSwitchAiOff => "kill_switch_ai_off",
             Self::HyperInflation => "hyper_inflation",
             Self::ShadowSilent => "shadow_silent",
+            Self::ShadowUnsampled => "shadow_unsampled",
             Self::AwaitingApproval => "awaiting_approval",
             Self::NoArm => "no_arm",
             Self::NoItemForArm => "no_item_for_arm",

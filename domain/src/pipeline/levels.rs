@@ -4,9 +4,10 @@
 //! trace; L1 and L2 are gated together by the kill switch, the FSR quadrant and the mode.
 
 use std::fmt::Write as _;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use rand::Rng;
+use rand::{Rng, RngExt as _};
 
 use super::{Candidate, Ctx, TraceNote};
 use crate::bandit::{ArmPick, Segment};
@@ -29,12 +30,20 @@ fn category_name(c: Category) -> &'static str {
     }
 }
 
-/// L1 then L2, gated by the kill switch, the quadrant and the mode.
-pub(super) fn ai_levels(cx: &mut Ctx<'_>, rng: &mut impl Rng) -> Option<Candidate> {
+/// L1 then L2, gated by the kill switch, the quadrant and the mode. In Shadow mode the
+/// silent pick is computed for one decision in `shadow_every`, drawn at random: it is only
+/// recorded, so the others skip the L1 sampling that would cost most of the decision.
+pub(super) fn ai_levels(
+    cx: &mut Ctx<'_>,
+    rng: &mut impl Rng,
+    shadow_every: NonZeroU32,
+) -> Option<Candidate> {
     let gate = if !cx.snap.kill_level().allows_ai() {
         Some(TraceNote::KillSwitchAiOff)
     } else if !cx.snap.quadrant().allows_ai() {
         Some(TraceNote::HyperInflation)
+    } else if cx.snap.mode() == Mode::Shadow && !rng.random_ratio(1, shadow_every.get()) {
+        Some(TraceNote::ShadowUnsampled)
     } else {
         None
     };
@@ -308,6 +317,7 @@ mod tests {
                 "currency_low",
                 Utc::now(),
                 &mut StdRng::seed_from_u64(seed),
+                NonZeroU32::MIN,
             );
             let o = offer(&d);
             assert!(o.price_cents <= 499);
@@ -342,7 +352,8 @@ mod tests {
             let mut p = fr.clone();
             p.country = Some(country.into());
             for seed in 0..50 {
-                let d = decide(&snap, &p, "x", Utc::now(), &mut StdRng::seed_from_u64(seed));
+                let mut rng = StdRng::seed_from_u64(seed);
+                let d = decide(&snap, &p, "x", Utc::now(), &mut rng, NonZeroU32::MIN);
                 assert_eq!(ids(offer(&d)), ["potion"], "{country}");
             }
         }

@@ -9,7 +9,8 @@
 //! frequency caps (`frequency_capped`), then L1 AI (bandit), L2 genre template, L3 studio
 //! bundle, L4 store shelf, else L5 `suppressed`. A player with an empty feature set goes
 //! straight to L4. L1 and L2 are skipped at kill level 1 and in `HYPER_INFL`. In Shadow an
-//! L1/L2 pick is recorded but not served; in Assisted it serves only once approved. Every
+//! L1/L2 pick is recorded but not served (computed for a random one decision in
+//! `shadow_every`, the others skip L1 and L2); in Assisted it serves only once approved. Every
 //! item of every candidate passes the policy engine (price cap, loot-box countries).
 //!
 //! The files follow the decision: `snapshot` builds the per-game indexes, `player` holds what
@@ -22,6 +23,8 @@ mod experiment;
 mod levels;
 mod player;
 mod snapshot;
+
+use std::num::NonZeroU32;
 
 use chrono::{DateTime, Utc};
 use rand::Rng;
@@ -66,13 +69,16 @@ impl Ctx<'_> {
 /// Decides the offer for one player and trigger event, in the step order above.
 ///
 /// Pure: the same snapshot, player, event, time and random state give the same decision.
-/// The random generator feeds only the L1 bandit's exploration.
+/// The random generator feeds only the L1 bandit's exploration and, in Shadow mode, the
+/// draw of the one decision in `shadow_every` whose silent L1/L2 pick is computed and
+/// recorded (the others note `shadow_unsampled` at L1 and L2).
 pub fn decide(
     snap: &GameSnapshot,
     player: &PlayerContext,
     event_type: &str,
     now: DateTime<Utc>,
     rng: &mut impl Rng,
+    shadow_every: NonZeroU32,
 ) -> Decision {
     if !snap.kill_level().allows_offers() {
         return Decision::no_offer(NoOfferReason::KillSwitch);
@@ -97,7 +103,7 @@ pub fn decide(
         approval_candidates: Vec::new(),
     };
     let picked = if player.has_features() {
-        ai_levels(&mut cx, rng).or_else(|| level3(&mut cx))
+        ai_levels(&mut cx, rng, shadow_every).or_else(|| level3(&mut cx))
     } else {
         for level in 1..=3 {
             cx.note(level, TraceNote::NoFeatures);
@@ -119,7 +125,11 @@ pub fn decide(
 
 #[cfg(test)]
 mod tests {
+    use std::num::NonZeroU32;
+
     use chrono::Utc;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
 
     use super::*;
     use crate::category::Category;
@@ -216,6 +226,43 @@ mod tests {
         assert_eq!(d.shadow.as_ref().map(|c| c.level), Some(1));
         assert!(d.approval_candidates.is_empty());
         assert_eq!(notes(&d), [(1, "shadow_silent"), (2, "shadow_silent")]);
+    }
+
+    #[test]
+    fn shadow_computes_the_silent_pick_for_one_decision_in_shadow_every() {
+        let mut fx = SnapshotFixture::small();
+        fx.game.mode = Mode::Shadow;
+        let snap = fx.snapshot();
+        let every = NonZeroU32::new(4).expect("positive");
+        let mut sampled = 0;
+        for seed in 0..400 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let d = decide(&snap, &player(), "first_loss", Utc::now(), &mut rng, every);
+            // The studio's offer serves either way.
+            assert_eq!(offer(&d).level, 3);
+            assert!(d.approval_candidates.is_empty());
+            if d.shadow.is_some() {
+                sampled += 1;
+                assert_eq!(notes(&d), [(1, "shadow_silent"), (2, "shadow_silent")]);
+            } else {
+                assert_eq!(
+                    notes(&d),
+                    [(1, "shadow_unsampled"), (2, "shadow_unsampled")]
+                );
+            }
+        }
+        // About a quarter of the 400 decisions, far from none and from all.
+        assert!((50..=150).contains(&sampled), "{sampled} sampled");
+        // Other modes never skip the AI levels.
+        let mut fx = SnapshotFixture::small();
+        fx.game.mode = Mode::Autonomous;
+        let snap = fx.snapshot();
+        let never = NonZeroU32::MAX;
+        for seed in 0..20 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let d = decide(&snap, &player(), "first_loss", Utc::now(), &mut rng, never);
+            assert_eq!(offer(&d).level, 1);
+        }
     }
 
     #[test]

@@ -358,6 +358,8 @@ fn index_bundles(bundles: &[Bundle], items: &HashMap<String, Arc<Item>>) -> Bund
 
 #[cfg(test)]
 mod tests {
+    use std::num::NonZeroU32;
+
     use chrono::Utc;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
@@ -390,6 +392,7 @@ mod tests {
                 "first_loss",
                 Utc::now(),
                 &mut StdRng::seed_from_u64(seed),
+                NonZeroU32::MIN,
             );
             let o = offer(&d);
             assert!(o.items.iter().all(|i| i.is_live()));
