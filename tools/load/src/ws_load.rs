@@ -4,7 +4,7 @@
 //!   [`ws-baseline`](crate::ws_baseline), each as a child process; it opens N sessions to one
 //!   (hello, ready), lets them sit idle, and reports the server's RSS growth per session
 //!   (`VmRSS` of `/proc/<pid>/status` before the sockets and after), then does the same for
-//!   the other. The engine's target is 16 KiB per session.
+//!   the other. The engine's target is 8 KiB per session.
 //! - `ws-broadcast` alternates rounds on the engine and the baseline; each round opens N
 //!   sessions to one of them, broadcasts once to warm up, then once measured: engine (`PUT /v1/games/{id}/kill-switch`, levels 2 and 0 in turn) and baseline
 //!   (a text frame `go` on a control socket), timing each from the request being sent until
@@ -61,7 +61,7 @@ pub struct IdleArgs {
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     pub idle: Duration,
     /// The engine's target in KiB per session.
-    #[arg(long, default_value_t = 16.0)]
+    #[arg(long, default_value_t = 8.0)]
     pub target_kib: f64,
 }
 
