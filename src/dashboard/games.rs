@@ -299,6 +299,31 @@ fn overview(
     }
 }
 
+/// Where a write from the game page goes next: back to the page when the service saved it,
+/// the page again with the service's field errors (422) when it refused the fields.
+async fn after_write<T>(
+    state: &AppState,
+    user: &SignedIn,
+    game_id: Uuid,
+    result: Result<T, ServiceError>,
+) -> Result<Response, PageError> {
+    match result {
+        Ok(_) => Ok(Redirect::to(&format!("/dashboard/games/{game_id}")).into_response()),
+        Err(ServiceError::Validation(errors)) => {
+            show_page(
+                state,
+                user,
+                game_id,
+                &errors,
+                None,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 async fn show_page(
     state: &AppState,
     user: &SignedIn,
@@ -350,18 +375,6 @@ pub async fn set_mode(
     let handle = game_of(&state.services, &user, game_id).await?;
     user.require(Role::Admin)?;
     match games::set_mode(&state.services, &handle, form.mode).await {
-        Ok(_) => Ok(Redirect::to(&format!("/dashboard/games/{game_id}")).into_response()),
-        Err(ServiceError::Validation(errors)) => {
-            show_page(
-                &state,
-                &user,
-                game_id,
-                &errors,
-                None,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
-        }
         Err(ServiceError::Conflict(why)) => {
             show_page(
                 &state,
@@ -373,7 +386,7 @@ pub async fn set_mode(
             )
             .await
         }
-        Err(e) => Err(e.into()),
+        result => after_write(&state, &user, game_id, result).await,
     }
 }
 
@@ -453,19 +466,6 @@ pub async fn set_guardrails(
         )
         .await;
     }
-    match games::patch_guardrails(&state.services, &handle, patch).await {
-        Ok(_) => Ok(Redirect::to(&format!("/dashboard/games/{game_id}")).into_response()),
-        Err(ServiceError::Validation(errors)) => {
-            show_page(
-                &state,
-                &user,
-                game_id,
-                &errors,
-                None,
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
-        }
-        Err(e) => Err(e.into()),
-    }
+    let result = games::patch_guardrails(&state.services, &handle, patch).await;
+    after_write(&state, &user, game_id, result).await
 }
