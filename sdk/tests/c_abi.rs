@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use support::game::{Surface, play, sdk_library, workspace_root};
-use support::{free_port, temp_dir};
+use support::{bad_inputs, temp_dir};
 
 /// Compiles `source` (relative to the workspace) with `compiler` and the extra `flags` into a
 /// temporary folder and returns the binary.
@@ -62,30 +62,10 @@ fn the_cpp_example_buys_an_offer_and_hides_its_store_at_the_kill_switch() {
 #[test]
 fn bad_input_gets_the_documented_codes() {
     let program = compile("cc", &["-std=c11"], "sdk/tests/c/bad_inputs.c");
-    let data = temp_dir("c-abi-bad");
-    std::fs::write(
-        data.join("svc_config.json"),
-        r#"{"auto_login": true, "player_id_source": "custom"}"#,
-    )
-    .expect("svc_config.json");
-    // No engine: init never waits on the network.
-    let output = Command::new(program)
-        .arg(&data)
-        .arg(format!("http://127.0.0.1:{}", free_port()))
-        .output()
-        .expect("run the program");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "{text}");
-    let codes: Vec<(&str, i32)> = text
-        .lines()
-        .map(|line| {
-            let (name, code) = line.split_once(' ').expect("NAME CODE");
-            (name, code.parse().expect("a code"))
-        })
-        .collect();
-    assert_eq!(
-        codes,
-        [
+    bad_inputs::assert_codes(
+        &[program.as_os_str()],
+        &[],
+        &[
             ("poll_before_init", -11),
             ("track_before_init", -11),
             ("null_config", -1),
@@ -102,7 +82,6 @@ fn bad_input_gets_the_documented_codes() {
             ("track", 0),
             ("shutdown", 0),
             ("shutdown_again", -11),
-        ]
+        ],
     );
-    let _ = std::fs::remove_dir_all(data);
 }

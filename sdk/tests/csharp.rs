@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use support::game::{Surface, play, sdk_library, workspace_root};
-use support::{free_port, temp_dir};
+use support::{bad_inputs, temp_dir};
 
 /// Fails, with how to install it, when `tool` (`mcs` or `mono`) does not run.
 fn require(tool: &str) {
@@ -75,36 +75,11 @@ fn the_csharp_example_buys_an_offer_and_hides_its_store_at_the_kill_switch() {
 #[test]
 fn bad_input_gets_the_documented_codes() {
     let program = compile("sdk/tests/csharp/BadInputs.cs");
-    let data = temp_dir("csharp-bad");
-    std::fs::write(
-        data.join("svc_config.json"),
-        r#"{"auto_login": true, "player_id_source": "custom"}"#,
-    )
-    .expect("svc_config.json");
-    // No engine: init never waits on the network.
-    let output = Command::new("mono")
-        .arg(program)
-        .arg(&data)
-        .arg(format!("http://127.0.0.1:{}", free_port()))
-        .env("LD_LIBRARY_PATH", library_dir())
-        .output()
-        .expect("run the program");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let codes: Vec<(&str, i32)> = text
-        .lines()
-        .map(|line| {
-            let (name, code) = line.split_once(' ').expect("NAME CODE");
-            (name, code.parse().expect("a code"))
-        })
-        .collect();
-    assert_eq!(
-        codes,
-        [
+    let libraries = library_dir();
+    bad_inputs::assert_codes(
+        &["mono".as_ref(), program.as_os_str()],
+        &[("LD_LIBRARY_PATH", libraries.as_os_str())],
+        &[
             ("poll_before_init", -11),
             ("track_before_init", -11),
             ("null_config", -1),
@@ -119,7 +94,6 @@ fn bad_input_gets_the_documented_codes() {
             ("track", 0),
             ("shutdown", 0),
             ("shutdown_again", -11),
-        ]
+        ],
     );
-    let _ = std::fs::remove_dir_all(data);
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use offer_sdk::{InitOptions, Sdk, SdkCallback};
 
+pub mod bad_inputs;
 pub mod game;
 use serde_json::{Value, json};
 
