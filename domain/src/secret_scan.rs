@@ -172,21 +172,16 @@ mod tests {
         assert_eq!(lines, vec![3, 5]);
     }
 
+    /// Placeholders and strings that look nearly like keys; the authoring tool's scanner
+    /// is tested against the same list, so the two scanners cannot drift apart on them.
+    const NEAR_MISSES: &str = include_str!("../testdata/secret_scan_near_misses.json");
+
     #[test]
     fn placeholders_and_near_misses_are_not_keys() {
-        for text in [
-            "svc_live_sk_<KEY>",
-            "svc_live_sk_xxxxxxxxxxxxxxxxxxxxxxxx",
-            "svc_live_sk_xXxXxXxXxXxXxXxXxXxX",
-            "svc_test_sk_0000000000000000000000",
-            "svc_auth_aaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-            "svc_live_sk_Ab3dEf6hIj9kLm2",
-            "s_live_sk_Ab3dEf6hIj9kLm2nOp5rSt8v",
-            "SVC_live_sk_Ab3dEf6hIj9kLm2nOp5rSt8v",
-            "svc_prod_sk_Ab3dEf6hIj9kLm2nOp5rSt8v",
-            "_live_sk_Ab3dEf6hIj9kLm2nOp5rSt8v",
-        ] {
-            assert!(scan(text).is_empty(), "{text}");
+        let texts: Vec<String> = serde_json::from_str(NEAR_MISSES).expect("a list of strings");
+        assert!(texts.len() > 10);
+        for text in texts {
+            assert!(scan(&text).is_empty(), "{text}");
         }
     }
 
