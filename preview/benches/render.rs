@@ -2,14 +2,10 @@
 //! art, from parsed tree to PNG bytes (evaluation, layout, rasterising, PNG encoding).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use offer_domain::template::bindings::Bindings;
-use offer_domain::template::catalogue::ItemSummary;
 use offer_domain::template::parse;
-use offer_preview::{BoundItem, PHONE_1080X1920, PHONE_1170X2532, render};
-use serde_json::json;
+use offer_preview::testing::{FIXTURE_PAGE as PAGE, gems, spring_sale_bindings};
+use offer_preview::{PHONE_1080X1920, PHONE_1170X2532, render};
 use std::hint::black_box;
-
-const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
 
 /// Item art: a 256x256 PNG.
 fn art() -> Vec<u8> {
@@ -20,20 +16,8 @@ fn art() -> Vec<u8> {
 
 fn bench(c: &mut Criterion) {
     let tree = parse(PAGE).expect("fixture page");
-    let bindings = Bindings::from_json(
-        &json!({"items": ["gems_500"], "title": "Spring sale", "discount": 40}),
-    )
-    .expect("bindings");
-    let items = [BoundItem {
-        summary: ItemSummary {
-            name: "500 Gems".into(),
-            price: "$4.99".into(),
-            amount: Some(500),
-            art: Some("a1b2c3d4e5f6a1b2c3d4e5f6".into()),
-            description: None,
-        },
-        art: Some(art()),
-    }];
+    let bindings = spring_sale_bindings();
+    let items = [gems(art())];
     for (name, screen) in [
         ("render_1080x1920", PHONE_1080X1920),
         ("render_1170x2532", PHONE_1170X2532),

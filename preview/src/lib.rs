@@ -15,12 +15,16 @@
 //! - [`text`]: the fonts, measuring and wrapping.
 //! - [`layout`]: sizes and positions.
 //! - [`paint`]: rasterising and PNG encoding.
+//!
+//! With the `testing` feature, `testing` holds the fixtures the tests and benches share.
 
 pub mod error;
 pub mod eval;
 pub mod layout;
 pub mod paint;
 pub mod screen;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod text;
 pub mod widget;
 

@@ -4,14 +4,11 @@
 //! Regenerate the golden image after an intended rendering change with
 //! `OFFER_PREVIEW_REGENERATE_GOLDEN=1 cargo test -p offer-preview --test render`.
 
-use offer_domain::template::bindings::Bindings;
-use offer_domain::template::catalogue::ItemSummary;
 use offer_domain::template::parse;
-use offer_preview::{BoundItem, PHONE_1080X1920, PHONE_SIZES, Screen, render};
-use serde_json::json;
+use offer_preview::testing::{FIXTURE_PAGE as PAGE, gems, price_page, spring_sale_bindings};
+use offer_preview::{PHONE_1080X1920, PHONE_SIZES, Screen, render};
 use tiny_skia::{Color, Pixmap};
 
-const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
 const GOLDEN: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/golden/offer_page_1080x1920.png"
@@ -38,31 +35,13 @@ fn art() -> Vec<u8> {
     p.encode_png().expect("png")
 }
 
-fn gems() -> BoundItem {
-    BoundItem {
-        summary: ItemSummary {
-            name: "500 Gems".into(),
-            price: "$4.99".into(),
-            amount: Some(500),
-            art: Some("a1b2c3d4e5f6a1b2c3d4e5f6".into()),
-            description: None,
-        },
-        art: Some(art()),
-    }
-}
-
-fn bindings() -> Bindings {
-    Bindings::from_json(&json!({"items": ["gems_500"], "title": "Spring sale", "discount": 40}))
-        .expect("bindings")
-}
-
 fn decode(png: &[u8]) -> image::RgbaImage {
     image::load_from_memory(png).expect("a PNG").to_rgba8()
 }
 
 fn render_page(src: &str, screen: Screen) -> image::RgbaImage {
     let tree = parse(src).expect("template");
-    decode(&render(&tree, &bindings(), &[gems()], screen).expect("render"))
+    decode(&render(&tree, &spring_sale_bindings(), &[gems(art())], screen).expect("render"))
 }
 
 #[test]
@@ -76,16 +55,6 @@ fn pngs_have_the_phone_dimensions() {
 /// A white button on a white page: only its price text can make pixels non-white.
 #[test]
 fn the_price_text_is_drawn() {
-    let page = |label: &str| {
-        format!(
-            "class P extends StatelessWidget {{\n\
-               final OfferData offer;\n\
-               Widget build(BuildContext context) => Center(\n\
-                 child: OfferButton(item: offer.items[0], {label}color: Colors.white, textColor: Colors.black, width: 200),\n\
-               );\n\
-             }}\n"
-        )
-    };
     let dark = |img: &image::RgbaImage| {
         let (w, h) = img.dimensions();
         let (cx, cy) = (w / 2, h / 2);
@@ -99,9 +68,9 @@ fn the_price_text_is_drawn() {
         }
         n
     };
-    let with_price = render_page(&page(""), PHONE_1080X1920);
+    let with_price = render_page(&price_page(""), PHONE_1080X1920);
     assert!(dark(&with_price) > 300, "the price region is blank");
-    let blank = render_page(&page("label: '', "), PHONE_1080X1920);
+    let blank = render_page(&price_page("label: '', "), PHONE_1080X1920);
     assert_eq!(dark(&blank), 0, "an empty label draws nothing");
 }
 
@@ -132,5 +101,5 @@ fn the_fixture_page_matches_its_golden_image() {
 #[test]
 fn a_template_without_an_entry_widget_is_an_error() {
     let tree = parse("class A {}").expect("template");
-    assert!(render(&tree, &bindings(), &[], PHONE_1080X1920).is_err());
+    assert!(render(&tree, &spring_sale_bindings(), &[], PHONE_1080X1920).is_err());
 }

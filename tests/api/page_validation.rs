@@ -3,14 +3,13 @@
 //! import outside the allow-list, a hard-coded service key) blocks with its gate and line;
 //! only the game's authoring key and the studio's developers may call it.
 
+// The page every case starts from: a real assistant-written offer page.
+use offer_preview::testing::FIXTURE_PAGE as PAGE;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::fixtures::{Sdk, store_shelf};
 use super::helpers::{Role, TestApp, spawn_app};
-
-/// The page every case starts from: a real assistant-written offer page.
-const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
 
 fn bindings(item: &str) -> Value {
     json!({"items": [item], "title": "Spring sale", "discount": 40})

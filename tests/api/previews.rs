@@ -9,26 +9,14 @@ use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use offer_preview::testing::{FIXTURE_PAGE as PAGE, price_page};
+
 use super::fixtures::{pack, png, store_shelf, with};
 use super::helpers::{
     Role, TestApp, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_tuned,
 };
 
-const PAGE: &str = include_str!("../../domain/tests/fixtures/offer_page.dart");
 const RUN_HEADER: &str = "X-Authoring-Run";
-
-/// A white page with one white purchase button whose only dark pixels are its black label
-/// (the bound item's price, unless `label` replaces it).
-fn price_page(label: &str) -> String {
-    format!(
-        "class P extends StatelessWidget {{\n\
-           final OfferData offer;\n\
-           Widget build(BuildContext context) => Center(\n\
-             child: OfferButton(item: offer.items[0], {label}color: Colors.white, textColor: Colors.black, width: 200),\n\
-           );\n\
-         }}\n"
-    )
-}
 
 fn preview_path(game: &str) -> String {
     format!("/v1/games/{game}/custom-pages/preview")
