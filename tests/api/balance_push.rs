@@ -25,25 +25,23 @@ async fn a_rest_money_event_pushes_the_balance_to_the_players_sockets_on_every_n
         .await;
     on_b.recv_type("ready").await;
 
-    a.post(
-        "/v1/sdk/events",
-        json!({"session_id": session, "events": [earned("gems", 70, "e1")]}),
-    )
-    .token(&sdk.key)
-    .expect(StatusCode::ACCEPTED)
-    .await;
+    // Earns 70 gems over REST under the idempotency key `e1`.
+    let earn_70 = async || {
+        a.post(
+            "/v1/sdk/events",
+            json!({"session_id": session, "events": [earned("gems", 70, "e1")]}),
+        )
+        .token(&sdk.key)
+        .expect(StatusCode::ACCEPTED)
+        .await
+    };
+    earn_70().await;
     let seventy = json!({"type": "balance", "currency_id": "gems", "balance": 70});
     assert_fields(&on_a.recv_type("balance").await, seventy.clone());
     assert_fields(&on_b.recv_type("balance").await, seventy);
 
     // A replay moves nothing and pushes nothing; a spend on a socket is answered there.
-    a.post(
-        "/v1/sdk/events",
-        json!({"session_id": session, "events": [earned("gems", 70, "e1")]}),
-    )
-    .token(&sdk.key)
-    .expect(StatusCode::ACCEPTED)
-    .await;
+    earn_70().await;
     on_a.send(event(spent("gems", 20, "s1"))).await;
     assert_fields(
         &on_a.recv_answer().await,

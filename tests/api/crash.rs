@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use offer_domain::environment::Environment;
-use offer_engine::auth::JwtCodec;
 use offer_engine::store::redis::RedisStore;
 use offer_engine::store::sqlite::{Location, SqliteOptions, SqliteStore, SyncMode};
 use offer_engine::store::{LedgerEntry, MoneyKind, SharedStore};
@@ -33,8 +32,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{earned, spent};
-use super::helpers::{Backend, Role, SECRET, remove_scratch, scratch_dir, spawn_tuned};
-use super::process::{Spawned, engine_with};
+use super::helpers::{Backend, SECRET, remove_scratch, scratch_dir, spawn_tuned};
+use super::process::{Spawned, engine_with, post_json, process_admin_token};
 use super::redis_harness::{free_port, start_durable_on};
 
 /// Players sending events at the same time.
@@ -213,18 +212,9 @@ async fn send_until_answered(
 /// A game with the currency `gold`, a production SDK key and one session per client, set
 /// up over REST on the engine at `base`; returns the game, the key and the sessions.
 async fn set_up(base: &str) -> (Uuid, String, Vec<(String, String)>) {
-    let codec = JwtCodec::new(SECRET.as_bytes(), "offer-engine", "offer-engine-dashboard");
-    let admin = codec
-        .mint("alice", "studio-a", Role::Admin, chrono::Duration::hours(1))
-        .expect("mint");
+    let admin = process_admin_token();
     let client = Client::new();
-    let post = |path: &str, token: &str, body: Value| {
-        client
-            .post(format!("{base}{path}"))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-    };
+    let post = |path: &str, token: &str, body: Value| post_json(&client, base, path, token, &body);
     let game: Value = post(
         "/v1/games",
         &admin,

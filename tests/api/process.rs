@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use offer_engine::auth::JwtCodec;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -44,6 +45,29 @@ pub fn fresh_secret_path() -> std::path::PathBuf {
     std::env::temp_dir()
         .join(format!("offer-engine-test-{}", uuid::Uuid::new_v4()))
         .join("dev-jwt-secret")
+}
+
+/// The token of `alice`, admin of `studio-a`, valid for an hour, for an engine process
+/// started with `OFFER__AUTH__JWT_SECRET` set to [`SECRET`] and the default issuer and audience.
+pub fn process_admin_token() -> String {
+    JwtCodec::new(SECRET.as_bytes(), "offer-engine", "offer-engine-dashboard")
+        .mint("alice", "studio-a", Role::Admin, chrono::Duration::hours(1))
+        .expect("mint")
+}
+
+/// A POST of `body`, as JSON, with `token` to `path` of the engine process at `base`.
+pub fn post_json(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    token: &str,
+    body: &serde_json::Value,
+) -> impl Future<Output = reqwest::Result<reqwest::Response>> + use<> {
+    client
+        .post(format!("{base}{path}"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
 }
 
 /// A spawned engine process, killed when the test ends on any path, so a failing test
@@ -159,11 +183,7 @@ fn token_command_prints_a_jwt_or_refuses_without_a_secret() {
     assert!(out.status.success());
     let token = String::from_utf8(out.stdout).expect("utf8");
     assert_eq!(token.trim().split('.').count(), 3);
-    let codec = offer_engine::auth::JwtCodec::new(
-        SECRET.as_bytes(),
-        "offer-engine",
-        "offer-engine-dashboard",
-    );
+    let codec = JwtCodec::new(SECRET.as_bytes(), "offer-engine", "offer-engine-dashboard");
     let claims = codec.verify(token.trim()).expect("valid token");
     assert_eq!(claims.studio_id, "s1");
     assert_eq!(claims.role, Role::Viewer);

@@ -17,22 +17,10 @@ use uuid::Uuid;
 
 use super::fixtures::store_shelf;
 use super::helpers::{TestApp, spawn_app};
-use super::ws_client::{Client, Fmt, PATIENCE, connect, fresh};
+use super::ws_client::{Client, Fmt, PATIENCE, VARYING_FIELDS, connect, fresh};
 
 /// The document, as compiled into this test binary.
 const DOC: &str = include_str!("../../docs/protocol.md");
-
-/// Fields whose values differ from one run to the next (ids, times, versions, the session's
-/// epoch, the wording of a decoder's message): the transcript checks only that they are
-/// there, of the same JSON kind.
-const VARYING: [&str; 6] = [
-    "offer_id",
-    "epoch",
-    "expires_at",
-    "updated_at",
-    "config_version",
-    "message",
-];
 
 /// One fenced block of the document.
 struct Block {
@@ -412,7 +400,7 @@ fn transcript(session: Uuid, player: &str) -> Vec<Step> {
 }
 
 /// Compares a server message with the transcript's: the same fields, equal values except
-/// the [`VARYING`] ones (and everything in an offer, whose contents the pipeline picks),
+/// the [`VARYING_FIELDS`] ones (and everything in an offer, whose contents the pipeline picks),
 /// which only keep their JSON kind.
 fn same_message(expected: &Value, actual: &Value, varying: bool, path: &str) -> Vec<String> {
     match (expected, actual) {
@@ -426,7 +414,7 @@ fn same_message(expected: &Value, actual: &Value, varying: bool, path: &str) -> 
             e.iter()
                 .flat_map(|(k, v)| {
                     let vary = varying
-                        || VARYING.contains(&k.as_str())
+                        || VARYING_FIELDS.contains(&k.as_str())
                         || (offer && k != "type" && k != "seq");
                     same_message(v, &a[k], vary, &format!("{path}.{k}"))
                 })

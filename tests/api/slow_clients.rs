@@ -16,14 +16,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
-use offer_engine::auth::JwtCodec;
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 use super::fixtures::store_shelf;
-use super::helpers::{Role, SECRET};
-use super::process::{Spawned, engine};
+use super::helpers::SECRET;
+use super::process::{Spawned, engine, post_json, process_admin_token};
 use super::raw::{connect, read_until_closed};
 
 /// Connections that never finish their head.
@@ -109,16 +108,9 @@ impl Player {
             .build()
             .expect("client");
         let base = format!("http://{addr}");
-        let admin = JwtCodec::new(SECRET.as_bytes(), "offer-engine", "offer-engine-dashboard")
-            .mint("alice", "studio-a", Role::Admin, chrono::Duration::hours(1))
-            .expect("mint");
-        let post = |path: &str, token: &str, body: Value| {
-            client
-                .post(format!("{base}{path}"))
-                .bearer_auth(token)
-                .json(&body)
-                .send()
-        };
+        let admin = process_admin_token();
+        let post =
+            |path: &str, token: &str, body: Value| post_json(&client, &base, path, token, &body);
         let created = async |r: reqwest::Result<reqwest::Response>| {
             let r = r.expect("request");
             assert!(r.status().is_success(), "{}", r.status());

@@ -16,8 +16,8 @@ use super::helpers::{
     spawn_tuned,
 };
 use super::ws_client::{
-    Client, Fmt, JSON_PROTOCOL, PATIENCE, assert_fields, connect, event, fresh, offer_request,
-    try_connect,
+    Client, Fmt, JSON_PROTOCOL, PATIENCE, VARYING_FIELDS, assert_fields, connect, event, fresh,
+    offer_request, try_connect,
 };
 
 /// A game with a store shelf, so the last level always has an offer, and a client in `fmt`
@@ -60,14 +60,7 @@ async fn wait_until(mut done: impl FnMut() -> bool) {
 fn shape(v: &Value) -> Value {
     let mut v = v.clone();
     if let Some(o) = v.as_object_mut() {
-        for k in [
-            "offer_id",
-            "epoch",
-            "expires_at",
-            "updated_at",
-            "config_version",
-            "message",
-        ] {
+        for k in VARYING_FIELDS {
             if o.contains_key(k) {
                 o.insert(k.into(), Value::Null);
             }

@@ -176,6 +176,17 @@ pub fn offer_request(event_type: &str) -> Value {
     json!({"type": "offer_request", "trigger_context": {"event_type": event_type}})
 }
 
+/// Fields of a server message whose values differ by nature from one session or run to the
+/// next (ids, times, versions, the session's epoch, the wording of a decoder's message).
+pub const VARYING_FIELDS: [&str; 6] = [
+    "offer_id",
+    "epoch",
+    "expires_at",
+    "updated_at",
+    "config_version",
+    "message",
+];
+
 /// The client message carrying one game event.
 pub fn event(event: Value) -> Value {
     json!({"type": "event", "event": event})
