@@ -8,9 +8,30 @@ use std::process::Command;
 
 use super::{free_port, temp_dir};
 
+/// Every case of the bad-input programs, in the order they run, with its documented code.
+const CASES: [(&str, i32); 16] = [
+    ("poll_before_init", -11),
+    ("track_before_init", -11),
+    ("null_config", -1),
+    ("invalid_utf8", -2),
+    ("bad_json", -3),
+    ("data_dir_not_a_string", -3),
+    ("no_svc_config", -7),
+    ("sandbox_key_in_production", -5),
+    ("init", 0),
+    ("init_again", -12),
+    ("login_when_logged_in", -15),
+    ("unknown_event", -13),
+    ("null_event", -1),
+    ("track", 0),
+    ("shutdown", 0),
+    ("shutdown_again", -11),
+];
+
 /// Runs `program` (its argv, without the two arguments added here) with `env`, checks that it
-/// exits 0, and that its `(name, code)` lines are `expected`, in order.
-pub fn assert_codes(program: &[&OsStr], env: &[(&str, &OsStr)], expected: &[(&str, i32)]) {
+/// exits 0, and that its `(name, code)` lines are every case but `not_made` (the cases the
+/// program leaves out: C# cannot pass invalid UTF-8 through a `string`), in order.
+pub fn assert_codes(program: &[&OsStr], env: &[(&str, &OsStr)], not_made: &[&str]) {
     let data = temp_dir("bad-inputs");
     std::fs::write(
         data.join("svc_config.json"),
@@ -38,6 +59,10 @@ pub fn assert_codes(program: &[&OsStr], env: &[(&str, &OsStr)], expected: &[(&st
             let (name, code) = line.split_once(' ').expect("NAME CODE");
             (name, code.parse().expect("a code"))
         })
+        .collect();
+    let expected: Vec<(&str, i32)> = CASES
+        .into_iter()
+        .filter(|(name, _)| !not_made.contains(name))
         .collect();
     assert_eq!(codes, expected);
 }
