@@ -21,6 +21,8 @@ pub enum Tab {
     Offers,
     /// Kill switch and what is served now.
     Live,
+    /// Custom pages, their previews and publish requests, and the authoring runs.
+    CustomPages,
     /// Offers and pages waiting for a decision.
     Approvals,
     /// The economy's health and the measured uplift.
@@ -30,11 +32,12 @@ pub enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 7] = [
+    const ALL: [Tab; 8] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Offers,
         Tab::Live,
+        Tab::CustomPages,
         Tab::Approvals,
         Tab::Economy,
         Tab::Keys,
@@ -46,6 +49,7 @@ impl Tab {
             Self::Catalogue => "Catalogue",
             Self::Offers => "Offers",
             Self::Live => "Live",
+            Self::CustomPages => "Custom pages",
             Self::Approvals => "Approvals",
             Self::Economy => "Economy",
             Self::Keys => "Settings, API Keys",
@@ -58,6 +62,7 @@ impl Tab {
             Self::Catalogue => "/items",
             Self::Offers => "/offers",
             Self::Live => "/live",
+            Self::CustomPages => "/custom-pages",
             Self::Approvals => "/approvals",
             Self::Economy => "/economy",
             Self::Keys => "/keys",

@@ -586,6 +586,42 @@ async fn experiments_change_the_price_never_the_items() {
 }
 
 #[tokio::test]
+async fn an_experiment_is_deleted_by_a_developer_of_its_studio_only() {
+    let (app, sdk) = mixed_game().await;
+    let experiments = format!("/v1/games/{}/experiments", sdk.game);
+    let exp = app
+        .post(
+            &experiments,
+            json!({"variants": [{"name": "cheap", "weight": 1, "price_usd": 1.23}]}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    let one = format!("{experiments}/{}", exp["experiment_id"].as_str().unwrap());
+    app.delete(&one)
+        .token(&app.token("studio-a", Role::Viewer))
+        .expect_error(StatusCode::FORBIDDEN, "forbidden")
+        .await;
+    app.delete(&one)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.delete(format!("{experiments}/{}", Uuid::new_v4()))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let listed = app.get_json(&experiments).await;
+    assert_eq!(listed["experiments"].as_array().map(Vec::len), Some(1));
+    app.delete(&one)
+        .token(&app.token("studio-a", Role::Developer))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let listed = app.get_json(&experiments).await;
+    assert_eq!(listed["experiments"], json!([]));
+    app.delete(&one)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+}
+
+#[tokio::test]
 async fn deleted_items_are_never_served() {
     let app = spawn_app().await;
     let sdk = app
