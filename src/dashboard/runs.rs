@@ -155,8 +155,7 @@ async fn run_page(
         }
         @if let Some(why) = &refused { p.field-error #error-confirm role="alert" { (why) } }
         h2 { "Calls" }
-        @if run.calls.is_empty() { p.muted { "No call yet." } }
-        (calls(game_id, &run))
+        @if run.calls.is_empty() { p.muted { "No call yet." } } @else { (calls(game_id, &run)) }
         p { a href=(runs_path(game_id)) { "Back to the runs" } }
     };
     let status = if refused.is_some() {
