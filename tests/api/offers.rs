@@ -596,7 +596,10 @@ async fn an_experiment_is_deleted_by_a_developer_of_its_studio_only() {
         )
         .expect(StatusCode::CREATED)
         .await;
-    let one = format!("{experiments}/{}", exp["experiment_id"].as_str().unwrap());
+    let one = format!(
+        "{experiments}/{}",
+        exp["experiment_id"].as_str().expect("id")
+    );
     app.delete(&one)
         .token(&app.token("studio-a", Role::Viewer))
         .expect_error(StatusCode::FORBIDDEN, "forbidden")
