@@ -187,11 +187,13 @@ async fn approval_page(
         }
         p { a href={ "/dashboard/games/" (a.game_id) "/approvals" } { "Back to the queue" } }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Approval", Some((&view.game, Tab::Approvals)), body),
-    )
-        .into_response())
+        user,
+        "Approval",
+        (&view.game, Tab::Approvals),
+        body,
+    ))
 }
 
 /// `GET /dashboard/approvals/{approval_id}`.

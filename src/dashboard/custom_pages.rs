@@ -124,13 +124,13 @@ pub async fn list(
             }
         } }
     };
-    Ok(layout::page(
+    Ok(layout::game_page(
+        StatusCode::OK,
         &user,
         "Custom pages",
-        Some((&view.game, Tab::CustomPages)),
+        (&view.game, Tab::CustomPages),
         body,
-    )
-    .into_response())
+    ))
 }
 
 /// The version a page's page shows: `?version=N`, the newest without it.
@@ -268,16 +268,13 @@ async fn page_page(
         }
         p { a href=(list_path(game_id)) { "Back to the custom pages" } }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(
-            user,
-            "Custom page",
-            Some((&view.game, Tab::CustomPages)),
-            body,
-        ),
-    )
-        .into_response())
+        user,
+        "Custom page",
+        (&view.game, Tab::CustomPages),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/custom-pages/{page_id}`.
@@ -296,6 +293,21 @@ pub struct VersionForm {
     version: u32,
 }
 
+/// What follows a preview or publish request: the page it leads to, or the custom page
+/// again with the refusal next to the form.
+async fn after_request(
+    state: &AppState,
+    user: &SignedIn,
+    ids: (Uuid, Uuid),
+    version: u32,
+    outcome: Result<String, (StatusCode, Refused)>,
+) -> Result<Response, PageError> {
+    match outcome {
+        Ok(to) => Ok(Redirect::to(&to).into_response()),
+        Err(refused) => page_page(state, user, ids, Some(version), Some(refused)).await,
+    }
+}
+
 /// `POST /dashboard/games/{game_id}/custom-pages/{page_id}/preview` (developer): queues a
 /// preview of the version, then shows it building.
 pub async fn request_preview(
@@ -305,27 +317,19 @@ pub async fn request_preview(
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     user.require(Role::Developer)?;
-    match previews::submit(&state.services, handle, page_id, form.version).await {
-        Ok(_) => Ok(Redirect::to(&format!(
+    let outcome = match previews::submit(&state.services, handle, page_id, form.version).await {
+        Ok(_) => Ok(format!(
             "{}/{page_id}?version={}",
             list_path(game_id),
             form.version
-        ))
-        .into_response()),
-        Err(ServiceError::PreviewQueueFull) => {
-            let why = "The preview queue is full: try again in a few seconds.".to_owned();
-            let refused = (StatusCode::SERVICE_UNAVAILABLE, Refused::Preview(why));
-            page_page(
-                &state,
-                &user,
-                (game_id, page_id),
-                Some(form.version),
-                Some(refused),
-            )
-            .await
-        }
-        Err(e) => Err(e.into()),
-    }
+        )),
+        Err(ServiceError::PreviewQueueFull) => Err((
+            StatusCode::SERVICE_UNAVAILABLE,
+            Refused::Preview("The preview queue is full: try again in a few seconds.".into()),
+        )),
+        Err(e) => return Err(e.into()),
+    };
+    after_request(&state, &user, (game_id, page_id), form.version, outcome).await
 }
 
 /// `POST /dashboard/games/{game_id}/custom-pages/{page_id}/publish-request` (developer):
@@ -341,21 +345,12 @@ pub async fn request_publish(
         page_id,
         version: form.version,
     };
-    match published_page::request(&state.services, game_id, page).await {
-        Ok(approval) => Ok(
-            Redirect::to(&format!("/dashboard/approvals/{}", approval.approval_id)).into_response(),
-        ),
+    let outcome = match published_page::request(&state.services, game_id, page).await {
+        Ok(approval) => Ok(format!("/dashboard/approvals/{}", approval.approval_id)),
         Err(ServiceError::PayloadTooLarge(why)) => {
-            let refused = (StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why));
-            page_page(
-                &state,
-                &user,
-                (game_id, page_id),
-                Some(form.version),
-                Some(refused),
-            )
-            .await
+            Err((StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why)))
         }
-        Err(e) => Err(e.into()),
-    }
+        Err(e) => return Err(e.into()),
+    };
+    after_request(&state, &user, (game_id, page_id), form.version, outcome).await
 }

@@ -2,7 +2,8 @@
 //! tabs) and the small pieces forms repeat: the hidden CSRF field and a field's errors in
 //! the API's words.
 
-use axum::response::Html;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 use offer_domain::game::Game;
 use offer_domain::validation::FieldError;
@@ -140,6 +141,18 @@ pub fn page(
         }
         .into_string(),
     )
+}
+
+/// A page of `game` under its tab `tab`, answered with `status` (200, or the status of a
+/// refusal the page shows next to its form).
+pub fn game_page(
+    status: StatusCode,
+    user: &SignedIn,
+    title: &str,
+    (game, tab): (&Game, Tab),
+    body: Markup,
+) -> Response {
+    (status, page(user, title, Some((game, tab)), body)).into_response()
 }
 
 /// A role's name.

@@ -77,13 +77,13 @@ pub async fn list(
             }
         } }
     };
-    Ok(layout::page(
+    Ok(layout::game_page(
+        StatusCode::OK,
         &user,
         "Authoring runs",
-        Some((&view.game, Tab::CustomPages)),
+        (&view.game, Tab::CustomPages),
         body,
-    )
-    .into_response())
+    ))
 }
 
 fn calls(game_id: Uuid, run: &Run) -> Markup {
@@ -163,16 +163,13 @@ async fn run_page(
     } else {
         StatusCode::OK
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(
-            user,
-            "Authoring run",
-            Some((&view.game, Tab::CustomPages)),
-            body,
-        ),
-    )
-        .into_response())
+        user,
+        "Authoring run",
+        (&view.game, Tab::CustomPages),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/custom-pages/runs/{run_id}`.
