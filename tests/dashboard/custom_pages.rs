@@ -4,7 +4,7 @@
 //! screenshots; a cloud run opened by the tool is confirmed with the Confirm button, which
 //! REST then reports. A viewer sees none of the write controls and the server refuses the
 //! writes anyway (without the CSRF token too); another studio's member gets a 404 for the
-//! page and for its screenshots.
+//! page, its screenshots and the runs.
 
 use std::time::{Duration, Instant};
 
@@ -224,6 +224,24 @@ async fn a_developer_previews_and_asks_to_publish_a_drafted_page_and_confirms_a_
         .await;
     assert_eq!(read["confirmed_by"], "dev@studio-a.test");
     assert!(read["confirmed_at"].is_string());
+
+    // Another studio's member finds no such run, to read or to confirm.
+    let other = cloud_run(&app, &game, &key).await;
+    let run_path = format!("/dashboard/games/{game}/custom-pages/runs/{other}");
+    let answer = get_page(&app, &run_path, &bob.cookie).await;
+    assert_eq!(answer.status(), StatusCode::NOT_FOUND);
+    let answer = post_form(
+        &app,
+        &format!("{run_path}/confirm"),
+        Some(&bob.cookie),
+        &[("csrf", &bob.csrf)],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::NOT_FOUND);
+    let read = app
+        .get_json(format!("/v1/games/{game}/custom-pages/runs/{other}"))
+        .await;
+    assert!(read["confirmed_at"].is_null(), "{read}");
 }
 
 #[tokio::test]
