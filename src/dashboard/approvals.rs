@@ -1,7 +1,8 @@
-//! Approvals: a game's queue (pending first, then the decided ones), and one approval's page
-//! with the offer or custom page under review, its simulation (pass rate, the FSR bounds
-//! against the genre's healthy band) and the approve and reject forms (developer). The
-//! approval and simulation services decide everything; a decided approval is a 409 here too.
+//! Approvals: a game's queue (pending first, then the decided ones; a custom page waiting
+//! with its preview screenshots), and one approval's page with the offer or custom page under
+//! review (a page with its screenshots), its simulation (pass rate, the FSR bounds against the
+//! genre's healthy band) and the approve and reject forms (developer). The approval and
+//! simulation services decide everything; a decided approval is a 409 here too.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,12 +13,15 @@ use offer_domain::simulation::SimulationResult;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::custom_pages;
 use super::extract::PagePath;
 use super::failure::PageError;
 use super::games::game_of;
 use super::layout::{self, Tab, csrf};
+use super::previews::shots;
 use super::session::{CsrfForm, NoFields, SignedIn};
 use crate::auth::Role;
+use crate::service::previews::{self, Preview};
 use crate::service::{ServiceError, approvals, games, simulation};
 use crate::state::AppState;
 
@@ -36,7 +40,9 @@ fn subject(a: &Approval) -> Markup {
             "Offer " strong { (o.definition_key) } " (level " (o.fallback_level) ", on " (o.trigger) "): "
             (o.item_ids.join(", ")) " for $" (format!("{:.2}", o.price_usd))
         } @else if let Some(p) = &a.page {
-            "Custom page " (p.page_id) ", version " (p.version)
+            "Custom page "
+            a href={ (custom_pages::list_path(a.game_id)) "/" (p.page_id) "?version=" (p.version) } { code { (p.page_id) } }
+            ", version " (p.version)
         }
     }
 }
@@ -51,16 +57,23 @@ pub async fn queue(
     let view = handle.view();
     let mut list = approvals::list(&state.services, game_id, None).await?;
     list.sort_by_key(|a| a.status != ApprovalStatus::Pending);
+    let mut shown = Vec::with_capacity(list.len());
+    for a in &list {
+        shown.push(page_preview(&state, a).await?);
+    }
     let body = html! {
         h1 { "Approvals" }
         @if list.is_empty() { p.muted { "Nothing waits for an approval." } }
         div.table-wrap { table #approvals {
             thead { tr { th { "Queued" } th { "What" } th { "State" } th { "Simulation" } } }
             tbody {
-                @for a in &list {
+                @for (a, preview) in list.iter().zip(&shown) {
                     tr data-approval-id=(a.approval_id) {
                         td { a href={ "/dashboard/approvals/" (a.approval_id) } { (a.created_at.format("%Y-%m-%d %H:%M")) } }
-                        td { (subject(a)) }
+                        td {
+                            (subject(a))
+                            @if let Some(preview) = preview { div.small { (shots(a.game_id, preview.as_ref())) } }
+                        }
                         td.state { (status_name(a.status)) }
                         td { @if let Some(s) = &a.simulation { @if s.pass { "passes" } @else { "fails" } } }
                     }
@@ -69,6 +82,20 @@ pub async fn queue(
         } }
     };
     Ok(layout::page(&user, "Approvals", Some((&view.game, Tab::Approvals)), body).into_response())
+}
+
+/// For a pending custom page's approval, the newest preview of its version (`Some(None)`
+/// when it has none); `None` for anything else.
+async fn page_preview(
+    state: &AppState,
+    a: &Approval,
+) -> Result<Option<Option<Preview>>, PageError> {
+    match &a.page {
+        Some(p) if a.status == ApprovalStatus::Pending => Ok(Some(
+            previews::newest_of(&state.services, a.game_id, p.page_id, p.version).await?,
+        )),
+        _ => Ok(None),
+    }
 }
 
 /// The approval, if its game is in the member's studio (another studio's is a 404).
@@ -118,6 +145,12 @@ async fn approval_page(
 ) -> Result<Response, PageError> {
     let (a, _, handle) = owned(state, user, approval_id).await?;
     let view = handle.view();
+    let preview = match &a.page {
+        Some(p) => {
+            Some(previews::newest_of(&state.services, a.game_id, p.page_id, p.version).await?)
+        }
+        None => None,
+    };
     let base = format!("/dashboard/approvals/{approval_id}");
     let body = html! {
         h1 { "Approval" }
@@ -126,6 +159,12 @@ async fn approval_page(
         p { "State: " strong #approval-state { (status_name(a.status)) }
             @if let Some(by) = &a.decided_by { " by " (by) }
             @if let Some(reason) = &a.reason { " (" (reason) ")" } }
+        @if let Some(preview) = &preview {
+            section #page-preview {
+                h2 { "The page under review" }
+                (shots(a.game_id, preview.as_ref()))
+            }
+        }
         @if let Some(s) = &a.simulation { (simulation_view(s)) }
         @if a.status == ApprovalStatus::Pending && user.can(Role::Developer) {
             @if a.offer.is_some() {
@@ -148,11 +187,13 @@ async fn approval_page(
         }
         p { a href={ "/dashboard/games/" (a.game_id) "/approvals" } { "Back to the queue" } }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Approval", Some((&view.game, Tab::Approvals)), body),
-    )
-        .into_response())
+        user,
+        "Approval",
+        (&view.game, Tab::Approvals),
+        body,
+    ))
 }
 
 /// `GET /dashboard/approvals/{approval_id}`.

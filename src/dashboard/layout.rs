@@ -2,7 +2,8 @@
 //! tabs) and the small pieces forms repeat: the hidden CSRF field and a field's errors in
 //! the API's words.
 
-use axum::response::Html;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 use offer_domain::game::Game;
 use offer_domain::validation::FieldError;
@@ -21,6 +22,8 @@ pub enum Tab {
     Offers,
     /// Kill switch and what is served now.
     Live,
+    /// Custom pages, their previews and publish requests, and the authoring runs.
+    CustomPages,
     /// Offers and pages waiting for a decision.
     Approvals,
     /// The economy's health and the measured uplift.
@@ -30,11 +33,12 @@ pub enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 7] = [
+    const ALL: [Tab; 8] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Offers,
         Tab::Live,
+        Tab::CustomPages,
         Tab::Approvals,
         Tab::Economy,
         Tab::Keys,
@@ -46,6 +50,7 @@ impl Tab {
             Self::Catalogue => "Catalogue",
             Self::Offers => "Offers",
             Self::Live => "Live",
+            Self::CustomPages => "Custom pages",
             Self::Approvals => "Approvals",
             Self::Economy => "Economy",
             Self::Keys => "Settings, API Keys",
@@ -58,6 +63,7 @@ impl Tab {
             Self::Catalogue => "/items",
             Self::Offers => "/offers",
             Self::Live => "/live",
+            Self::CustomPages => "/custom-pages",
             Self::Approvals => "/approvals",
             Self::Economy => "/economy",
             Self::Keys => "/keys",
@@ -135,6 +141,18 @@ pub fn page(
         }
         .into_string(),
     )
+}
+
+/// A page of `game` under its tab `tab`, answered with `status` (200, or the status of a
+/// refusal the page shows next to its form).
+pub fn game_page(
+    status: StatusCode,
+    user: &SignedIn,
+    title: &str,
+    (game, tab): (&Game, Tab),
+    body: Markup,
+) -> Response {
+    (status, page(user, title, Some((game, tab)), body)).into_response()
 }
 
 /// A role's name.

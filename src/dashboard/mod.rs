@@ -13,6 +13,7 @@ pub mod assets;
 pub mod bundles;
 pub mod catalogue;
 pub mod chart;
+pub mod custom_pages;
 pub mod device;
 pub mod economy;
 pub mod extract;
@@ -24,6 +25,8 @@ pub mod keys;
 pub mod layout;
 pub mod live;
 pub mod offers;
+pub mod previews;
+pub mod runs;
 pub mod session;
 pub mod sign_in;
 pub mod throttle;
@@ -119,6 +122,38 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/kill-switch",
             post(live::kill_switch),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages",
+            get(custom_pages::list),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/runs",
+            get(runs::list),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/runs/{run_id}",
+            get(runs::show),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/runs/{run_id}/confirm",
+            post(runs::confirm),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/{page_id}",
+            get(custom_pages::show),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/{page_id}/preview",
+            post(custom_pages::request_preview),
+        )
+        .route(
+            "/dashboard/games/{game_id}/custom-pages/{page_id}/publish-request",
+            post(custom_pages::request_publish),
+        )
+        .route(
+            "/dashboard/games/{game_id}/previews/{preview_id}/{size}",
+            get(previews::serve),
         )
         .route(
             "/dashboard/games/{game_id}/approvals",

@@ -53,28 +53,44 @@ impl SignedIn {
     }
 }
 
-/// The session id the request's cookie carries, if any.
-pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+/// The value of the request's cookie `name`, if it carries a non-empty one.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value)
         .filter(|v| !v.is_empty())
+}
+
+/// The session id the request's cookie carries, if any.
+pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, COOKIE_NAME)
+}
+
+/// Whether `sent` is `expected`, compared in constant time (a token's bytes never leak
+/// through how long a refusal takes).
+pub fn same_token(sent: Option<&str>, expected: &str) -> bool {
+    sent.is_some_and(|sent| bool::from(sent.as_bytes().ct_eq(expected.as_bytes())))
+}
+
+/// The `Secure` attribute of the dashboard's cookies, when it is served over https.
+pub(super) fn secure(settings: &DashboardSettings) -> &'static str {
+    if settings.secure_cookie {
+        "; Secure"
+    } else {
+        ""
+    }
 }
 
 /// The `Set-Cookie` header of a new session: never readable by script, never sent by another
 /// site's request, `Secure` when the dashboard is served over https.
 pub fn set_cookie(id: &str, settings: &DashboardSettings) -> (axum::http::HeaderName, String) {
     let max_age = u64::from(settings.session_ttl_minutes.get()) * 60;
-    let secure = if settings.secure_cookie {
-        "; Secure"
-    } else {
-        ""
-    };
+    let secure = secure(settings);
     (
         SET_COOKIE,
         format!("{COOKIE_NAME}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}"),
@@ -116,12 +132,12 @@ impl FromRequestParts<AppState> for SignedIn {
 
 /// Refuses a token that is not this session's.
 fn check_csrf(sent: Option<&str>, user: &SignedIn) -> Result<(), PageError> {
-    let expected = user.csrf().as_bytes();
-    match sent {
-        Some(sent) if bool::from(sent.as_bytes().ct_eq(expected)) => Ok(()),
-        _ => Err(PageError::from(ServiceError::Forbidden(
+    if same_token(sent, user.csrf()) {
+        Ok(())
+    } else {
+        Err(PageError::from(ServiceError::Forbidden(
             "the form's CSRF token is missing or stale: reload the page and try again",
-        ))),
+        )))
     }
 }
 

@@ -1,21 +1,39 @@
 //! Signing in and out: `GET` and `POST /dashboard/sign-in` (email and password, rate limited
 //! per address and per email), `POST /dashboard/sign-out`.
+//!
+//! The sign-in form has its own CSRF barrier, since no session exists yet (a forged sign-in
+//! would put the victim in the attacker's account): showing the form sets a random token in
+//! an `HttpOnly`, `SameSite=Strict` cookie scoped to the form's path and writes the same token
+//! in a hidden field. A sign-in whose field does not equal its cookie (compared in constant
+//! time) is refused with 403 before any password is checked or any attempt counted, and the
+//! form is shown again with a fresh token.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::failure::PageError;
 use super::layout;
-use super::session::{self, CsrfForm, NoFields};
+use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
+use crate::config::DashboardSettings;
 use crate::service::web_sessions;
 use crate::service::{ServiceError, members};
 use crate::state::AppState;
+
+/// The cookie holding the sign-in form's token, before any session exists.
+pub const FORM_COOKIE: &str = "offer_sign_in";
+
+/// The path of the form, the only one its cookie is sent to.
+const FORM_PATH: &str = "/dashboard/sign-in";
+
+/// Seconds a sign-in form stays usable.
+const FORM_TTL_S: u32 = 3600;
 
 /// The sign-in form's fields; a missing one reads as empty and fails like a wrong one.
 #[derive(Debug, Deserialize)]
@@ -24,16 +42,20 @@ pub struct Credentials {
     email: String,
     #[serde(default)]
     password: String,
+    /// The form's token, which must equal the form cookie's.
+    #[serde(default)]
+    csrf: String,
 }
 
-fn form_page(email: &str, problem: Option<&str>) -> Markup {
+fn form_page(token: &str, email: &str, problem: Option<&str>) -> Markup {
     html! {
         h1 { "Sign in" }
         p.muted { "Members of a studio sign in with the email and password an admin gave them." }
         @if let Some(problem) = problem {
             p.error role="alert" id="sign-in-error" { (problem) }
         }
-        form.card method="post" action="/dashboard/sign-in" {
+        form.card method="post" action=(FORM_PATH) {
+            input type="hidden" name=(CSRF_FIELD) value=(token);
             label for="email" { "Email" }
             input #email type="email" name="email" autocomplete="username" required value=(email);
             label for="password" { "Password" }
@@ -43,22 +65,58 @@ fn form_page(email: &str, problem: Option<&str>) -> Markup {
     }
 }
 
+/// The form with a fresh token, and the cookie holding it.
+fn fresh_form(
+    settings: &DashboardSettings,
+    status: StatusCode,
+    email: &str,
+    problem: Option<&str>,
+) -> Response {
+    let token = web_sessions::random_token();
+    let cookie = format!(
+        "{FORM_COOKIE}={token}; HttpOnly; SameSite=Strict; Path={FORM_PATH}; Max-Age={FORM_TTL_S}{}",
+        session::secure(settings)
+    );
+    (
+        status,
+        [(SET_COOKIE, cookie)],
+        layout::bare("Sign in", form_page(&token, email, problem)),
+    )
+        .into_response()
+}
+
 /// `GET /dashboard/sign-in`.
-pub async fn form() -> Response {
-    layout::bare("Sign in", form_page("", None)).into_response()
+pub async fn form(State(state): State<AppState>) -> Response {
+    fresh_form(&state.services.settings.dashboard, StatusCode::OK, "", None)
 }
 
 /// `POST /dashboard/sign-in`: opens a session and sets its cookie, or shows the form again
-/// with why not (401 for wrong credentials, 429 past the limits).
+/// with why not (403 for a form this site did not just give, 401 for wrong credentials, 429
+/// past the limits).
 pub async fn submit(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     axum::Form(creds): axum::Form<Credentials>,
 ) -> Response {
+    let settings = &state.services.settings.dashboard;
+    let Some(token) = session::cookie(&headers, FORM_COOKIE)
+        .filter(|expected| session::same_token(Some(&creds.csrf), expected))
+    else {
+        return fresh_form(
+            settings,
+            StatusCode::FORBIDDEN,
+            &creds.email,
+            Some(
+                "This sign-in form was not one this site just gave you (it expired, or was sent from another site), so nothing was checked: sign in again with the form below.",
+            ),
+        );
+    };
+    // The token checked out: the form shown again keeps it.
     let again = |status: StatusCode, problem: &str| {
         (
             status,
-            layout::bare("Sign in", form_page(&creds.email, Some(problem))),
+            layout::bare("Sign in", form_page(token, &creds.email, Some(problem))),
         )
             .into_response()
     };
@@ -78,11 +136,18 @@ pub async fn submit(
         Err(ServiceError::Unauthorized(why)) => return again(StatusCode::UNAUTHORIZED, why),
         Err(e) => return PageError::from(e).into_response(),
     };
-    let settings = &state.services.settings.dashboard;
     let ttl = Duration::from_secs(u64::from(settings.session_ttl_minutes.get()) * 60);
     match web_sessions::open(store, member, ttl).await {
         Ok(opened) => (
-            [session::set_cookie(&opened.id, settings)],
+            AppendHeaders([
+                session::set_cookie(&opened.id, settings),
+                (
+                    SET_COOKIE,
+                    format!(
+                        "{FORM_COOKIE}=; HttpOnly; SameSite=Strict; Path={FORM_PATH}; Max-Age=0"
+                    ),
+                ),
+            ]),
             Redirect::to("/dashboard/games"),
         )
             .into_response(),

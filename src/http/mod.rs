@@ -95,6 +95,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
             offer_config::create_experiment,
             offer_config::list_experiments
         ))
+        .routes(routes!(offer_config::delete_experiment))
         .routes(routes!(
             offer_config::get_guardrails,
             offer_config::patch_guardrails

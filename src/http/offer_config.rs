@@ -291,7 +291,14 @@ pub async fn delete_bundle(
 /// Creates a price experiment (developer).
 #[utoipa::path(post, path = "/v1/games/{game_id}/experiments", tag = "offer configuration",
     params(("game_id" = Uuid, Path)), request_body = ExperimentInput,
-    responses((status = 201, description = "The new experiment", body = Experiment),
+    responses(
+        (status = 201, description = "The new experiment", body = Experiment, links(
+            ("DeleteExperiment" = (operation_id = "delete_experiment",
+                parameters(
+                    ("game_id" = "$request.path.game_id"),
+                    ("experiment_id" = "$response.body#/experiment_id")),
+                description = "Delete the experiment just created")),
+        )),
         AuthErrors, BodyErrors, NotFound, Unavailable))]
 pub async fn create_experiment(
     State(state): State<AppState>,
@@ -305,6 +312,20 @@ pub async fn create_experiment(
     };
     let exp = offer_config::add_experiment(&state.services, &handle, exp).await?;
     Ok((StatusCode::CREATED, Json(exp)))
+}
+
+/// Deletes a price experiment (developer): offers are priced by the next oldest experiment,
+/// or by none. An experiment the game does not have is a 404.
+#[utoipa::path(delete, path = "/v1/games/{game_id}/experiments/{experiment_id}", tag = "offer configuration",
+    params(("game_id" = Uuid, Path), ("experiment_id" = Uuid, Path)),
+    responses((status = 204, description = "Deleted"), AuthErrors, NotFound, Unavailable))]
+pub async fn delete_experiment(
+    State(state): State<AppState>,
+    access: GameAccess<Developer>,
+    ApiPath((_, experiment_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<StatusCode> {
+    offer_config::delete_experiment(&state.services, &access.game, experiment_id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Lists the experiments.

@@ -23,7 +23,7 @@ use super::openapi::{
 use super::runs::outcome;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
-use crate::service::previews::{self, Preview, Status};
+use crate::service::previews::{self, Preview, Shot, Status};
 use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
 
@@ -127,8 +127,9 @@ impl PreviewState {
             .iter()
             .map(|s| Screenshot {
                 url: format!(
-                    "/v1/games/{game_id}/custom-pages/preview/{}/screenshots/{}x{}.png",
-                    p.preview_id, s.width, s.height
+                    "/v1/games/{game_id}/custom-pages/preview/{}/screenshots/{}",
+                    p.preview_id,
+                    s.file_name()
                 ),
                 width: s.width,
                 height: s.height,
@@ -208,12 +209,6 @@ pub async fn get_preview(
     Ok(Json(PreviewState::of(game_id, preview)))
 }
 
-/// `<width>x<height>.png`, or nothing.
-fn size_of(file: &str) -> Option<(u32, u32)> {
-    let (width, height) = file.strip_suffix(".png")?.split_once('x')?;
-    Some((width.parse().ok()?, height.parse().ok()?))
-}
-
 /// One screenshot of a ready preview, as listed in its `screenshots` (viewer, or the game's
 /// authoring key). 404 once the preview has expired.
 #[utoipa::path(get,
@@ -230,9 +225,8 @@ pub async fn get_screenshot(
     access: AuthorAccess<Viewer>,
     ApiPath((_, preview_id, size)): ApiPath<(Uuid, Uuid, String)>,
 ) -> ApiResult<impl IntoResponse> {
-    let (width, height) = size_of(&size).ok_or(ServiceError::NotFound("screenshot"))?;
-    let png =
-        previews::screenshot(&state.services, access.game_id(), preview_id, width, height).await?;
+    let shot = Shot::from_file_name(&size).ok_or(ServiceError::NotFound("screenshot"))?;
+    let png = previews::screenshot(&state.services, access.game_id(), preview_id, shot).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/png"),

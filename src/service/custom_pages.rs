@@ -40,7 +40,8 @@ fn versions(game_id: Uuid) -> Collection {
     Collection::game(game_id, "custom_page_versions")
 }
 
-fn version_key(page_id: Uuid, version: u32) -> String {
+/// The id of one version of a page: `<page_id>:<version>`.
+pub(super) fn version_key(page_id: Uuid, version: u32) -> String {
     format!("{page_id}:{version}")
 }
 
@@ -189,6 +190,21 @@ pub async fn page(services: &Services, game_id: Uuid, page_id: Uuid) -> ServiceR
         .await?
         .ok_or(ServiceError::NotFound("page"))?;
     Ok(decode(&bytes)?)
+}
+
+/// Every page of `game_id` with its versions, the most recently saved first.
+pub async fn list(services: &Services, game_id: Uuid) -> ServiceResult<Vec<Page>> {
+    let mut pages = services
+        .store
+        .list(heads(game_id))
+        .await?
+        .into_iter()
+        .map(|(_, bytes)| decode::<Page>(&bytes))
+        .collect::<Result<Vec<_>, _>>()?;
+    pages.sort_by_key(|p| {
+        std::cmp::Reverse(p.versions.last().map_or(p.created_at, |v| v.created_at))
+    });
+    Ok(pages)
 }
 
 /// One version of a page of `game_id`; 404 when the game has no such page or version.

@@ -41,6 +41,13 @@ pub(super) fn screenshots(game_id: Uuid) -> Collection {
     Collection::game(game_id, "preview_screenshots")
 }
 
+/// The collection naming each page version's newest preview: `<page_id>:<version>` holds
+/// its id, so the dashboard finds a version's screenshots without the tool's answer. It
+/// outlives the preview, which then reads as absent.
+fn newest(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "preview_newest")
+}
+
 /// The id of one PNG of a preview.
 pub(super) fn screenshot_key(preview_id: Uuid, width: u32, height: u32) -> String {
     format!("{preview_id}:{width}x{height}")
@@ -67,6 +74,22 @@ pub struct Shot {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
+}
+
+impl Shot {
+    /// The file a screenshot is served as: `<width>x<height>.png`.
+    pub fn file_name(self) -> String {
+        format!("{}x{}.png", self.width, self.height)
+    }
+
+    /// The size a file name `<width>x<height>.png` names, or nothing.
+    pub fn from_file_name(file: &str) -> Option<Self> {
+        let (width, height) = file.strip_suffix(".png")?.split_once('x')?;
+        Some(Self {
+            width: width.parse().ok()?,
+            height: height.parse().ok()?,
+        })
+    }
 }
 
 /// A preview as stored.
@@ -145,6 +168,18 @@ pub async fn submit(
         .try_reserve()
         .map_err(|_| ServiceError::PreviewQueueFull)?;
     let preview_id = Uuid::new_v4();
+    // The pointer first: one left behind by a failed insert names a preview that reads as
+    // absent, never a wrong one.
+    services
+        .store
+        .put_all(
+            newest(game_id),
+            vec![(
+                custom_pages::version_key(page_id, number),
+                encode(&preview_id)?,
+            )],
+        )
+        .await?;
     let kept = BUILD_WINDOW + screenshot_ttl(services);
     let record = Preview {
         preview_id,
@@ -205,24 +240,44 @@ pub async fn get(services: &Services, game_id: Uuid, preview_id: Uuid) -> Servic
         .ok_or(ServiceError::NotFound("preview"))
 }
 
-/// The PNG of a ready preview of `game_id` at `width` x `height`; 404 when the game has no
+/// The newest preview of version `number` of page `page_id` of `game_id`, while it is kept;
+/// `None` when none was requested or it expired.
+pub async fn newest_of(
+    services: &Services,
+    game_id: Uuid,
+    page_id: Uuid,
+    number: u32,
+) -> ServiceResult<Option<Preview>> {
+    let Some(bytes) = services
+        .store
+        .get(newest(game_id), &custom_pages::version_key(page_id, number))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let preview_id: Uuid = decode(&bytes)?;
+    Ok(read(services, game_id, preview_id)
+        .await?
+        .map(|(_, preview)| preview))
+}
+
+/// The PNG of a ready preview of `game_id` at the size `shot`; 404 when the game has no
 /// such preview or screenshot, or it expired.
 pub async fn screenshot(
     services: &Services,
     game_id: Uuid,
     preview_id: Uuid,
-    width: u32,
-    height: u32,
+    shot: Shot,
 ) -> ServiceResult<Vec<u8>> {
     let preview = get(services, game_id, preview_id).await?;
-    if !preview.screenshots.contains(&Shot { width, height }) {
+    if !preview.screenshots.contains(&shot) {
         return Err(ServiceError::NotFound("screenshot"));
     }
     services
         .store
         .get_expiring(
             screenshots(game_id),
-            &screenshot_key(preview_id, width, height),
+            &screenshot_key(preview_id, shot.width, shot.height),
         )
         .await?
         .ok_or(ServiceError::NotFound("screenshot"))

@@ -184,6 +184,18 @@ pub struct Run {
     pub calls: Vec<RunCall>,
 }
 
+impl Run {
+    /// The member who approved the run's authoring key (or, for a run a dashboard user
+    /// opened, that user): the one member who cannot confirm it. `None` when the key's
+    /// approver is not known.
+    pub fn approver(&self) -> Option<&str> {
+        match self.key_id {
+            Some(_) => self.key_issued_by.as_deref(),
+            None => Some(self.opened_by.as_str()),
+        }
+    }
+}
+
 /// Why a call in a run is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunRefusal {
@@ -244,7 +256,8 @@ impl RunRefusal {
     }
 }
 
-fn kind_name(kind: CallKind) -> &'static str {
+/// A call kind's name, as its endpoint says it.
+pub fn kind_name(kind: CallKind) -> &'static str {
     match kind {
         CallKind::Validate => "validate",
         CallKind::Draft => "draft",
@@ -393,11 +406,7 @@ pub async fn confirm(
                 "the run is already confirmed".into(),
             ));
         }
-        let approver = match run.key_id {
-            Some(_) => run.key_issued_by.as_deref(),
-            None => Some(run.opened_by.as_str()),
-        };
-        match approver {
+        match run.approver() {
             None => return Err(ServiceError::Run(RunRefusal::ApproverUnknown)),
             Some(approver) if approver == user.sub => {
                 return Err(ServiceError::Run(RunRefusal::SameMember));

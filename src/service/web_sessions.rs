@@ -54,8 +54,8 @@ pub struct Opened {
     pub session: WebSession,
 }
 
-/// 32 random bytes, hex.
-fn random_token() -> String {
+/// 32 random bytes, hex: a session id, a CSRF token, the sign-in form's token.
+pub fn random_token() -> String {
     let mut bytes = [0u8; 32];
     rand::fill(&mut bytes);
     hex(&bytes)

@@ -559,6 +559,16 @@ async fn every_node_follows_the_quadrant_of_the_shared_economy() {
     wait_for_quadrant(&b, &sdk, "HEALTHY").await;
 }
 
+/// Creates an experiment with one variant priced $1.23 at `experiments`; returns it.
+async fn cheap_experiment(app: &TestApp, experiments: &str) -> Value {
+    app.post(
+        experiments,
+        json!({"variants": [{"name": "cheap", "weight": 1, "price_usd": 1.23}]}),
+    )
+    .expect(StatusCode::CREATED)
+    .await
+}
+
 #[tokio::test]
 async fn experiments_change_the_price_never_the_items() {
     let (app, sdk) = mixed_game().await;
@@ -567,13 +577,7 @@ async fn experiments_change_the_price_never_the_items() {
         .await;
     let (_, before, _) = offer(&app, &sdk, &sid, "session_start").await;
     let experiments = format!("/v1/games/{}/experiments", sdk.game);
-    let exp = app
-        .post(
-            &experiments,
-            json!({"variants": [{"name": "cheap", "weight": 1, "price_usd": 1.23}]}),
-        )
-        .expect(StatusCode::CREATED)
-        .await;
+    let exp = cheap_experiment(&app, &experiments).await;
     let (_, after, _) = offer(&app, &sdk, &sid, "session_start").await;
     assert_eq!(ids(&after), ids(&before));
     assert_eq!(after["price_cents"], 123);
@@ -583,6 +587,39 @@ async fn experiments_change_the_price_never_the_items() {
         json!({"variants": [{"name": "x", "weight": 1, "price_usd": 1.0, "price_multiplier": 2.0}]}))
     .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
     .await;
+}
+
+#[tokio::test]
+async fn an_experiment_is_deleted_by_a_developer_of_its_studio_only() {
+    let (app, sdk) = mixed_game().await;
+    let experiments = format!("/v1/games/{}/experiments", sdk.game);
+    let exp = cheap_experiment(&app, &experiments).await;
+    let one = format!(
+        "{experiments}/{}",
+        exp["experiment_id"].as_str().expect("id")
+    );
+    app.delete(&one)
+        .token(&app.token("studio-a", Role::Viewer))
+        .expect_error(StatusCode::FORBIDDEN, "forbidden")
+        .await;
+    app.delete(&one)
+        .token(&app.token("studio-b", Role::Admin))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.delete(format!("{experiments}/{}", Uuid::new_v4()))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let listed = app.get_json(&experiments).await;
+    assert_eq!(listed["experiments"].as_array().map(Vec::len), Some(1));
+    app.delete(&one)
+        .token(&app.token("studio-a", Role::Developer))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let listed = app.get_json(&experiments).await;
+    assert_eq!(listed["experiments"], json!([]));
+    app.delete(&one)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
 }
 
 #[tokio::test]

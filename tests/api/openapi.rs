@@ -394,7 +394,7 @@ async fn links_lead_from_created_objects_to_their_operations() {
         .map(|(_, _, op)| (op["operationId"].as_str().expect("operationId"), *op))
         .collect();
     assert_eq!(by_id.len(), ops.len(), "operation ids are unique");
-    let expected: [(&str, &str, &[&str]); 8] = [
+    let expected: [(&str, &str, &[&str]); 9] = [
         (
             "create_game",
             "201",
@@ -421,6 +421,7 @@ async fn links_lead_from_created_objects_to_their_operations() {
             "201",
             &["get_bundle", "patch_bundle", "delete_bundle"],
         ),
+        ("create_experiment", "201", &["delete_experiment"]),
         ("issue_sdk_key", "201", &["revoke_sdk_key"]),
         ("issue_authoring_key", "201", &["revoke_authoring_key"]),
         ("sessions_open", "201", &["post_events", "next_offer"]),

@@ -24,6 +24,7 @@ mod ws_client;
 
 mod browser;
 mod console;
+mod custom_pages;
 mod item_art;
 mod members;
 mod offers;

@@ -9,22 +9,13 @@ use serde_json::json;
 use super::browser::add_member;
 use super::fixtures::item;
 use super::helpers::{Role, default_backend, spawn_app, spawn_tuned};
-use super::web::{get_page, post_form, set_cookie, sign_in};
+use super::web::{get_page, post_form, post_sign_in, set_cookie, sign_in, sign_in_form};
 
 #[tokio::test]
 async fn the_session_cookie_is_http_only_strict_and_secure_when_configured() {
     let app = spawn_app().await;
     add_member(&app, "ada@studio-a.test", "admin").await;
-    let answer = post_form(
-        &app,
-        "/dashboard/sign-in",
-        None,
-        &[
-            ("email", "ADA@studio-a.test"),
-            ("password", super::browser::PASSWORD),
-        ],
-    )
-    .await;
+    let answer = post_sign_in(&app, "ADA@studio-a.test", super::browser::PASSWORD).await;
     assert_eq!(answer.status(), StatusCode::SEE_OTHER);
     assert_eq!(answer.headers()[LOCATION], "/dashboard/games");
     let cookie = set_cookie(&answer);
@@ -39,16 +30,7 @@ async fn the_session_cookie_is_http_only_strict_and_secure_when_configured() {
 
     let https = spawn_tuned(default_backend(), |s| s.dashboard.secure_cookie = true).await;
     add_member(&https, "ada@studio-a.test", "admin").await;
-    let answer = post_form(
-        &https,
-        "/dashboard/sign-in",
-        None,
-        &[
-            ("email", "ada@studio-a.test"),
-            ("password", super::browser::PASSWORD),
-        ],
-    )
-    .await;
+    let answer = post_sign_in(&https, "ada@studio-a.test", super::browser::PASSWORD).await;
     assert!(set_cookie(&answer).contains("; Secure"));
 }
 
@@ -72,16 +54,7 @@ async fn every_page_carries_the_content_security_policy_and_a_wrong_password_is_
     let session = sign_in(&app, "ada@studio-a.test").await;
     let page = get_page(&app, "/dashboard/games", &session.cookie).await;
     assert!(page.headers().contains_key(CONTENT_SECURITY_POLICY));
-    let wrong = post_form(
-        &app,
-        "/dashboard/sign-in",
-        None,
-        &[
-            ("email", "ada@studio-a.test"),
-            ("password", "not the password"),
-        ],
-    )
-    .await;
+    let wrong = post_sign_in(&app, "ada@studio-a.test", "not the password").await;
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     assert!(!wrong.headers().contains_key("set-cookie"));
     // Without a session a page sends the browser to the sign-in form.
@@ -264,6 +237,63 @@ async fn the_server_refuses_a_viewers_writes_and_another_studios_game_is_a_404()
 }
 
 #[tokio::test]
+async fn a_sign_in_without_the_forms_own_token_is_refused_before_any_password_is_checked() {
+    let app = spawn_app().await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    let form = super::web::client()
+        .get(format!("http://{}/dashboard/sign-in", app.addr))
+        .send()
+        .await
+        .expect("get");
+    let flags = set_cookie(&form);
+    assert!(flags.starts_with("offer_sign_in="), "{flags}");
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/dashboard/sign-in"] {
+        assert!(flags.contains(flag), "{flag} in {flags}");
+    }
+    let (cookie, token) = sign_in_form(&app).await;
+    let (_, other_form_token) = sign_in_form(&app).await;
+    let right = [
+        ("email", "ada@studio-a.test"),
+        ("password", super::browser::PASSWORD),
+    ];
+    for (cookie, token, case) in [
+        (None, Some(token.as_str()), "no cookie"),
+        (Some(cookie.as_str()), None, "no field"),
+        (
+            Some(cookie.as_str()),
+            Some(other_form_token.as_str()),
+            "another form's token",
+        ),
+    ] {
+        let mut fields = right.to_vec();
+        if let Some(token) = token {
+            fields.push(("csrf", token));
+        }
+        let refused = post_form(&app, "/dashboard/sign-in", cookie, &fields).await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{case}");
+        assert!(
+            !refused
+                .headers()
+                .get_all("set-cookie")
+                .iter()
+                .any(|v| v.as_bytes().starts_with(b"offer_session=")),
+            "{case}: no session"
+        );
+        let page = refused.text().await.expect("page");
+        assert!(
+            page.contains("This sign-in form was not one this site just gave you"),
+            "{case}: {page}"
+        );
+    }
+    // The form's own cookie and token together open the session.
+    let mut fields = right.to_vec();
+    fields.push(("csrf", &token));
+    let answer = post_form(&app, "/dashboard/sign-in", Some(&cookie), &fields).await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    assert!(set_cookie(&answer).starts_with("offer_session="));
+}
+
+#[tokio::test]
 async fn sign_in_attempts_past_the_limit_are_refused_with_retry_after() {
     let app = spawn_tuned(default_backend(), |s| {
         s.dashboard.sign_ins_per_email_per_minute = std::num::NonZeroU32::new(3).expect("3");
@@ -271,29 +301,11 @@ async fn sign_in_attempts_past_the_limit_are_refused_with_retry_after() {
     .await;
     add_member(&app, "ada@studio-a.test", "admin").await;
     for _ in 0..3 {
-        let wrong = post_form(
-            &app,
-            "/dashboard/sign-in",
-            None,
-            &[
-                ("email", "ada@studio-a.test"),
-                ("password", "guess guess guess"),
-            ],
-        )
-        .await;
+        let wrong = post_sign_in(&app, "ada@studio-a.test", "guess guess guess").await;
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     }
     // Past the limit even the right password is refused: guessing gains nothing.
-    let limited = post_form(
-        &app,
-        "/dashboard/sign-in",
-        None,
-        &[
-            ("email", "Ada@studio-a.test"),
-            ("password", super::browser::PASSWORD),
-        ],
-    )
-    .await;
+    let limited = post_sign_in(&app, "Ada@studio-a.test", super::browser::PASSWORD).await;
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(limited.headers().contains_key(RETRY_AFTER));
     assert!(!limited.headers().contains_key("set-cookie"));

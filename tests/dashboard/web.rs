@@ -81,15 +81,49 @@ pub fn set_cookie(answer: &Response) -> String {
         .to_owned()
 }
 
-/// Signs `email` in and reads the CSRF token of the games page.
-pub async fn sign_in(app: &TestApp, email: &str) -> Session {
-    let answer = post_form(
+/// The first `name="csrf"` token of a page.
+pub fn csrf_of(page: &str) -> String {
+    regex::Regex::new(r#"name="csrf" value="([0-9a-f]+)""#)
+        .expect("regex")
+        .captures(page)
+        .expect("a CSRF field on the page")[1]
+        .to_owned()
+}
+
+/// The sign-in form as a browser gets it: its cookie (`offer_sign_in=...`) and the token of
+/// its hidden field.
+pub async fn sign_in_form(app: &TestApp) -> (String, String) {
+    let answer = client()
+        .get(format!("http://{}/dashboard/sign-in", app.addr))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let cookie = set_cookie(&answer)
+        .split(';')
+        .next()
+        .expect("name=value")
+        .to_owned();
+    let page = answer.text().await.expect("page");
+    (cookie, csrf_of(&page))
+}
+
+/// Posts the sign-in form as a browser does: the form fetched first, its cookie and token
+/// sent back with the credentials.
+pub async fn post_sign_in(app: &TestApp, email: &str, password: &str) -> Response {
+    let (cookie, token) = sign_in_form(app).await;
+    post_form(
         app,
         "/dashboard/sign-in",
-        None,
-        &[("email", email), ("password", PASSWORD)],
+        Some(&cookie),
+        &[("email", email), ("password", password), ("csrf", &token)],
     )
-    .await;
+    .await
+}
+
+/// Signs `email` in and reads the CSRF token of the games page.
+pub async fn sign_in(app: &TestApp, email: &str) -> Session {
+    let answer = post_sign_in(app, email, PASSWORD).await;
     assert_eq!(answer.status(), StatusCode::SEE_OTHER, "signed in");
     let cookie = set_cookie(&answer)
         .split(';')
@@ -101,10 +135,8 @@ pub async fn sign_in(app: &TestApp, email: &str) -> Session {
         .text()
         .await
         .expect("page");
-    let csrf = regex::Regex::new(r#"name="csrf" value="([0-9a-f]+)""#)
-        .expect("regex")
-        .captures(&page)
-        .expect("a CSRF field on the page")[1]
-        .to_owned();
-    Session { cookie, csrf }
+    Session {
+        cookie,
+        csrf: csrf_of(&page),
+    }
 }
