@@ -8,7 +8,7 @@
 //! A session has no actor of its own: every change to it is a few atomic or short locked
 //! steps that the handle makes where it is called (a feature change replaces the published
 //! context with a compare-and-swap), and the registry's sweeper forgets a session without a
-//! socket once it has been idle for its time ([`SessionHandle::expired`]). An actor per
+//! socket once it has been idle for its time (`SessionHandle::expired`). An actor per
 //! session cost about 1.5 KiB of every open session (its task, mailbox and idle timer) for
 //! two rare messages and a timer.
 //!
