@@ -9,7 +9,7 @@
 //! steps that the handle makes where it is called (a feature change replaces the published
 //! context with a compare-and-swap), and the registry's sweeper forgets a session without a
 //! socket once it has been idle for its time (`SessionHandle::expired`). An actor per
-//! session cost about 1.5 KiB of every open session (its task, mailbox and idle timer) for
+//! session cost about 870 bytes of every open session (its task, mailbox and idle timer) for
 //! two rare messages and a timer.
 //!
 //! The files: `counters` (frequency-cap counters), `message` (shared, numbered socket
