@@ -9,7 +9,9 @@ use offer_engine::cli::{Cli, Command, MemberCommand, ServeArgs, mint_token};
 use offer_engine::config::Settings;
 
 /// mimalloc: the offer path makes small, short-lived allocations on every request, and a
-/// profile under load showed glibc's allocator taking about 13% of the CPU there.
+/// profile under load showed glibc's allocator taking about 13% of the CPU there. The
+/// `system-allocator` feature keeps the system's, for heap profilers that watch `malloc`.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

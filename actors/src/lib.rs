@@ -5,11 +5,12 @@
 //! library stays in one folder.
 //!
 //! Topology: one actix `Arbiter` (a thread with its own event loop) per shard; each
-//! [`game::GameActor`] and [`session::SessionActor`] lives on the shard its id hashes to. A
-//! game actor owns every change to its game's live state and publishes an immutable
-//! [`GameView`] after each one; a session actor owns its player's live features and its
-//! socket's outbound queue. Readers on the hot path load the latest published state without
-//! a lock or a message round trip.
+//! [`game::GameActor`] lives on the shard its id hashes to. A game actor owns every change
+//! to its game's live state and publishes an immutable [`GameView`] after each one. A
+//! session ([`SessionHandle`]) is no actor: it holds its player's live features and its
+//! socket's outbound queue behind its handle, and the registry forgets it when it idles.
+//! Readers on the hot path load the latest published state without a lock or a message
+//! round trip.
 
 pub mod game;
 pub mod registry;

@@ -1,11 +1,11 @@
 //! The actor registry: the shards (one `Arbiter` per core), the live game actors and the
-//! open sessions.
+//! open sessions, with the sweeper that forgets idle sessions.
 //!
 //! `actix` has no work stealing and `Actor::start` panics outside an actix context, so
 //! actors are always started here, on the shard their id hashes to, never from a handler.
 
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use actix_rt::{Arbiter, ArbiterHandle};
@@ -40,25 +40,31 @@ impl SessionKey {
     }
 }
 
-/// The shards and the actors living on them.
+/// The shards and the actors living on them, and the open sessions.
 pub struct ActorSystem {
     arbiters: Vec<Arbiter>,
     games: DashMap<Uuid, GameHandle>,
     sessions: Arc<DashMap<SessionKey, SessionHandle>>,
-    session_idle_ttl: Duration,
 }
 
 impl ActorSystem {
     /// Starts `shards` arbiters (at least one). Must run inside an actix `System` (the
     /// service's bootstrap runs it under `System::with_tokio_rt`). A session without a
-    /// socket stops after `session_idle_ttl` without activity.
+    /// socket is forgotten after `session_idle_ttl` without activity, by a sweeper on the
+    /// first shard that looks every quarter of that time (at least every 250 ms).
     pub fn start(shards: usize, session_idle_ttl: Duration) -> Self {
-        let arbiters = (0..shards.max(1)).map(|_| Arbiter::new()).collect();
+        let arbiters: Vec<Arbiter> = (0..shards.max(1)).map(|_| Arbiter::new()).collect();
+        let sessions = Arc::new(DashMap::new());
+        if let Some(first) = arbiters.first() {
+            first.spawn(sweep_idle_sessions(
+                Arc::downgrade(&sessions),
+                session_idle_ttl,
+            ));
+        }
         Self {
             arbiters,
             games: DashMap::new(),
-            sessions: Arc::new(DashMap::new()),
-            session_idle_ttl,
+            sessions,
         }
     }
 
@@ -96,28 +102,13 @@ impl ActorSystem {
         self.sessions.get(key).map(|s| s.clone())
     }
 
-    /// Opens (or returns the already open) session actor. Sessions are keyed by game,
+    /// Opens (or returns the already open) session. Sessions are keyed by game,
     /// environment and id together: a client-chosen id can never reach another game's or
     /// environment's session.
     pub fn open_session(&self, info: SessionInfo, player: PlayerContext) -> SessionHandle {
-        let key = SessionKey::of(&info);
-        let id = info.session_id;
-        let sessions = Arc::downgrade(&self.sessions);
         self.sessions
-            .entry(key)
-            .or_insert_with(|| {
-                SessionHandle::start(
-                    &self.shard_for(&id),
-                    info,
-                    player,
-                    self.session_idle_ttl,
-                    Box::new(move || {
-                        if let Some(s) = sessions.upgrade() {
-                            s.remove(&key);
-                        }
-                    }),
-                )
-            })
+            .entry(SessionKey::of(&info))
+            .or_insert_with(|| SessionHandle::new(info, player))
             .clone()
     }
 
@@ -136,5 +127,23 @@ impl ActorSystem {
         for a in &self.arbiters {
             a.stop();
         }
+    }
+}
+
+/// Forgets, every quarter of `idle_ttl` (at least every 250 ms), the sessions that have no
+/// socket and were not used for `idle_ttl`; ends with the registry.
+async fn sweep_idle_sessions(
+    sessions: Weak<DashMap<SessionKey, SessionHandle>>,
+    idle_ttl: Duration,
+) {
+    let every = (idle_ttl / 4).max(Duration::from_millis(250));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(sessions) = sessions.upgrade() else {
+            return;
+        };
+        sessions.retain(|_, session| !session.expired(idle_ttl));
     }
 }

@@ -64,16 +64,21 @@ impl Future for Guarded {
             *this.draining = true;
             this.http.as_mut().graceful_shutdown();
         }
-        match this.http.poll(cx) {
+        let done = match this.http.poll(cx) {
             Poll::Ready(Err(e)) => {
                 tracing::debug!(error = %e, "connection ended");
-                Poll::Ready(())
+                true
             }
-            Poll::Ready(Ok(())) => Poll::Ready(()),
+            Poll::Ready(Ok(())) => true,
             // Shutting down, and no request is in flight: a half-sent head or an idle
             // kept-alive connection has nothing to wait for.
-            Poll::Pending if *this.draining && this.track.between_requests() => Poll::Ready(()),
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => *this.draining && this.track.between_requests(),
+        };
+        if !done {
+            return Poll::Pending;
         }
+        // The track outlives this task when the socket was upgraded.
+        this.track.forget_task();
+        Poll::Ready(())
     }
 }

@@ -239,6 +239,13 @@ impl Track {
         self.waker.wake();
     }
 
+    /// Forgets the connection task's waker once the task ends. An upgraded socket keeps its
+    /// track for as long as it is open, and a waker kept here would keep the ended task's
+    /// memory (about 400 bytes) allocated with it.
+    pub(super) fn forget_task(&self) {
+        drop(self.waker.take());
+    }
+
     /// The signals raised so far; [`KILL`] is cleared by reading it.
     pub(super) fn take_signals(&self, waker: &Waker) -> u8 {
         self.waker.register(waker);

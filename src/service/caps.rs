@@ -2,12 +2,12 @@
 //! last one) are kept in the store beside its session, so a session that moves to another
 //! node, or outlives a restart, keeps its caps instead of starting again at 0.
 //!
-//! The offer path never touches the store: the counters live in the session actor, and the
+//! The offer path never touches the store: the counters live in the session, and the
 //! task that writes decision records behind the answers ([`super::decisions`]) first writes
 //! the current counters of every session that was served an offer in its batch (one store
 //! call per game). A session's decision record is therefore in the store only once its
-//! counters are. A node that starts a session (on open, or when a request finds it on no
-//! actor of this node) merges the stored counters into the new actor's
+//! counters are. A node that starts a session (on open, or when a request finds it not open
+//! on this node) merges the stored counters into the new session's
 //! ([`OfferCounters::merge`], which never lowers a count).
 //!
 //! Only the counters of a game with a frequency cap are written: without one nothing reads

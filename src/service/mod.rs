@@ -71,7 +71,7 @@ pub struct Inner {
     pub settings: Settings,
     /// The storage backend.
     pub store: SharedStore,
-    /// Game and session actors of this node.
+    /// Game actors and open sessions of this node.
     pub actors: ActorSystem,
     /// Genre calibration: default templates and healthy FSR ranges.
     pub genres: GenreTable,

@@ -1,7 +1,7 @@
 //! SDK sessions and player profiles.
 //!
 //! A session record is written when a session opens so that any node can resume it (the
-//! first request on another node reads it once, then that node's session actor serves from
+//! first request on another node reads it once, then that node's session serves from
 //! memory). A player profile keeps what outlives a session: lifetime real-money spend, which
 //! places the player in an L1 segment; the money step keeps it atomically with the purchase.
 
@@ -273,7 +273,7 @@ async fn open(
     Ok((activate(state, game_id, env, &record).await?, created))
 }
 
-/// The open session, from this node's actors or (after a move between nodes) the store.
+/// The open session, from this node's registry or (after a move between nodes) the store.
 /// A session of another game or environment is a 404.
 pub async fn resolve(
     state: &Services,

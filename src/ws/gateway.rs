@@ -133,7 +133,7 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
         };
         match step {
             Step::Shutdown => {
-                conn.flush_queued().await;
+                Box::pin(conn.flush_queued()).await;
                 break Some((code::GOING_AWAY, "shutting_down"));
             }
             Step::Revoked => break Some((code::KEY_REVOKED, "key_revoked")),
@@ -151,8 +151,11 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
                 match msg {
                     Message::Close(_) => break None,
                     Message::Ping(_) | Message::Pong(_) => {}
+                    // Boxed, like the close below: what handling a client message awaits
+                    // (the decoded message, an answer, its write) would otherwise be part of
+                    // the task of every open socket, idle or not, for as long as it is open.
                     frame => {
-                        if let Err(close) = conn.handle(frame).await {
+                        if let Err(close) = Box::pin(conn.handle(frame)).await {
                             break close;
                         }
                     }
@@ -168,7 +171,7 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
             }
         }
     };
-    conn.finish(close).await;
+    Box::pin(conn.finish(close)).await;
 }
 
 async fn next_delivery(live: &mut Option<Live>) -> Delivery {
@@ -347,7 +350,9 @@ impl Conn {
                 let resume = resume_from
                     .zip(epoch.as_deref())
                     .map(|(seq, epoch)| ResumePoint { epoch, seq });
-                self.hello(session_id, player_id, attributes, resume).await
+                // Boxed, like `event` below, so that the box of a small message (an `ack`)
+                // stays small: opening a session awaits the store and the game's loading.
+                Box::pin(self.hello(session_id, player_id, attributes, resume)).await
             }
             ClientMessage::Ack { seq } => {
                 if let Some(live) = &self.live {
@@ -361,7 +366,7 @@ impl Conn {
                 self.refuse(ServerMessage::error("bad_message", "send hello first"))
                     .await
             }
-            ClientMessage::Event { event } => self.event(event).await,
+            ClientMessage::Event { event } => Box::pin(self.event(event)).await,
             ClientMessage::OfferRequest { trigger_context } => {
                 let event_type = trigger_context.event_type;
                 if !offer_domain::validation::is_snake_case(&event_type, 64) {

@@ -8,7 +8,7 @@
 //! the node's shutdown signal; [`budget`] bounds the refused messages it takes.
 //! `docs/protocol.md` is the protocol's reference.
 //!
-//! Where things live: the session actor's handle owns the per-session `seq` counter, the
+//! Where things live: the session's handle owns the per-session `seq` counter, the
 //! replay ring for `resume_from` and the queue's sending end (`offer_actors::SessionHandle`),
 //! so messages pushed while the client is away are kept for its return, and a broadcast
 //! ([`hub::broadcast`]) reaches every session of a game with one encoding shared by all.

@@ -6,6 +6,8 @@
 //! receive it ([`OutboundMessage`]); each socket then splices its session's `seq` in front
 //! of the shared bytes ([`Format::frame`]), which costs a copy, not a serialisation.
 
+use std::fmt::Write as _;
+
 use axum::extract::ws::Message;
 use chrono::{DateTime, Utc};
 use offer_actors::{Outbound, OutboundMessage};
@@ -19,6 +21,9 @@ use uuid::Uuid;
 use crate::service::inventory::InventoryItem;
 use crate::service::offers::TriggerContext;
 use offer_wire::event::SdkEvent;
+
+/// What a JSON frame starts with, before its `seq`.
+const SEQ_FIELD: &str = "{\"seq\":";
 
 /// The JSON subprotocol.
 pub const JSON_PROTOCOL: &str = "svc.v1.json";
@@ -62,19 +67,7 @@ impl Format {
     /// encoding (made by the first socket of this format that writes it).
     pub fn frame(self, seq: u64, msg: &OutboundMessage) -> Message {
         match self {
-            Self::Json => {
-                let body = msg.json(encode_json);
-                let mut text = String::with_capacity(body.len() + 24);
-                text.push_str("{\"seq\":");
-                text.push_str(&seq.to_string());
-                // `body` is a JSON object: `{` then its fields, or `{}`.
-                let rest = body.get(1..).unwrap_or("}");
-                if rest != "}" {
-                    text.push(',');
-                }
-                text.push_str(rest);
-                Message::Text(text.into())
-            }
+            Self::Json => Message::Text(json_frame(seq, msg.json(encode_json)).into()),
             Self::MsgPack => Message::Binary(splice_seq(seq, msg.msgpack(encode_msgpack)).into()),
         }
     }
@@ -110,6 +103,26 @@ fn encode_msgpack(body: &serde_json::Value) -> Box<[u8]> {
         .into_boxed_slice()
 }
 
+/// Prepends `"seq":<seq>` to an encoded JSON object. The string has exactly the frame's
+/// length, so its bytes are handed to the socket as they are (a string with spare room
+/// would take another allocation on the way).
+fn json_frame(seq: u64, body: &str) -> String {
+    // `body` is a JSON object: `{` then its fields, or `{}`.
+    let rest = body.get(1..).unwrap_or("}");
+    let comma = if rest == "}" { "" } else { "," };
+    let digits = seq.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let mut text = String::with_capacity(SEQ_FIELD.len() + digits + comma.len() + rest.len());
+    text.push_str(SEQ_FIELD);
+    // Writing to a `String` cannot fail.
+    let _ = write!(text, "{seq}");
+    text.push_str(comma);
+    text.push_str(rest);
+    text
+}
+
+/// The MessagePack `seq` key (a 3-character string) and its value (a `u64`): 4 and 9 bytes.
+const SEQ_KEY_AND_VALUE: usize = 4 + 9;
+
 /// Prepends a `seq` entry to an encoded MessagePack map: the map's length grows by one and
 /// the entry goes in front of the shared fields.
 fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
@@ -126,8 +139,15 @@ fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
         // Not a map: never produced by the encoder; send the seq alone.
         _ => (0, &[][..]),
     };
-    let mut out = Vec::with_capacity(body.len() + 16);
     let n = len + 1;
+    let head = match n {
+        0..16 => 1,
+        16..=0xffff => 3,
+        _ => 5,
+    };
+    // The exact length (map head, `seq` and its value, the fields), for the same reason as
+    // a JSON frame's.
+    let mut out = Vec::with_capacity(head + SEQ_KEY_AND_VALUE + fields.len());
     if n < 16 {
         // n < 16, so it fits the fixmap's four bits.
         #[allow(clippy::cast_possible_truncation)]
@@ -313,6 +333,28 @@ mod tests {
             for (format, frame) in [(Format::Json, text), (Format::MsgPack, binary)] {
                 let decoded = format.decode(&frame).expect("the socket's frame kind");
                 assert_eq!(decoded.is_ok(), accepted, "{format:?}, {levels} levels");
+            }
+        }
+    }
+
+    #[test]
+    fn frames_are_made_at_their_exact_length() {
+        for seq in [0, 1, 9, 10, 99, 100, 123_456_789, u64::MAX] {
+            for body in ["{}", r#"{"type":"kill_switch","level":2}"#] {
+                let text = json_frame(seq, body);
+                assert_eq!(text.len(), text.capacity(), "seq {seq}, body {body}");
+                let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+                assert_eq!(v["seq"], serde_json::json!(seq));
+            }
+            for fields in [0, 3, 20] {
+                let map = (0..fields)
+                    .map(|i| (format!("k{i}"), serde_json::json!(i)))
+                    .collect();
+                let body = encode_msgpack(&serde_json::Value::Object(map));
+                let bytes = splice_seq(seq, &body);
+                assert_eq!(bytes.len(), bytes.capacity(), "seq {seq}, {fields} fields");
+                let v: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
+                assert_eq!(v["seq"], serde_json::json!(seq));
             }
         }
     }

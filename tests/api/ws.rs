@@ -293,7 +293,7 @@ async fn resume_after_reconnect_gets_the_missed_messages() {
 #[tokio::test]
 async fn a_resume_from_an_earlier_history_of_the_session_is_not_honoured() {
     // Sessions idle out after a second without a socket: the next use reads the session
-    // back from the store into a new actor with a new history, as a restarted node does.
+    // back from the store as a new session with a new history, as a restarted node does.
     let app = spawn_tuned(default_backend(), |s| s.offers.session_idle_s = 1).await;
     let Sdk { game, key } = app.game_with(store_shelf()).await;
     let session = fresh(&game);
@@ -326,7 +326,11 @@ async fn a_resume_from_an_earlier_history_of_the_session_is_not_honoured() {
     }
     let handle = open_session(&app, &game, session);
     wait_until(|| handle.last_seq() == 2).await;
-    assert_ne!(handle.epoch(), old_epoch, "a new actor draws a new epoch");
+    assert_ne!(
+        handle.epoch(),
+        old_epoch,
+        "a session read back draws a new epoch"
+    );
 
     // The old resume point names the old epoch: nothing is replayed, and the fresh ready
     // carries the whole state (both swords) and the new epoch.

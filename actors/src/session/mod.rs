@@ -1,18 +1,25 @@
-//! The per-session actor and its handle.
+//! A session and its handle.
 //!
-//! A session actor owns one open player session: its live features (attributes, events
-//! seen, spend) and, when a WebSocket is attached, its bounded outbound queue. Readers on
-//! the offer path load the published [`PlayerContext`] without a message; the per-session
-//! offer counters that frequency caps check are atomics ([`OfferCounters`]).
+//! A session holds one open player session: its live features (attributes, events seen,
+//! spend) and, when a WebSocket is attached, its bounded outbound queue. Readers on the
+//! offer path load the published [`PlayerContext`] without a lock; the per-session offer
+//! counters that frequency caps check are atomics ([`OfferCounters`]).
+//!
+//! A session has no actor of its own: every change to it is a few atomic or short locked
+//! steps that the handle makes where it is called (a feature change replaces the published
+//! context with a compare-and-swap), and the registry's sweeper forgets a session without a
+//! socket once it has been idle for its time (`SessionHandle::expired`). An actor per
+//! session cost about 870 bytes of every open session (its task, mailbox and idle timer) for
+//! two rare messages and a timer.
 //!
 //! The files: `counters` (frequency-cap counters), `message` (shared, numbered socket
 //! messages), `replay` (the ring a resume is answered from), `queue` (the bounded queue to
 //! the socket), `outlet` (the ring and the queue under one lock), `activity` (idle time).
 //!
-//! Each session actor draws a random epoch when it starts. Its `seq`s only mean something
-//! with that epoch: a session read back from the store (on a restarted node, another node,
-//! or after it idled out) numbers its messages from 1 again, so a client's `resume_from` is
-//! honoured only when it comes with the epoch of the actor that numbered it
+//! Each session draws a random epoch when it starts. Its `seq`s only mean something with
+//! that epoch: a session read back from the store (on a restarted node, another node, or
+//! after it idled out) numbers its messages from 1 again, so a client's `resume_from` is
+//! honoured only when it comes with the epoch of the session that numbered it
 //! ([`ResumePoint`]); otherwise a new history whose seqs happen to cover the old one would
 //! pass for the client's.
 
@@ -27,7 +34,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use arc_swap::ArcSwap;
 use offer_domain::environment::Environment;
 use offer_domain::pipeline::PlayerContext;
@@ -64,59 +70,22 @@ pub struct ResumePoint<'a> {
     pub seq: u64,
 }
 
-/// The actor owning one session.
-pub struct SessionActor {
-    player: Arc<ArcSwap<PlayerContext>>,
-    outlet: Arc<Mutex<Outlet>>,
-    activity: Arc<Activity>,
-    idle_ttl: Duration,
-    on_stop: Option<Box<dyn FnOnce() + Send>>,
-}
-
-impl Actor for SessionActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        let check = (self.idle_ttl / 4).max(Duration::from_millis(250));
-        ctx.run_interval(check, |actor, ctx| {
-            let socket_open = lock(&actor.outlet).socket_attached();
-            if !socket_open && actor.activity.idle_for() > actor.idle_ttl {
-                ctx.stop();
-            }
-        });
-    }
-
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        if let Some(deregister) = self.on_stop.take() {
-            deregister();
-        }
-    }
-}
-
 /// A change to the session's features.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
+#[derive(Debug, Clone, Copy)]
 pub enum SessionChange {
     /// The session's first telemetry event (any type but `session_start`): the player now
-    /// has features. Later events are counted on the handle without a message, since a
-    /// message per event would wake the actor's thread on every event.
+    /// has features. Later events are only counted ([`SessionHandle::event_seen`]).
     EventSeen,
     /// Real money was spent.
     Spent(i64),
 }
 
-impl Handler<SessionChange> for SessionActor {
-    type Result = ();
-    fn handle(&mut self, msg: SessionChange, _: &mut Context<Self>) {
-        self.activity.touch();
-        let mut next = PlayerContext::clone(&self.player.load());
-        match msg {
-            SessionChange::EventSeen => next.events_seen = next.events_seen.saturating_add(1),
-            SessionChange::Spent(cents) => {
-                next.spend_cents = next.spend_cents.saturating_add(cents)
-            }
+impl SessionChange {
+    fn apply(self, player: &mut PlayerContext) {
+        match self {
+            Self::EventSeen => player.events_seen = player.events_seen.saturating_add(1),
+            Self::Spent(cents) => player.spend_cents = player.spend_cents.saturating_add(cents),
         }
-        self.player.store(Arc::new(next));
     }
 }
 
@@ -125,53 +94,38 @@ impl Handler<SessionChange> for SessionActor {
 #[derive(Clone)]
 pub struct SessionHandle(Arc<SessionShared>);
 
-/// What a [`SessionHandle`] shares with the actor and other handles.
+/// What every [`SessionHandle`] of one session shares: one allocation per session.
 struct SessionShared {
-    addr: Addr<SessionActor>,
     info: SessionInfo,
-    player: Arc<ArcSwap<PlayerContext>>,
+    player: ArcSwap<PlayerContext>,
     counters: OfferCounters,
     /// Telemetry events seen this session (the published context only learns of the first).
     events: AtomicU32,
-    outlet: Arc<Mutex<Outlet>>,
-    activity: Arc<Activity>,
-    /// Random per actor: tells this session's seqs from those of an earlier actor of the
-    /// same session id (see the module's documentation).
+    outlet: Mutex<Outlet>,
+    activity: Activity,
+    /// Random per session start: tells this session's seqs from those of an earlier start of
+    /// the same session id (see the module's documentation).
     epoch: Box<str>,
 }
 
 impl SessionHandle {
-    /// Starts the actor on `arbiter`.
-    pub(crate) fn start(
-        arbiter: &actix_rt::ArbiterHandle,
-        info: SessionInfo,
-        player: PlayerContext,
-        idle_ttl: Duration,
-        on_stop: Box<dyn FnOnce() + Send>,
-    ) -> Self {
-        let player = Arc::new(ArcSwap::from_pointee(player));
-        let actor_player = player.clone();
-        let outlet = Arc::new(Mutex::new(Outlet::default()));
-        let actor_outlet = outlet.clone();
-        let activity = Arc::new(Activity::new());
-        let actor_activity = activity.clone();
-        let addr = SessionActor::start_in_arbiter(arbiter, move |_| SessionActor {
-            player: actor_player,
-            outlet: actor_outlet,
-            activity: actor_activity,
-            idle_ttl,
-            on_stop: Some(on_stop),
-        });
+    /// A session just opened (or read back from the store).
+    pub(crate) fn new(info: SessionInfo, player: PlayerContext) -> Self {
         Self(Arc::new(SessionShared {
-            addr,
             info,
-            player,
+            player: ArcSwap::from_pointee(player),
             counters: OfferCounters::default(),
             events: AtomicU32::new(0),
-            outlet,
-            activity,
+            outlet: Mutex::new(Outlet::default()),
+            activity: Activity::new(),
             epoch: new_epoch(),
         }))
+    }
+
+    /// Whether the session may be forgotten: no socket attached, and unused for longer than
+    /// `idle_ttl`.
+    pub(crate) fn expired(&self, idle_ttl: Duration) -> bool {
+        !self.socket_attached() && self.0.activity.idle_for() > idle_ttl
     }
 
     /// Marks the session as used now (keeps it from idling out) without a message.
@@ -200,11 +154,13 @@ impl SessionHandle {
         Arc::new(p)
     }
 
-    /// Counts a telemetry event; only the first one of the session messages the actor.
+    /// Counts a telemetry event; only the first one of the session changes the published
+    /// context.
     pub fn event_seen(&self) {
-        self.touch();
         if self.0.events.fetch_add(1, Ordering::Relaxed) == 0 {
-            self.0.addr.do_send(SessionChange::EventSeen);
+            self.change(SessionChange::EventSeen);
+        } else {
+            self.touch();
         }
     }
 
@@ -213,9 +169,15 @@ impl SessionHandle {
         &self.0.counters
     }
 
-    /// Applies a feature change without waiting.
+    /// Applies a feature change: publishes a new context (readers keep the one they
+    /// loaded). Concurrent changes are retried on the newer context, so none is lost.
     pub fn change(&self, change: SessionChange) {
-        self.0.addr.do_send(change);
+        self.touch();
+        self.0.player.rcu(|published| {
+            let mut next = PlayerContext::clone(published);
+            change.apply(&mut next);
+            next
+        });
     }
 
     /// This session's epoch: sent to the client in `ready`, which names it in a resume.
@@ -279,4 +241,57 @@ impl SessionHandle {
 /// it whole (a JSON number that large loses digits in some languages).
 fn new_epoch() -> Box<str> {
     format!("{:016x}", rand::random::<u64>()).into_boxed_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> SessionHandle {
+        let game_id = Uuid::new_v4();
+        SessionHandle::new(
+            SessionInfo {
+                session_id: Uuid::new_v4(),
+                game_id,
+                env: Environment::Production,
+                player_id: "p1".into(),
+            },
+            PlayerContext::new("p1", game_id),
+        )
+    }
+
+    #[test]
+    fn changes_publish_a_new_context_and_keep_the_old_one_whole() {
+        let s = session();
+        let before = s.player(false);
+        s.change(SessionChange::Spent(250));
+        s.change(SessionChange::Spent(100));
+        assert_eq!(s.player(false).spend_cents, 350);
+        assert_eq!(
+            before.spend_cents, 0,
+            "a reader's loaded context never changes"
+        );
+    }
+
+    #[test]
+    fn only_the_first_event_changes_the_published_context() {
+        let s = session();
+        for _ in 0..3 {
+            s.event_seen();
+        }
+        assert_eq!(s.player(false).events_seen, 1);
+        // With the counters filled in, every event counts.
+        assert_eq!(s.player(true).events_seen, 3);
+    }
+
+    #[test]
+    fn a_session_with_a_socket_never_expires() {
+        let s = session();
+        let attached = s.attach(4, None, |_| {
+            OutboundMessage::new(serde_json::json!({ "type": "ready" }))
+        });
+        assert!(!s.expired(Duration::ZERO));
+        s.detach(&attached.queue);
+        assert!(!s.expired(Duration::from_secs(3600)), "just used");
+    }
 }

@@ -5,6 +5,9 @@
 //! from a seq the ring no longer covers cannot be honoured: some of the missed messages are
 //! gone, so the client gets none of them and must refresh its state instead.
 //!
+//! The ring is allocated by the first message it keeps, and given back when the client has
+//! acknowledged everything in it: an idle session whose client keeps up holds none.
+//!
 //! A message that only makes sense on the connection it was sent on (`ready`) is numbered
 //! like every other but never kept ([`Replay::number`]): replaying an old connection's
 //! `ready` would tell a resumed client stale state, once per earlier connection.
@@ -56,12 +59,17 @@ impl Replay {
         self.last_seq
     }
 
-    /// Forgets the messages up to `seq`, which the client has acknowledged.
+    /// Forgets the messages up to `seq`, which the client has acknowledged. A ring left
+    /// empty gives its buffer back: a session whose client has read everything holds no
+    /// ring until its next message.
     pub(super) fn ack(&mut self, seq: u64) {
         while self.ring.front().is_some_and(|m| m.seq <= seq) {
             if let Some(m) = self.ring.pop_front() {
                 self.floor = m.seq;
             }
+        }
+        if self.ring.is_empty() {
+            self.ring = VecDeque::new();
         }
     }
 
@@ -148,6 +156,33 @@ mod tests {
         // Every resume point skips seq 3, even one from before it.
         assert_eq!(replay.since(0).map(|m| seqs(&m)), Some(vec![1, 2, 4]));
         assert_eq!(replay.since(3).map(|m| seqs(&m)), Some(vec![4]));
+    }
+
+    #[test]
+    fn the_ring_holds_memory_only_while_it_holds_messages() {
+        let mut replay = Replay::default();
+        assert_eq!(
+            replay.ring.capacity(),
+            0,
+            "nothing before the first message"
+        );
+        // A numbered message (`ready`) is never kept, so it allocates nothing either.
+        replay.number(OutboundMessage::new(serde_json::json!({})));
+        assert_eq!(replay.ring.capacity(), 0);
+        for _ in 0..3 {
+            replay.sequence(OutboundMessage::new(serde_json::json!({})));
+        }
+        assert!(replay.ring.capacity() >= 3);
+        // Acknowledging part of it keeps the rest, and the buffer.
+        replay.ack(2);
+        assert_eq!(replay.since(2).map(|m| seqs(&m)), Some(vec![3, 4]));
+        // Acknowledging everything gives the buffer back; numbering and resuming go on.
+        replay.ack(4);
+        assert_eq!(replay.ring.capacity(), 0);
+        assert_eq!(replay.since(4).map(|m| seqs(&m)), Some(vec![]));
+        let next = replay.sequence(OutboundMessage::new(serde_json::json!({})));
+        assert_eq!(next.seq, 5);
+        assert_eq!(replay.since(4).map(|m| seqs(&m)), Some(vec![5]));
     }
 
     #[test]

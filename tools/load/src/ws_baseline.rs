@@ -5,7 +5,8 @@
 //! frame with a pre-encoded `ready`, except the text frame `go`, which sends one pre-encoded
 //! `kill_switch`-like message (of the engine's message size) to every connected socket
 //! through a `tokio::sync::broadcast` channel. No HTTP, no sessions, no sequence numbers: just
-//! the socket work of a fan-out. Its buffers are the engine's (4 KiB read and write).
+//! the socket work of a fan-out. Its buffers are the engine's defaults (1 KiB read, 4 KiB
+//! write).
 
 use std::net::SocketAddr;
 
@@ -66,7 +67,7 @@ async fn connection(
     // Errors end this socket only.
     let _ = stream.set_nodelay(true);
     let config = WebSocketConfig::default()
-        .read_buffer_size(4096)
+        .read_buffer_size(1024)
         .write_buffer_size(4096)
         .max_write_buffer_size(4096 + 2 * 65_536);
     let Ok(mut ws) =
