@@ -40,6 +40,7 @@ mod growth;
 mod holdout;
 mod rate_curve;
 mod redis_server;
+mod script_calls;
 mod servers;
 mod setup;
 mod target_line;
