@@ -1,9 +1,11 @@
-//! Redis round trips of the wallet script, counted by the server: the `calls` of `eval` and
-//! `evalsha` in `INFO commandstats`, summed over the nodes a Redis URL names.
+//! Redis round trips of the wallet script and the server's time in them, counted by the
+//! server: the `calls` and `usec` of `eval` and `evalsha` in `INFO commandstats`, summed over
+//! the nodes a Redis URL names.
 //!
-//! Read before and after a run, the difference is how many script calls the run made (plus
-//! any script the engine ran meanwhile in the background, which on an idle game is none),
-//! so calls per operation show what combining one game's events into one call saves.
+//! Read before and after a run, the difference is how many script calls the run made and how
+//! long Redis spent running them (plus any script the engine ran meanwhile in the
+//! background, which on an idle game is none), so calls and time per operation show what
+//! combining one game's events into one call saves.
 
 use anyhow::{Context, Result};
 use offer_engine::store::redis::target::RedisTarget;
@@ -32,40 +34,70 @@ impl ScriptCalls {
         Ok(Self { nodes })
     }
 
-    /// Script calls the nodes have answered since they started.
-    pub(crate) async fn total(&mut self) -> Result<u64> {
-        let mut total = 0;
+    /// Script calls the nodes have answered since they started, and their time in them.
+    pub(crate) async fn total(&mut self) -> Result<ScriptStats> {
+        let mut total = ScriptStats::default();
         for node in &mut self.nodes {
             let info: String = redis::cmd("INFO")
                 .arg("commandstats")
                 .query_async(node)
                 .await
                 .context("INFO commandstats")?;
-            total += script_calls(&info);
+            let node = script_stats(&info);
+            total.calls += node.calls;
+            total.usec += node.usec;
         }
         Ok(total)
     }
 }
 
-/// The `calls` of `cmdstat_eval` and `cmdstat_evalsha` in an `INFO commandstats` reply.
-fn script_calls(info: &str) -> u64 {
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.trim().split_once(':')?;
-            if name != "cmdstat_eval" && name != "cmdstat_evalsha" {
-                return None;
-            }
+/// Script calls and the server's time in them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ScriptStats {
+    /// Calls answered.
+    pub(crate) calls: u64,
+    /// Microseconds the server spent running them.
+    pub(crate) usec: u64,
+}
+
+impl std::ops::Sub for ScriptStats {
+    type Output = ScriptStats;
+
+    fn sub(self, earlier: ScriptStats) -> ScriptStats {
+        ScriptStats {
+            calls: self.calls.saturating_sub(earlier.calls),
+            usec: self.usec.saturating_sub(earlier.usec),
+        }
+    }
+}
+
+/// The `calls` and `usec` of `cmdstat_eval` and `cmdstat_evalsha` in an `INFO commandstats`
+/// reply.
+fn script_stats(info: &str) -> ScriptStats {
+    let mut total = ScriptStats::default();
+    for line in info.lines() {
+        let Some((name, stats)) = line.trim().split_once(':') else {
+            continue;
+        };
+        if name != "cmdstat_eval" && name != "cmdstat_evalsha" {
+            continue;
+        }
+        let field = |key: &str| {
             stats
                 .split(',')
-                .find_map(|field| field.strip_prefix("calls="))
-                .and_then(|calls| calls.parse::<u64>().ok())
-        })
-        .sum()
+                .find_map(|field| field.strip_prefix(key))
+                .and_then(|value| value.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        total.calls += field("calls=");
+        total.usec += field("usec=");
+    }
+    total
 }
 
 #[cfg(test)]
 mod tests {
-    use super::script_calls;
+    use super::script_stats;
 
     #[test]
     fn counts_eval_and_evalsha_calls_only() {
@@ -74,6 +106,7 @@ mod tests {
             cmdstat_eval:calls=3,usec=30,usec_per_call=10.00,rejected_calls=0,failed_calls=0\r\n\
             cmdstat_evalsha_ro:calls=50,usec=1,usec_per_call=0.02,rejected_calls=0,failed_calls=0\r\n\
             cmdstat_get:calls=7,usec=1,usec_per_call=0.14,rejected_calls=0,failed_calls=0\r\n";
-        assert_eq!(script_calls(info), 123);
+        let stats = script_stats(info);
+        assert_eq!((stats.calls, stats.usec), (123, 930));
     }
 }

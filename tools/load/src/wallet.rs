@@ -31,7 +31,7 @@ use uuid::Uuid;
 use crate::catalogue::CURRENCY_ID;
 use crate::compare::{median, ratio};
 use crate::parse_duration;
-use crate::script_calls::ScriptCalls;
+use crate::script_calls::{ScriptCalls, ScriptStats};
 use crate::servers::ServerArgs;
 use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Socket};
@@ -313,11 +313,14 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     }
     let mut counter = ScriptCalls::connect(&redis_url).await?;
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-    let mut calls = [0u64; 2];
+    let mut scripts = [ScriptStats::default(); 2];
+    let mut engine_cpu = 0.0;
     for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
         let before = counter.total().await?;
+        let cpu_before = cpu_seconds(engine.pid())?;
         let e = engine_run(&mut sockets, &label, args.plan.duration).await?;
+        engine_cpu += cpu_seconds(engine.pid())? - cpu_before;
         let between = counter.total().await?;
         engine.check_alive()?;
         let d = direct_run(
@@ -337,12 +340,14 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         .enumerate()
         {
             eprintln!(
-                "round {round} {name}   {:>9.0} ops/s ({} failed, {made} script calls)",
+                "round {round} {name}   {:>9.0} ops/s ({} failed, {} script calls)",
                 run.ops_per_s(),
-                run.failed
+                run.failed,
+                made.calls
             );
             runs[slot].push(run);
-            calls[slot] += made;
+            scripts[slot].calls += made.calls;
+            scripts[slot].usec += made.usec;
         }
     }
     drop(sockets);
@@ -363,20 +368,44 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         "engine/direct",
         0.8,
     ));
-    let per_op = |runs: &[Run], calls: u64| {
-        let ops: u64 = runs.iter().map(|r| r.ok + r.failed).sum();
+    let ops = |runs: &[Run]| runs.iter().map(|r| r.ok + r.failed).sum::<u64>().max(1) as f64;
+    let per_op = |runs: &[Run], made: ScriptStats| {
         format!(
-            "{:.3} ({calls} calls, {ops} operations)",
-            calls as f64 / ops.max(1) as f64
+            "{:.3} calls and {:.2} µs of Redis time per operation ({} calls)",
+            made.calls as f64 / ops(runs),
+            made.usec as f64 / ops(runs),
+            made.calls
         )
     };
     out.push_str(&format!(
-        "script calls per operation: engine {}, direct {}\n",
-        per_op(&engine_runs, calls[0]),
-        per_op(&direct_runs, calls[1])
+        "script: engine {}; direct {}\nengine process CPU per operation: {:.1} µs\n",
+        per_op(&engine_runs, scripts[0]),
+        per_op(&direct_runs, scripts[1]),
+        engine_cpu * 1e6 / ops(&engine_runs)
     ));
     print!("{out}");
     Ok(())
+}
+
+/// CPU time (user and system, every thread) a process has used, in seconds, from
+/// `/proc/<pid>/stat` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    // The fields after the command name (which may hold spaces) in parentheses: utime and
+    // stime are the 14th and 15th of the line, the 12th and 13th after it.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .context("no command name in /proc/<pid>/stat")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> Result<f64> {
+        let field = fields.get(i).context("a short /proc/<pid>/stat")?;
+        Ok(field
+            .parse::<u64>()
+            .context("a CPU time in /proc/<pid>/stat")? as f64)
+    };
+    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// The table of two paths' rounds (median operations per second, failures, each round's
