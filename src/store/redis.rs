@@ -45,9 +45,9 @@
 //! ledger entry and the day aggregate.
 //!
 //! One game's events share script calls under load (`redis/batcher.rs`): an event of a game
-//! with no call in flight goes at once, alone; events of that game arriving while a call is
-//! out queue, and go together in the next call, at most 64 to a call, each with its own
-//! checks and its own answer. So a busy game makes one round trip per batch instead of one
+//! with fewer than two calls in flight goes at once, alone; events of that game arriving
+//! while two are out queue, and go together in the next call, at most 64 to a call, each
+//! with its own checks and its own answer. So a busy game makes one round trip per batch instead of one
 //! per event, and a quiet one waits for nothing. A refused event does not touch the others
 //! of its call; a call that fails (Redis down, no answer in time) answers each of its events
 //! `Unavailable`. [`RedisStore::apply_money_alone`] is the one-call-per-event path, kept as

@@ -1,13 +1,16 @@
-//! One game's money events combined into one script call while another call of that game is
-//! in flight.
+//! One game's money events combined into one script call while the game's calls are in
+//! flight.
 //!
-//! Each game has a lane. An event of a game with nothing in flight goes at once, alone (no
-//! timer, no added wait at one event in flight). While that call is out, further events of
-//! the game queue in its lane; when it returns, the queued events (at most
-//! [`MAX_BATCH`]) go in one call of the same script, in the order they arrived, and so on
-//! until the lane is empty. Under load a game's events thus share round trips: one call
-//! per batch instead of one per event. All of one game's keys share its hash tag, so a
-//! batch is one slot on a Redis Cluster.
+//! Each game has a lane, with at most [`MAX_IN_FLIGHT`] script calls out at once. An event
+//! of a game with fewer calls out goes at once, alone (no timer, no added wait at one event
+//! in flight). While the game has all its calls out, further events of the game queue in its
+//! lane; when a call returns, the queued events (at most [`MAX_BATCH`]) go in one call of the
+//! same script in its place, in the order they arrived, and so on until the lane is empty.
+//! Under load a game's events thus share round trips: one call per batch instead of one per
+//! event. All of one game's keys share its hash tag, so a batch is one slot on a Redis
+//! Cluster. Events of one game in different calls have no order between them beyond the
+//! order Redis receives the calls in; a session's own events are never in flight together
+//! (it waits for each answer).
 //!
 //! Every event keeps its own checks and its own answer (see [`super::money`]): one event's
 //! refusal does not touch the others of its batch. A failed call (Redis unreachable, no
@@ -34,49 +37,70 @@ use super::money::{self, MoneyCall};
 /// The most events in one call: bounds the time one script holds the Redis server.
 pub(super) const MAX_BATCH: usize = 64;
 
-/// The lanes of the games that have a call in flight: a game is present while one is, with
-/// the items that arrived since, in order.
+/// The most calls of one game out at once. Two, so that Redis runs one batch while this node
+/// answers the events of the other and queues the next: with one, the node and Redis take
+/// turns instead of working at the same time. Both go over the one command connection, so
+/// Redis runs them in the order they were sent.
+pub(super) const MAX_IN_FLIGHT: usize = 2;
+
+/// One game's calls in flight and the items that arrived while as many were out as a game
+/// may have.
 #[derive(Debug)]
-pub(super) struct Lanes<T> {
-    lanes: HashMap<Uuid, Vec<T>>,
+struct Lane<T> {
+    in_flight: usize,
+    queue: Vec<T>,
 }
 
-impl<T> Default for Lanes<T> {
-    fn default() -> Self {
-        Self {
-            lanes: HashMap::new(),
-        }
-    }
+/// The lanes of the games that have a call in flight, each with the items that arrived
+/// since, in order. A queue holds items only while its game has `limit` calls out.
+#[derive(Debug)]
+pub(super) struct Lanes<T> {
+    lanes: HashMap<Uuid, Lane<T>>,
+    limit: usize,
 }
 
 impl<T> Lanes<T> {
-    /// A new item of `game` arrives: `None` when nothing of the game is in flight (the
-    /// caller sends its item now, and the game counts as in flight from here), otherwise
-    /// the game's queue to push the item onto.
-    pub(super) fn enter(&mut self, game: Uuid) -> Option<&mut Vec<T>> {
-        match self.lanes.entry(game) {
-            Entry::Occupied(lane) => Some(lane.into_mut()),
-            Entry::Vacant(lane) => {
-                lane.insert(Vec::new());
-                None
-            }
+    /// No lane yet; at most `limit` (at least 1) calls of one game out at once.
+    pub(super) fn new(limit: usize) -> Self {
+        Self {
+            lanes: HashMap::new(),
+            limit: limit.max(1),
         }
     }
 
-    /// A call of `game` returned: the queued items to send next (at most `max`, the oldest
-    /// first; the game stays in flight), or none, and the game has nothing in flight.
+    /// A new item of `game` arrives: `None` when fewer than `limit` calls of the game are
+    /// out (the caller sends its item now, as one more call in flight), otherwise the
+    /// game's queue to push the item onto.
+    pub(super) fn enter(&mut self, game: Uuid) -> Option<&mut Vec<T>> {
+        let lane = self.lanes.entry(game).or_insert_with(|| Lane {
+            in_flight: 0,
+            queue: Vec::new(),
+        });
+        if lane.in_flight < self.limit {
+            lane.in_flight += 1;
+            None
+        } else {
+            Some(&mut lane.queue)
+        }
+    }
+
+    /// A call of `game` returned: the queued items to send next in its place (at most `max`,
+    /// the oldest first), or none, and the game has one call fewer in flight.
     pub(super) fn after_call(&mut self, game: Uuid, max: usize) -> Vec<T> {
-        let Entry::Occupied(mut lane) = self.lanes.entry(game) else {
+        let Entry::Occupied(mut entry) = self.lanes.entry(game) else {
             return Vec::new();
         };
-        let queue = lane.get_mut();
-        if queue.is_empty() {
-            lane.remove();
+        let lane = entry.get_mut();
+        if lane.queue.is_empty() {
+            lane.in_flight = lane.in_flight.saturating_sub(1);
+            if lane.in_flight == 0 {
+                entry.remove();
+            }
             Vec::new()
-        } else if queue.len() <= max {
-            std::mem::take(queue)
+        } else if lane.queue.len() <= max {
+            std::mem::take(&mut lane.queue)
         } else {
-            queue.drain(..max).collect()
+            lane.queue.drain(..max).collect()
         }
     }
 }
@@ -185,7 +209,7 @@ impl MoneyBatcher {
                 conn,
                 script,
                 timeout,
-                lanes: Mutex::new(Lanes::default()),
+                lanes: Mutex::new(Lanes::new(MAX_IN_FLIGHT)),
             }),
         }
     }
@@ -252,22 +276,30 @@ mod tests {
     use uuid::Uuid;
 
     #[test]
-    fn a_lane_queues_while_in_flight_and_hands_on_in_batches() {
-        let mut lanes: Lanes<u32> = Lanes::default();
+    fn a_lane_queues_while_its_calls_are_out_and_hands_on_in_batches() {
+        let mut lanes: Lanes<u32> = Lanes::new(2);
         let (g, h) = (Uuid::new_v4(), Uuid::new_v4());
-        // Nothing in flight: the first item goes now.
+        // Fewer than two calls out: the first two items go now.
+        assert!(lanes.enter(g).is_none());
         assert!(lanes.enter(g).is_none());
         // Later items of the same game queue, in order; another game's lane is its own.
         for item in 1..=5 {
-            lanes.enter(g).expect("in flight").push(item);
+            lanes.enter(g).expect("two out").push(item);
         }
         assert!(lanes.enter(h).is_none());
-        // Each returned call hands on at most `max` of the oldest.
+        // Each returned call hands on at most `max` of the oldest, in its place.
         assert_eq!(lanes.after_call(g, 2), [1, 2]);
         assert_eq!(lanes.after_call(g, 2), [3, 4]);
-        lanes.enter(g).expect("still in flight").push(6);
+        lanes.enter(g).expect("still two out").push(6);
         assert_eq!(lanes.after_call(g, 2), [5, 6]);
-        // An empty queue after a call: the game is idle, and its next item goes now.
+        // An empty queue: one call fewer out, so the next item goes now again.
+        assert!(lanes.after_call(g, 2).is_empty());
+        assert!(lanes.enter(g).is_none());
+        lanes.enter(g).expect("two out again").push(7);
+        assert_eq!(lanes.after_call(g, 2), [7]);
+        // Both calls back with nothing queued: the game is idle.
+        assert!(lanes.after_call(g, 2).is_empty());
+        assert!(lanes.after_call(g, 2).is_empty());
         assert!(lanes.after_call(g, 2).is_empty());
         assert!(lanes.enter(g).is_none());
         assert!(lanes.after_call(h, 2).is_empty());

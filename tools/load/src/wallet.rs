@@ -348,6 +348,7 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             runs[slot].push(run);
             scripts[slot].calls += made.calls;
             scripts[slot].usec += made.usec;
+            scripts[slot].cpu_usec += made.cpu_usec;
         }
     }
     drop(sockets);
@@ -371,9 +372,10 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let ops = |runs: &[Run]| runs.iter().map(|r| r.ok + r.failed).sum::<u64>().max(1) as f64;
     let per_op = |runs: &[Run], made: ScriptStats| {
         format!(
-            "{:.3} calls and {:.2} µs of Redis time per operation ({} calls)",
+            "{:.3} calls, {:.2} µs in the script and {:.2} µs of Redis CPU per operation ({} calls)",
             made.calls as f64 / ops(runs),
             made.usec as f64 / ops(runs),
+            made.cpu_usec as f64 / ops(runs),
             made.calls
         )
     };
