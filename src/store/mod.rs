@@ -30,7 +30,7 @@ use uuid::Uuid;
 /// Why a store call failed. `Unavailable` is answered 503 (retry), `Corrupt` 500 (a bug or
 /// foreign data, logged), `Unstorable` 422: the only one a client's input can cause, refused
 /// before anything is written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The backend did not answer in time or the connection is down.
     #[error("store unavailable: {0}")]

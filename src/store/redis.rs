@@ -20,9 +20,10 @@
 //! A cluster refuses a script, a multi-key command or a pipeline whose keys hash to different
 //! slots. Every call here touches one slot:
 //!
-//! - the wallet script's six keys (tx record, kill level, wallet, ledger, day aggregate,
-//!   lifetime spend) and the day-aggregate pipeline all carry the game's `{game_id}` hash
-//!   tag, so they live in the game's slot;
+//! - the wallet script's keys, eight per event (tx record, kill level, wallet, ledger, day
+//!   aggregate, lifetime spend, receive times, day spend), of one game per call, and the
+//!   day-aggregate pipeline all carry the game's `{game_id}` hash tag, so they live in the
+//!   game's slot;
 //! - a versioned write (the catalogue's compare-and-swap) is one script over two hashes of
 //!   one game (its version document and its collection), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
@@ -38,15 +39,19 @@
 //!
 //! # The wallet step
 //!
-//! [`Store::apply_money`] is one Lua script, atomic on the server. It makes every check
-//! before its first write, because Redis keeps the writes a script made before an error:
-//! (a) the idempotency hash (a known tx id answers `Duplicate` with the stored balance),
-//! (b) the kill level (3 answers `KillSwitch`), (c) for a non-imported spend, the balance.
-//! Only then does it write the balance (`HINCRBY`; purchases move no balance), the
-//! idempotency record, the ledger entry (`RPUSH` of the JSON of a
-//! [`LedgerEntry`], built by Rust with serde's field names except
-//! `balance_after`, which the script appends) and the day aggregate fields
-//! (`earned:<cur>`, `spent:<cur>`, `rev_t` for treatment revenue, `rev_c` for holdout).
+//! [`Store::apply_money`] is one Lua script (`redis/money.rs`), atomic on the server, which
+//! makes every check of an event before its first write: the idempotency hash, the kill
+//! level, the balance. Only then does it write the balance, the idempotency record, the
+//! ledger entry and the day aggregate.
+//!
+//! One game's events share script calls under load (`redis/batcher.rs`): an event of a game
+//! with fewer than two calls in flight goes at once, alone; events of that game arriving
+//! while two are out queue, and go together in the next call, at most 64 to a call, each
+//! with its own checks and its own answer. So a busy game makes one round trip per batch instead of one
+//! per event, and a quiet one waits for nothing. A refused event does not touch the others
+//! of its call; a call that fails (Redis down, no answer in time) answers each of its events
+//! `Unavailable`. [`RedisStore::apply_money_alone`] is the one-call-per-event path, kept as
+//! the load tool's baseline.
 //!
 //! Imported spends skip the balance check (history has no opening balance) but still move
 //! the balance, so a wallet may go negative while history is replayed out of order; the
@@ -63,8 +68,10 @@
 //! Bus messages published while this node's pub/sub connection is down are not received by
 //! it; nodes that reconnect should reload what they cache.
 
+mod batcher;
 mod bus;
 mod conn;
+mod money;
 pub mod target;
 
 use std::future::Future;
@@ -77,71 +84,19 @@ use offer_domain::environment::Environment;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
+use self::batcher::MoneyBatcher;
 use self::bus::BusListener;
 use self::conn::CommandConn;
+use self::money::MoneyCall;
 use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
-    BusMessage, COHORT_SEPARATOR, Collection, DayAggregate, LedgerEntry, MoneyKind, MoneyOp,
-    MoneyOutcome, Store, StoreError, StoreResult,
+    BusMessage, COHORT_SEPARATOR, Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome,
+    Store, StoreError, StoreResult,
 };
 
 /// Documents asked for per `HSCAN` page of [`Store::list`].
 const LIST_PAGE: usize = 10_000;
-
-/// The wallet step. KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash,
-/// tx receive-time sorted set, spend-day hash.
-/// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
-/// without its closing brace, fingerprint, player id, receive time, install cohort (empty
-/// when unknown). The tx record is
-/// `<balance>|<fingerprint>`.
-const MONEY_LUA: &str = r#"
-local prev = redis.call('HGET', KEYS[1], ARGV[1])
-if prev then
-  local sep = string.find(prev, '|', 1, true)
-  if sep and string.sub(prev, sep + 1) == ARGV[9] then
-    return {'duplicate', string.sub(prev, 1, sep - 1)}
-  end
-  return {'conflict', '0'}
-end
-local level = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
--- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
-if level >= 3 then return {'kill', '0'} end
-local kind = ARGV[2]
-local cur = ARGV[3]
-local bal = 0
-if kind ~= 'purchase' then
-  bal = tonumber(redis.call('HGET', KEYS[3], cur) or '0') or 0
-  if kind == 'spent' and ARGV[6] ~= '1' and bal < tonumber(ARGV[4]) then
-    return {'insufficient', string.format('%d', bal)}
-  end
-end
-if kind == 'earned' then
-  bal = redis.call('HINCRBY', KEYS[3], cur, ARGV[4])
-elseif kind == 'spent' then
-  bal = redis.call('HINCRBY', KEYS[3], cur, ARGV[5])
-end
-if kind == 'purchase' then
-  redis.call('HINCRBY', KEYS[6], ARGV[10], ARGV[4])
-  redis.call('HINCRBY', KEYS[8], ARGV[10], ARGV[4])
-end
-local b = string.format('%d', bal)
-redis.call('HSET', KEYS[1], ARGV[1], b .. '|' .. ARGV[9])
-redis.call('ZADD', KEYS[7], ARGV[11], ARGV[1])
-redis.call('RPUSH', KEYS[4], ARGV[8] .. ',"balance_after":' .. b .. '}')
-if kind == 'earned' then
-  redis.call('HINCRBY', KEYS[5], 'earned:' .. cur, ARGV[4])
-  if ARGV[12] ~= '' then redis.call('HINCRBY', KEYS[5], 'earned:' .. cur .. '@' .. ARGV[12], ARGV[4]) end
-elseif kind == 'spent' then
-  redis.call('HINCRBY', KEYS[5], 'spent:' .. cur, ARGV[4])
-  if ARGV[12] ~= '' then redis.call('HINCRBY', KEYS[5], 'spent:' .. cur .. '@' .. ARGV[12], ARGV[4]) end
-elseif ARGV[7] == '1' then
-  redis.call('HINCRBY', KEYS[5], 'rev_c', ARGV[4])
-else
-  redis.call('HINCRBY', KEYS[5], 'rev_t', ARGV[4])
-end
-return {'applied', b}
-"#;
 
 /// Forgets the oldest idempotency records received before a time. KEYS: the records' hash,
 /// the sorted set of their receive times (one game and environment: one slot). ARGV: the
@@ -205,7 +160,7 @@ pub struct RedisStore {
     keys: Keys,
     timeout: Duration,
     bus: BusListener,
-    money_script: Script,
+    money: MoneyBatcher,
     versioned_script: Script,
     forget_script: Script,
     trim_script: Script,
@@ -293,16 +248,20 @@ impl RedisStore {
     pub async fn connect(url: &str, prefix: &str, timeout: Duration) -> StoreResult<RedisStore> {
         let target = RedisTarget::parse(url)
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
-        let money_script = Script::new(MONEY_LUA);
         let versioned_script = Script::new(VERSIONED_LUA);
         let forget_script = Script::new(FORGET_TX_LUA);
         let trim_script = Script::new(TRIM_LEDGER_LUA);
         let swap_expiring_script = Script::new(SWAP_EXPIRING_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
+        let money = MoneyBatcher::new(conn.clone(), Script::new(money::MONEY_LUA), timeout);
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
-            money_script.prepare_invoke().load_async(&mut conn).await?;
+            money
+                .script()
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
             versioned_script
                 .prepare_invoke()
                 .load_async(&mut conn)
@@ -330,12 +289,22 @@ impl RedisStore {
             keys,
             timeout,
             bus,
-            money_script,
+            money,
             versioned_script,
             forget_script,
             trim_script,
             swap_expiring_script,
         })
+    }
+
+    /// Applies one money event in a script call of its own, never combined with other
+    /// events of its game: one round trip per event, as every event went before the
+    /// batching. The engine always uses [`Store::apply_money`]; this is the baseline the
+    /// load tool measures it against.
+    pub async fn apply_money_alone(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
+        self.money
+            .apply_alone(&MoneyCall::new(&self.keys, op)?)
+            .await
     }
 
     /// Runs a retention script over `keys` (one game's: one slot): drops at most `limit`
@@ -355,6 +324,13 @@ impl RedisStore {
         invocation.arg(before.timestamp_millis()).arg(limit.max(1));
         let mut conn = self.conn.clone();
         bounded(self.timeout, what, invocation.invoke_async(&mut conn)).await
+    }
+
+    /// The value of a string key (a decision record, a short-lived document), if present.
+    async fn get_string(&self, what: &str, key: String) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("GET");
+        cmd.arg(key);
+        self.query(what, &cmd).await
     }
 
     /// Sends one command and reads its reply, within the timeout.
@@ -401,55 +377,6 @@ fn parse_day(fields: std::collections::HashMap<String, i64>) -> DayAggregate {
         }
     }
     day
-}
-
-/// The ledger entry's JSON without `balance_after` and without its closing brace, for the
-/// script to complete once it knows the balance.
-fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
-    /// A [`LedgerEntry`] without `balance_after` (the script appends it), borrowing from
-    /// the operation so that nothing is copied. `rx`, when the engine received the event
-    /// (Unix milliseconds), comes first: the retention sweep reads it at the line's start.
-    #[derive(serde::Serialize)]
-    struct Head<'a> {
-        rx: i64,
-        tx_id: &'a str,
-        player_id: &'a str,
-        kind: MoneyKind,
-        currency_id: &'a str,
-        amount: i64,
-        ts: chrono::DateTime<chrono::Utc>,
-    }
-    let mut json = serde_json::to_string(&Head {
-        rx: received_ms,
-        tx_id: &op.tx_id,
-        player_id: &op.player_id,
-        kind: op.kind,
-        currency_id: &op.currency_id,
-        amount: op.amount,
-        ts: op.ts,
-    })
-    .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
-    if json.pop() != Some('}') {
-        return Err(StoreError::Corrupt("ledger entry is not an object".into()));
-    }
-    Ok(json)
-}
-
-/// Reads the script's `{outcome, balance}` reply.
-fn parse_outcome(reply: &[String]) -> StoreResult<MoneyOutcome> {
-    let corrupt = || StoreError::Corrupt(format!("wallet script answered {reply:?}"));
-    let [outcome, balance] = reply else {
-        return Err(corrupt());
-    };
-    let balance: i64 = balance.parse().map_err(|_| corrupt())?;
-    match outcome.as_str() {
-        "applied" => Ok(MoneyOutcome::Applied { balance }),
-        "duplicate" => Ok(MoneyOutcome::Duplicate { balance }),
-        "insufficient" => Ok(MoneyOutcome::InsufficientFunds { balance }),
-        "kill" => Ok(MoneyOutcome::KillSwitch),
-        "conflict" => Ok(MoneyOutcome::TxConflict),
-        _ => Err(corrupt()),
-    }
 }
 
 #[async_trait]
@@ -566,43 +493,11 @@ impl Store for RedisStore {
         Ok(())
     }
 
+    /// Applies the event at once when nothing of its game is in flight, else in the game's
+    /// next batch (see the module documentation).
     async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
-        let kind = match op.kind {
-            MoneyKind::Earned => "earned",
-            MoneyKind::Spent => "spent",
-            MoneyKind::Purchase => "purchase",
-        };
-        let received_ms = Utc::now().timestamp_millis();
-        let head = ledger_head(op, received_ms)?;
-        let mut invocation = self.money_script.key(self.keys.tx(op.game_id, op.env));
-        invocation
-            .key(self.keys.kill(op.game_id))
-            .key(self.keys.wallet(op.game_id, op.env, &op.player_id))
-            .key(self.keys.ledger(op.game_id, op.env))
-            .key(self.keys.day(op.game_id, op.env, op.ts.date_naive()))
-            .key(self.keys.spend(op.game_id, op.env))
-            .key(self.keys.tx_received(op.game_id, op.env))
-            .key(self.keys.spend_day(op.game_id, op.env, op.ts.date_naive()))
-            .arg(&op.tx_id)
-            .arg(kind)
-            .arg(&op.currency_id)
-            .arg(op.amount)
-            .arg(op.amount.saturating_neg())
-            .arg(flag(op.import))
-            .arg(flag(op.holdout))
-            .arg(head)
-            .arg(op.fingerprint())
-            .arg(&op.player_id)
-            .arg(received_ms)
-            .arg(op.cohort.as_deref().unwrap_or(""));
-        let mut conn = self.conn.clone();
-        let reply: Vec<String> = bounded(
-            self.timeout,
-            "apply_money",
-            invocation.invoke_async(&mut conn),
-        )
-        .await?;
-        parse_outcome(&reply)
+        let call = MoneyCall::new(&self.keys, op)?;
+        self.money.apply(op.game_id, call).await
     }
 
     async fn forget_tx_before(
@@ -761,9 +656,8 @@ impl Store for RedisStore {
     }
 
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
-        let mut cmd = ::redis::cmd("GET");
-        cmd.arg(self.keys.decision(game_id, decision_id));
-        self.query("get_decision", &cmd).await
+        self.get_string("get_decision", self.keys.decision(game_id, decision_id))
+            .await
     }
 
     async fn insert_expiring(
@@ -786,9 +680,8 @@ impl Store for RedisStore {
     }
 
     async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
-        let mut cmd = ::redis::cmd("GET");
-        cmd.arg(self.keys.expiring(coll, id));
-        self.query("get_expiring", &cmd).await
+        self.get_string("get_expiring", self.keys.expiring(coll, id))
+            .await
     }
 
     async fn swap_expiring(

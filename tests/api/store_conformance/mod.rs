@@ -186,6 +186,7 @@ conformance!(
 conformance!(envs, money::case_environments_apart);
 conformance!(import, money::case_import_skips_balance_check);
 conformance!(concurrent, money::case_concurrent_spends);
+conformance!(concurrent_mixed, money::case_concurrent_mixed_events);
 conformance!(random, money::case_randomised_ledger_sums);
 conformance!(bus, bus_decisions::case_publish_reaches_subscriber);
 conformance!(

@@ -1,5 +1,6 @@
 //! The wallet step: earn and spend, overspends, replays, the kill switch, environments,
-//! imports, concurrent spends and randomised ledger sums.
+//! imports, concurrent spends, many mixed events of two games in flight at once (on Redis
+//! they share script calls) and randomised ledger sums.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -355,4 +356,155 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
     let days: Vec<NaiveDate> = expected_days.keys().copied().collect();
     let actual = s.day_aggregates(g, env, &days).await.expect("aggregates");
     assert_eq!(actual, expected_days.into_values().collect::<Vec<_>>());
+}
+
+/// What one player's events in [`case_concurrent_mixed_events`] were answered.
+#[derive(Default)]
+struct Answers {
+    spends: Vec<(String, MoneyOutcome)>,
+    earns: Vec<MoneyOutcome>,
+    reused: Vec<(i64, MoneyOutcome)>,
+}
+
+pub(super) async fn case_concurrent_mixed_events(ctx: Ctx) {
+    const PLAYERS: usize = 16;
+    const SEED: i64 = 100;
+    const PRICE: i64 = 60;
+    const EARN: i64 = 5;
+    let s = &ctx.store;
+    let games = [Uuid::new_v4(), Uuid::new_v4()];
+    let player = |p: usize| format!("p{p}");
+    let event = |g: Uuid, p: usize, tx: String, kind: MoneyKind, amount: i64| MoneyOp {
+        player_id: player(p),
+        ..op(g, &tx, kind, amount)
+    };
+    for g in games {
+        for p in 0..PLAYERS {
+            let seed = event(g, p, format!("seed-{p}"), MoneyKind::Earned, SEED);
+            apply(s, &seed).await;
+        }
+    }
+    // All at once, in both games (the same tx ids in each): per player two spends of which
+    // the balance covers one, one earn sent three times, and one tx id used for two amounts.
+    let mut events = Vec::new();
+    for g in games {
+        for p in 0..PLAYERS {
+            for which in ["a", "b"] {
+                let tx = format!("spend-{p}-{which}");
+                events.push(event(g, p, tx, MoneyKind::Spent, PRICE));
+            }
+            for _ in 0..3 {
+                events.push(event(g, p, format!("earn-{p}"), MoneyKind::Earned, EARN));
+            }
+            for amount in [7, 8] {
+                events.push(event(g, p, format!("reuse-{p}"), MoneyKind::Earned, amount));
+            }
+        }
+    }
+    let tasks: Vec<_> = events
+        .into_iter()
+        .map(|event| {
+            let s = Arc::clone(s);
+            tokio::spawn(async move {
+                let outcome = s.apply_money(&event).await.expect("apply_money");
+                (event, outcome)
+            })
+        })
+        .collect();
+    let mut answers: HashMap<(Uuid, String), Answers> = HashMap::new();
+    for task in tasks {
+        let (event, outcome) = task.await.expect("task");
+        let mine = answers
+            .entry((event.game_id, event.player_id.clone()))
+            .or_default();
+        if event.kind == MoneyKind::Spent {
+            mine.spends.push((event.tx_id, outcome));
+        } else if event.tx_id.starts_with("earn-") {
+            mine.earns.push(outcome);
+        } else {
+            mine.reused.push((event.amount, outcome));
+        }
+    }
+
+    let env = Environment::Production;
+    for g in games {
+        let ledger = s.ledger(g, env).await.expect("ledger");
+        let mut total_earned = 0;
+        for p in 0..PLAYERS {
+            let mine = &answers[&(g, player(p))];
+            // The player's ledger lines, in the order they were applied: each line's
+            // balance follows from the one before, whatever the batches were.
+            let lines: Vec<_> = ledger.iter().filter(|l| l.player_id == player(p)).collect();
+            let mut running = 0;
+            let mut after: HashMap<&str, i64> = HashMap::new();
+            for line in &lines {
+                running += match line.kind {
+                    MoneyKind::Spent => -line.amount,
+                    _ => line.amount,
+                };
+                assert_eq!(line.balance_after, running, "{line:?}");
+                after.insert(&line.tx_id, line.balance_after);
+            }
+            // One spend applied, at the balance its line shows; the other refused, above
+            // the balance left.
+            let applied: Vec<_> = mine
+                .spends
+                .iter()
+                .filter_map(|(tx, outcome)| match outcome {
+                    MoneyOutcome::Applied { balance } => Some((tx, *balance)),
+                    MoneyOutcome::InsufficientFunds { balance } => {
+                        assert!((0..PRICE).contains(balance), "{outcome:?}");
+                        None
+                    }
+                    other => panic!("a spend answered {other:?}"),
+                })
+                .collect();
+            let [(spent_tx, spent_balance)] = applied[..] else {
+                panic!("spends answered {:?}", mine.spends);
+            };
+            assert_eq!(after.get(spent_tx.as_str()), Some(&spent_balance));
+            // The earn sent three times: applied once, the two others its duplicates.
+            let earned = after.get(format!("earn-{p}").as_str()).copied();
+            let mut earns = mine.earns.clone();
+            earns.sort_by_key(|o| matches!(o, MoneyOutcome::Duplicate { .. }));
+            let balance = earned.expect("the earn is in the ledger");
+            assert_eq!(
+                earns,
+                [
+                    MoneyOutcome::Applied { balance },
+                    MoneyOutcome::Duplicate { balance },
+                    MoneyOutcome::Duplicate { balance }
+                ]
+            );
+            // The reused tx id: one amount applied, the other a conflict.
+            let reuse_balance = after
+                .get(format!("reuse-{p}").as_str())
+                .copied()
+                .expect("the reused tx id is in the ledger once");
+            let mut kept = None;
+            for (amount, outcome) in &mine.reused {
+                match outcome {
+                    MoneyOutcome::Applied { balance } => {
+                        assert_eq!(*balance, reuse_balance);
+                        assert!(kept.replace(*amount).is_none(), "{:?}", mine.reused);
+                    }
+                    MoneyOutcome::TxConflict => {}
+                    other => panic!("a reused tx id answered {other:?}"),
+                }
+            }
+            let kept = kept.expect("one amount of the reused tx id applied");
+            assert_eq!(lines.len(), 4, "seed, one spend, the earn, the reused id");
+            let expected = SEED - PRICE + EARN + kept;
+            assert_eq!(running, expected);
+            assert_eq!(gold(s, g, env, &player(p)).await, expected);
+            total_earned += SEED + EARN + kept;
+        }
+        assert_eq!(ledger.len(), 4 * PLAYERS);
+        let days = s
+            .day_aggregates(g, env, &[day(1)])
+            .await
+            .expect("aggregates");
+        assert_eq!(days[0].earned["gold"], total_earned);
+        assert_eq!(days[0].spent["gold"], PRICE * PLAYERS as i64);
+    }
 }

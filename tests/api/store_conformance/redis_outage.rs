@@ -62,6 +62,19 @@ async fn redis_killed_mid_run_is_unavailable_fast_then_recovers() {
             .await,
         started,
     );
+    // Many events of one game at once (one goes alone, the rest share the calls after
+    // it): every one is answered, each `Unavailable`.
+    let game = Uuid::new_v4();
+    let events: Vec<_> = (0..100)
+        .map(|i| op(game, &format!("t{i}"), MoneyKind::Earned, 1))
+        .collect();
+    let answers = futures::future::join_all(events.iter().map(|e| store.apply_money(e))).await;
+    for answer in answers {
+        assert!(
+            matches!(answer, Err(StoreError::Unavailable(_))),
+            "expected Unavailable, got {answer:?}"
+        );
+    }
 
     // Redis comes back (empty, as it keeps no data): commands and the bus recover by themselves.
     let mut server = start_on(port);

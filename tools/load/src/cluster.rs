@@ -327,38 +327,7 @@ fn table(
         "\nPOST /v1/sdk/offers/next, {} connections, {} sessions, {:?} per run\n",
         args.load.connections, args.setup.sessions, args.load.duration
     ));
-    out.push_str(&format!(
-        "{:<9} {:>10} {:>9} {:>9}  {}\n",
-        "store", "rps(med)", "p50 ms", "p99 ms", "rps per round"
-    ));
-    let mut rps = [0.0; 2];
-    let mut p50 = [0.0; 2];
-    let mut p99 = [0.0; 2];
-    for (i, name) in ["single", "cluster"].into_iter().enumerate() {
-        let mut merged = Stats::new()?;
-        for run in &offers[i] {
-            merged.merge(run)?;
-        }
-        let rates: Vec<f64> = offers[i].iter().map(Stats::rps).collect();
-        rps[i] = median(&rates);
-        p50[i] = merged.quantile_ms(0.5);
-        p99[i] = merged.quantile_ms(0.99);
-        let per: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
-        out.push_str(&format!(
-            "{:<9} {:>10.0} {:>9.3} {:>9.3}  {}\n",
-            name,
-            rps[i],
-            p50[i],
-            p99[i],
-            per.join(" ")
-        ));
-    }
-    out.push_str(&format!(
-        "cluster/single: rps {:.2}, p50 x{:.2}, p99 x{:.2}\n",
-        ratio(rps[1], rps[0]),
-        ratio(p50[1], p50[0]),
-        ratio(p99[1], p99[0])
-    ));
+    out.push_str(&offers_table("store", ["single", "cluster"], offers)?);
     out.push_str(&format!(
         "\nWallet operations (currency_earned over WebSocket), {} in flight, {:?} per run\n",
         args.concurrency, args.wallet_duration
@@ -383,6 +352,50 @@ fn table(
     out.push_str(&format!(
         "cluster/single: ops/s {:.2}\n",
         ratio(ops[1], ops[0])
+    ));
+    Ok(out)
+}
+
+/// Two sides' offer rounds (median rps, p50 and p99 over every round, each round's rps)
+/// under the heading `column`, then the ratios of the second side to the first.
+pub(crate) fn offers_table(
+    column: &str,
+    names: [&str; 2],
+    offers: &[Vec<Stats>; 2],
+) -> Result<String> {
+    let mut out = format!(
+        "{:<9} {:>10} {:>9} {:>9}  {}\n",
+        column, "rps(med)", "p50 ms", "p99 ms", "rps per round"
+    );
+    let mut rps = [0.0; 2];
+    let mut p50 = [0.0; 2];
+    let mut p99 = [0.0; 2];
+    for (i, name) in names.into_iter().enumerate() {
+        let mut merged = Stats::new()?;
+        for run in &offers[i] {
+            merged.merge(run)?;
+        }
+        let rates: Vec<f64> = offers[i].iter().map(Stats::rps).collect();
+        rps[i] = median(&rates);
+        p50[i] = merged.quantile_ms(0.5);
+        p99[i] = merged.quantile_ms(0.99);
+        let per: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+        out.push_str(&format!(
+            "{:<9} {:>10.0} {:>9.3} {:>9.3}  {}\n",
+            name,
+            rps[i],
+            p50[i],
+            p99[i],
+            per.join(" ")
+        ));
+    }
+    out.push_str(&format!(
+        "{}/{}: rps {:.2}, p50 x{:.2}, p99 x{:.2}\n",
+        names[1],
+        names[0],
+        ratio(rps[1], rps[0]),
+        ratio(p50[1], p50[0]),
+        ratio(p99[1], p99[0])
     ));
     Ok(out)
 }

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use clap::Args;
-use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
 use offer_engine::store::redis::RedisStore;
 use offer_engine::store::{Collection, MoneyKind, MoneyOp, Store as _};
@@ -26,6 +25,7 @@ use crate::drive::{self, Plan, Target};
 use crate::parse_duration;
 use crate::servers::ServerArgs;
 use crate::setup::{self, admin_token};
+use crate::wallet::money_op;
 
 /// Key prefix the engine uses in Redis.
 const ENGINE_PREFIX: &str = "offer";
@@ -80,17 +80,15 @@ async fn seed(store: &RedisStore, game_id: Uuid, players: usize, payers: usize) 
     }
     for (i, id) in ids.iter().take(payers).enumerate() {
         let op = MoneyOp {
-            game_id,
-            env: Environment::Production,
-            player_id: id.clone(),
-            tx_id: format!("seed-{i}"),
-            kind: MoneyKind::Purchase,
-            currency_id: String::new(),
-            amount: 100 * (1 + (i % 50) as i64),
-            ts: Utc::now(),
             holdout: is_holdout(id, game_id),
             import: true,
-            cohort: None,
+            ..money_op(
+                game_id,
+                id.clone(),
+                format!("seed-{i}"),
+                MoneyKind::Purchase,
+                100 * (1 + (i % 50) as i64),
+            )
         };
         store.apply_money(&op).await.context("writing a purchase")?;
     }

@@ -20,6 +20,8 @@
 //!   flight) against the engine's own wallet script called directly through redis-rs.
 //! - `cluster` measures offers and wallet operations with the engine on a three-master Redis
 //!   Cluster against the engine on one Redis.
+//! - `nodes` measures REST offers with one engine node against two nodes on one Redis, the
+//!   clients spread over both.
 //! - `wallet-stores` measures the same operations through the engine on its two durable
 //!   stores: SQLite with `sync = full` against Redis with `appendfsync always`.
 //! - `holdout` times the holdout comparison of a million players in Redis and the offer
@@ -38,8 +40,10 @@ mod drive;
 mod fdlimit;
 mod growth;
 mod holdout;
+mod nodes;
 mod rate_curve;
 mod redis_server;
+mod script_calls;
 mod servers;
 mod setup;
 mod target_line;
@@ -124,6 +128,8 @@ enum Command {
     Wallet(wallet::WalletArgs),
     /// Offers and wallet operations: the engine on a Redis Cluster against one Redis.
     Cluster(cluster::ClusterArgs),
+    /// REST offers: one engine node against two on one Redis, clients spread over both.
+    Nodes(nodes::NodesArgs),
     /// The holdout comparison of a million players in Redis, and the offer path meanwhile.
     Holdout(holdout::HoldoutArgs),
     /// Wallet operations per second through the engine: SQLite (sync full) against Redis
@@ -229,6 +235,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::WsBaseline { bind } => ws_baseline::serve(bind).await,
         Command::Wallet(args) => interruptible(wallet::run(args)).await,
         Command::Cluster(args) => interruptible(cluster::run(args)).await,
+        Command::Nodes(args) => interruptible(nodes::run(args)).await,
         Command::Holdout(args) => interruptible(holdout::run(args)).await,
         Command::WalletStores(args) => interruptible(wallet_stores::run(args)).await,
         Command::GrowthGames(args) => interruptible(growth::games(args)).await,

@@ -6,11 +6,13 @@
 //! driven over WebSocket: `--concurrency` sessions (hello, ready), each sending one
 //! `currency_earned` event (`{"type":"event","event":{...}}`, a fresh `tx_id`) and waiting for
 //! its `balance` push before the next, so exactly `--concurrency` operations are in flight.
-//! The baseline is the same atomic Lua script with the same KEYS and ARGV, through the
-//! engine's own [`RedisStore::apply_money`] (one multiplexed redis-rs connection, as in the
-//! engine), from as many tasks in this process, under another key prefix. Rounds alternate
-//! engine and baseline; the table gives the median ops/s of each and the ratio
-//! engine/baseline (target at least 0.8).
+//! The engine combines the events of its one game that arrive while a script call is out
+//! into the next call. The baseline is the same atomic Lua script with the same KEYS and ARGV,
+//! one call per operation, through the engine's own [`RedisStore::apply_money_alone`] (one
+//! multiplexed redis-rs connection, as in the engine), from as many tasks in this process,
+//! under another key prefix. Rounds alternate engine and baseline; the table gives the
+//! median ops/s of each and the ratio engine/baseline (target at least 0.8), then the script
+//! calls each path made per operation (Redis's own count, `INFO commandstats`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +23,7 @@ use futures::{SinkExt as _, StreamExt as _};
 use offer_domain::environment::Environment;
 use offer_domain::fsr::cohort_of;
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{MoneyKind, MoneyOp, MoneyOutcome, Store as _};
+use offer_engine::store::{MoneyKind, MoneyOp, MoneyOutcome};
 use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
@@ -29,6 +31,7 @@ use uuid::Uuid;
 use crate::catalogue::CURRENCY_ID;
 use crate::compare::{median, ratio};
 use crate::parse_duration;
+use crate::script_calls::{ScriptCalls, ScriptStats};
 use crate::servers::ServerArgs;
 use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Socket};
@@ -91,6 +94,38 @@ impl Run {
     }
 }
 
+/// Runs `each(input, tag, until)` for every input, each in its own task, until `duration`
+/// has passed (`tag` unique to the task, for its `tx_id`s); hands back what the tasks hand
+/// back and the sum of their runs.
+async fn drive<T, F, Fut>(
+    inputs: Vec<T>,
+    label: &str,
+    duration: Duration,
+    each: F,
+) -> Result<(Vec<T>, Run)>
+where
+    T: Send + 'static,
+    F: Fn(T, String, Instant) -> Fut,
+    Fut: Future<Output = Result<(T, Run)>> + Send + 'static,
+{
+    let start = Instant::now();
+    let until = start + duration;
+    let mut tasks = JoinSet::new();
+    for (i, input) in inputs.into_iter().enumerate() {
+        let tag = format!("{label}-{i}-{}", Uuid::new_v4().simple());
+        tasks.spawn(each(input, tag, until));
+    }
+    let mut back = Vec::new();
+    let mut total = Run::default();
+    while let Some(joined) = tasks.join_next().await {
+        let (input, run) = joined.context("a load task panicked")??;
+        back.push(input);
+        total.add(run);
+    }
+    total.elapsed = start.elapsed();
+    Ok((back, total))
+}
+
 /// One engine session's loop: event, wait for `balance`, until `until`.
 async fn engine_loop(mut ws: Socket, tag: String, until: Instant) -> Result<(Socket, Run)> {
     let mut run = Run::default();
@@ -138,24 +173,41 @@ pub(crate) async fn engine_run(
     label: &str,
     duration: Duration,
 ) -> Result<Run> {
-    let start = Instant::now();
-    let until = start + duration;
-    let mut tasks = JoinSet::new();
-    for (i, ws) in sockets.drain(..).enumerate() {
-        let tag = format!("{label}-{i}-{}", Uuid::new_v4().simple());
-        tasks.spawn(engine_loop(ws, tag, until));
-    }
-    let mut total = Run::default();
-    while let Some(joined) = tasks.join_next().await {
-        let (ws, run) = joined.context("an engine task panicked")??;
-        sockets.push(ws);
-        total.add(run);
-    }
-    total.elapsed = start.elapsed();
-    Ok(total)
+    let (back, run) = drive(std::mem::take(sockets), label, duration, engine_loop).await?;
+    *sockets = back;
+    Ok(run)
 }
 
-/// Drives the script directly for `duration` from `concurrency` tasks.
+/// A production money event of `player_id` in `game_id`, happening now, without holdout,
+/// import or cohort; in the load game's currency unless it is a purchase.
+pub(crate) fn money_op(
+    game_id: Uuid,
+    player_id: String,
+    tx_id: String,
+    kind: MoneyKind,
+    amount: i64,
+) -> MoneyOp {
+    MoneyOp {
+        game_id,
+        env: Environment::Production,
+        player_id,
+        tx_id,
+        kind,
+        currency_id: if kind == MoneyKind::Purchase {
+            String::new()
+        } else {
+            CURRENCY_ID.to_owned()
+        },
+        amount,
+        ts: chrono::Utc::now(),
+        holdout: false,
+        import: false,
+        cohort: None,
+    }
+}
+
+/// Drives the script directly for `duration` from `concurrency` tasks, one script call per
+/// operation ([`RedisStore::apply_money_alone`]).
 async fn direct_run(
     store: &Arc<RedisStore>,
     game_id: Uuid,
@@ -163,34 +215,28 @@ async fn direct_run(
     label: &str,
     duration: Duration,
 ) -> Result<Run> {
-    let start = Instant::now();
-    let until = start + duration;
-    let mut tasks = JoinSet::new();
-    for i in 0..concurrency {
+    let players: Vec<usize> = (0..concurrency).collect();
+    let (_, run) = drive(players, label, duration, |i, tag, until| {
         let store = Arc::clone(store);
-        let tag = format!("{label}-{i}-{}", Uuid::new_v4().simple());
-        tasks.spawn(async move {
+        async move {
             let mut run = Run::default();
             let mut k = 0u64;
             let player_id = format!("p{i}");
             while Instant::now() < until {
                 k += 1;
-                // Built per operation, as the engine builds it per event.
+                // Built per operation, as the engine builds it per event, with the player's
+                // install cohort as the engine's events carry it.
                 let op = MoneyOp {
-                    game_id,
-                    env: Environment::Production,
-                    player_id: player_id.clone(),
-                    tx_id: format!("{tag}-{k}"),
-                    kind: MoneyKind::Earned,
-                    currency_id: CURRENCY_ID.to_owned(),
-                    amount: 1,
-                    ts: chrono::Utc::now(),
-                    holdout: false,
-                    import: false,
-                    // The engine's events carry the player's install cohort: so does this.
                     cohort: Some(cohort_of(chrono::Utc::now().date_naive())),
+                    ..money_op(
+                        game_id,
+                        player_id.clone(),
+                        format!("{tag}-{k}"),
+                        MoneyKind::Earned,
+                        1,
+                    )
                 };
-                match store.apply_money(&op).await {
+                match store.apply_money_alone(&op).await {
                     Ok(MoneyOutcome::Applied { .. }) => run.ok += 1,
                     Ok(other) => {
                         eprintln!("direct: unexpected outcome {other:?}");
@@ -202,15 +248,11 @@ async fn direct_run(
                     }
                 }
             }
-            run
-        });
-    }
-    let mut total = Run::default();
-    while let Some(joined) = tasks.join_next().await {
-        total.add(joined.context("a direct task panicked")?);
-    }
-    total.elapsed = start.elapsed();
-    Ok(total)
+            Ok((i, run))
+        }
+    })
+    .await?;
+    Ok(run)
 }
 
 /// Runs `wallet`.
@@ -269,17 +311,18 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             d.ops_per_s()
         );
     }
+    let mut counter = ScriptCalls::connect(&redis_url).await?;
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    let mut scripts = [ScriptStats::default(); 2];
+    let mut engine_cpu = 0.0;
     for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
+        let before = counter.total().await?;
+        let cpu_before = cpu_seconds(engine.pid())?;
         let e = engine_run(&mut sockets, &label, args.plan.duration).await?;
+        engine_cpu += cpu_seconds(engine.pid())? - cpu_before;
+        let between = counter.total().await?;
         engine.check_alive()?;
-        eprintln!(
-            "round {round} engine   {:>9.0} ops/s ({} failed)",
-            e.ops_per_s(),
-            e.failed
-        );
-        runs[0].push(e);
         let d = direct_run(
             &store,
             game_id,
@@ -288,20 +331,33 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             args.plan.duration,
         )
         .await?;
-        eprintln!(
-            "round {round} direct   {:>9.0} ops/s ({} failed)",
-            d.ops_per_s(),
-            d.failed
-        );
-        runs[1].push(d);
+        let after = counter.total().await?;
+        for (slot, (name, run, made)) in [
+            ("engine", e, between - before),
+            ("direct", d, after - between),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            eprintln!(
+                "round {round} {name}   {:>9.0} ops/s ({} failed, {} script calls)",
+                run.ops_per_s(),
+                run.failed,
+                made.calls
+            );
+            runs[slot].push(run);
+            scripts[slot].calls += made.calls;
+            scripts[slot].usec += made.usec;
+            scripts[slot].cpu_usec += made.cpu_usec;
+        }
     }
     drop(sockets);
     drop(redis);
 
     let [engine_runs, direct_runs] = runs;
     let mut out = format!(
-        "\nWallet operations (currency_earned, one atomic Lua script each) at {} in flight, \
-         {} rounds of {:?} alternating; Redis {}\n",
+        "\nWallet operations (currency_earned, one atomic Lua script call each on the direct \
+         path) at {} in flight, {} rounds of {:?} alternating; Redis {}\n",
         args.plan.concurrency, args.plan.rounds, args.plan.duration, redis_url
     );
     out.push_str(&runs_report(
@@ -313,8 +369,45 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         "engine/direct",
         0.8,
     ));
+    let ops = |runs: &[Run]| runs.iter().map(|r| r.ok + r.failed).sum::<u64>().max(1) as f64;
+    let per_op = |runs: &[Run], made: ScriptStats| {
+        format!(
+            "{:.3} calls, {:.2} µs in the script and {:.2} µs of Redis CPU per operation ({} calls)",
+            made.calls as f64 / ops(runs),
+            made.usec as f64 / ops(runs),
+            made.cpu_usec as f64 / ops(runs),
+            made.calls
+        )
+    };
+    out.push_str(&format!(
+        "script: engine {}; direct {}\nengine process CPU per operation: {:.1} µs\n",
+        per_op(&engine_runs, scripts[0]),
+        per_op(&direct_runs, scripts[1]),
+        engine_cpu * 1e6 / ops(&engine_runs)
+    ));
     print!("{out}");
     Ok(())
+}
+
+/// CPU time (user and system, every thread) a process has used, in seconds, from
+/// `/proc/<pid>/stat` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    // The fields after the command name (which may hold spaces) in parentheses: utime and
+    // stime are the 14th and 15th of the line, the 12th and 13th after it.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .context("no command name in /proc/<pid>/stat")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> Result<f64> {
+        let field = fields.get(i).context("a short /proc/<pid>/stat")?;
+        Ok(field
+            .parse::<u64>()
+            .context("a CPU time in /proc/<pid>/stat")? as f64)
+    };
+    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// The table of two paths' rounds (median operations per second, failures, each round's

@@ -1,0 +1,252 @@
+//! The wallet script and one call of it: the money events of one game, each applied in
+//! order with every check of its own, each answered on its own.
+//!
+//! [`MONEY_LUA`] is written once for one event and for many: event `i` (from 0) has the
+//! eight keys `KEYS[8i+1..8i+8]` and the twelve arguments `ARGV[12i+1..12i+12]`, and the
+//! reply is two strings per event, in order. A lone event is a batch of one. Every key of
+//! every event carries its game's hash tag, so a call of one game's events is one slot on a
+//! Redis Cluster and the script stays legal there.
+//!
+//! Each event makes every check before its first write, because Redis keeps the writes a
+//! script made before an error: (a) the idempotency hash (a known tx id answers `Duplicate`
+//! with the stored balance, or `conflict` when the change differs), (b) the kill level (3
+//! answers `KillSwitch`), (c) for a non-imported spend, the balance. A refused event writes
+//! nothing and the next event of the call goes on. Its first write (the balance, or the
+//! lifetime spend of a purchase) runs under `redis.pcall`: if the server refuses it (an
+//! increment that would overflow 64 bits, a key of the wrong type) the event answers an
+//! error of its own, having written nothing, and the others go on. A later write of the same
+//! event failing (a day total overflowing) stops the script as it stopped the single script
+//! before: the events before it are applied, and the whole call answers the error.
+//!
+//! After the checks an event writes the balance (`HINCRBY`; purchases move no balance), the
+//! idempotency record, the ledger entry (`RPUSH` of the JSON of a
+//! [`LedgerEntry`](super::super::LedgerEntry), built by Rust with serde's field names except
+//! `balance_after`, which the script appends) and the day aggregate fields (`earned:<cur>`,
+//! `spent:<cur>`, `rev_t` for treatment revenue, `rev_c` for holdout).
+
+use std::time::Duration;
+
+use ::redis::Script;
+use chrono::Utc;
+
+use super::super::keys::Keys;
+use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
+use super::conn::CommandConn;
+use super::{bounded, flag};
+
+/// The wallet step over one or more events. Per event, KEYS: tx hash, kill key, wallet
+/// hash, ledger list, day hash, spend hash, tx receive-time sorted set, spend-day hash.
+/// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
+/// without its closing brace, fingerprint, player id, receive time, install cohort (empty
+/// when unknown). The tx record is `<balance>|<fingerprint>`. Replies, per event, an outcome
+/// and a balance (or `error` and the server's message).
+pub(super) const MONEY_LUA: &str = r#"
+local function step(k, a)
+  local prev = redis.call('HGET', KEYS[k + 1], ARGV[a + 1])
+  if prev then
+    local sep = string.find(prev, '|', 1, true)
+    if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
+      return 'duplicate', string.sub(prev, 1, sep - 1)
+    end
+    return 'conflict', '0'
+  end
+  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
+  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
+  if level >= 3 then return 'kill', '0' end
+  local kind = ARGV[a + 2]
+  local cur = ARGV[a + 3]
+  local amount = ARGV[a + 4]
+  local bal = 0
+  if kind ~= 'purchase' then
+    bal = tonumber(redis.call('HGET', KEYS[k + 3], cur) or '0') or 0
+    if kind == 'spent' and ARGV[a + 6] ~= '1' and bal < tonumber(amount) then
+      return 'insufficient', string.format('%d', bal)
+    end
+  end
+  -- The first write: refused by the server, it leaves this event unwritten.
+  local first
+  if kind == 'earned' then
+    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, amount)
+  elseif kind == 'spent' then
+    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, ARGV[a + 5])
+  else
+    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
+  end
+  if type(first) == 'table' and first.err then return 'error', first.err end
+  if kind == 'purchase' then
+    redis.call('HINCRBY', KEYS[k + 8], ARGV[a + 10], amount)
+  else
+    bal = first
+  end
+  local b = string.format('%d', bal)
+  redis.call('HSET', KEYS[k + 1], ARGV[a + 1], b .. '|' .. ARGV[a + 9])
+  redis.call('ZADD', KEYS[k + 7], ARGV[a + 11], ARGV[a + 1])
+  redis.call('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
+  local cohort = ARGV[a + 12]
+  if kind == 'earned' or kind == 'spent' then
+    local field = kind .. ':' .. cur
+    redis.call('HINCRBY', KEYS[k + 5], field, amount)
+    if cohort ~= '' then redis.call('HINCRBY', KEYS[k + 5], field .. '@' .. cohort, amount) end
+  elseif ARGV[a + 7] == '1' then
+    redis.call('HINCRBY', KEYS[k + 5], 'rev_c', amount)
+  else
+    redis.call('HINCRBY', KEYS[k + 5], 'rev_t', amount)
+  end
+  return 'applied', b
+end
+local out = {}
+for i = 0, #KEYS / 8 - 1 do
+  local outcome, balance = step(i * 8, i * 12)
+  out[#out + 1] = outcome
+  out[#out + 1] = balance
+end
+return out
+"#;
+
+/// One money event as the script takes it: its keys and arguments, built before it waits
+/// for a call, so that a call of many events only copies them into one command.
+#[derive(Debug)]
+pub(super) struct MoneyCall {
+    keys: [String; 8],
+    tx_id: String,
+    kind: &'static str,
+    currency_id: String,
+    amount: i64,
+    import: bool,
+    holdout: bool,
+    ledger_head: String,
+    fingerprint: String,
+    player_id: String,
+    received_ms: i64,
+    cohort: String,
+}
+
+impl MoneyCall {
+    /// The event `op`, received now, under the key space `keys`.
+    pub(super) fn new(keys: &Keys, op: &MoneyOp) -> StoreResult<Self> {
+        let received_ms = Utc::now().timestamp_millis();
+        let day = op.ts.date_naive();
+        Ok(Self {
+            keys: [
+                keys.tx(op.game_id, op.env),
+                keys.kill(op.game_id),
+                keys.wallet(op.game_id, op.env, &op.player_id),
+                keys.ledger(op.game_id, op.env),
+                keys.day(op.game_id, op.env, day),
+                keys.spend(op.game_id, op.env),
+                keys.tx_received(op.game_id, op.env),
+                keys.spend_day(op.game_id, op.env, day),
+            ],
+            tx_id: op.tx_id.clone(),
+            kind: match op.kind {
+                MoneyKind::Earned => "earned",
+                MoneyKind::Spent => "spent",
+                MoneyKind::Purchase => "purchase",
+            },
+            currency_id: op.currency_id.clone(),
+            amount: op.amount,
+            import: op.import,
+            holdout: op.holdout,
+            ledger_head: ledger_head(op, received_ms)?,
+            fingerprint: op.fingerprint(),
+            player_id: op.player_id.clone(),
+            received_ms,
+            cohort: op.cohort.clone().unwrap_or_default(),
+        })
+    }
+}
+
+/// Runs the script once over `calls` (one game's events, in order) within `timeout`: one
+/// answer per event, or, when the call itself fails (Redis unreachable, no answer in time,
+/// an unreadable reply), that one error for all of them.
+pub(super) async fn run(
+    conn: &CommandConn,
+    script: &Script,
+    timeout: Duration,
+    calls: &[&MoneyCall],
+) -> StoreResult<Vec<StoreResult<MoneyOutcome>>> {
+    let mut invocation = script.prepare_invoke();
+    for call in calls {
+        for key in &call.keys {
+            invocation.key(key);
+        }
+        invocation
+            .arg(&call.tx_id)
+            .arg(call.kind)
+            .arg(&call.currency_id)
+            .arg(call.amount)
+            .arg(call.amount.saturating_neg())
+            .arg(flag(call.import))
+            .arg(flag(call.holdout))
+            .arg(&call.ledger_head)
+            .arg(&call.fingerprint)
+            .arg(&call.player_id)
+            .arg(call.received_ms)
+            .arg(&call.cohort);
+    }
+    let mut conn = conn.clone();
+    let reply: Vec<String> =
+        bounded(timeout, "apply_money", invocation.invoke_async(&mut conn)).await?;
+    if reply.len() != calls.len() * 2 {
+        return Err(StoreError::Corrupt(format!(
+            "wallet script answered {} values for {} events",
+            reply.len(),
+            calls.len()
+        )));
+    }
+    Ok(reply
+        .chunks_exact(2)
+        .map(|pair| parse_outcome(&pair[0], &pair[1]))
+        .collect())
+}
+
+/// The ledger entry's JSON without `balance_after` and without its closing brace, for the
+/// script to complete once it knows the balance.
+fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
+    /// A [`LedgerEntry`](super::super::LedgerEntry) without `balance_after` (the script
+    /// appends it), borrowing from the operation so that nothing is copied. `rx`, when the
+    /// engine received the event (Unix milliseconds), comes first: the retention sweep reads
+    /// it at the line's start.
+    #[derive(serde::Serialize)]
+    struct Head<'a> {
+        rx: i64,
+        tx_id: &'a str,
+        player_id: &'a str,
+        kind: MoneyKind,
+        currency_id: &'a str,
+        amount: i64,
+        ts: chrono::DateTime<chrono::Utc>,
+    }
+    let mut json = serde_json::to_string(&Head {
+        rx: received_ms,
+        tx_id: &op.tx_id,
+        player_id: &op.player_id,
+        kind: op.kind,
+        currency_id: &op.currency_id,
+        amount: op.amount,
+        ts: op.ts,
+    })
+    .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
+    if json.pop() != Some('}') {
+        return Err(StoreError::Corrupt("ledger entry is not an object".into()));
+    }
+    Ok(json)
+}
+
+/// Reads one event's `outcome, balance` pair of the reply. `error` is the server refusing
+/// the event's first write: that event is unavailable, the others of its call are not.
+fn parse_outcome(outcome: &str, balance: &str) -> StoreResult<MoneyOutcome> {
+    if outcome == "error" {
+        return Err(StoreError::Unavailable(format!("apply_money: {balance}")));
+    }
+    let corrupt = || StoreError::Corrupt(format!("wallet script answered {outcome:?} {balance:?}"));
+    let balance: i64 = balance.parse().map_err(|_| corrupt())?;
+    match outcome {
+        "applied" => Ok(MoneyOutcome::Applied { balance }),
+        "duplicate" => Ok(MoneyOutcome::Duplicate { balance }),
+        "insufficient" => Ok(MoneyOutcome::InsufficientFunds { balance }),
+        "kill" => Ok(MoneyOutcome::KillSwitch),
+        "conflict" => Ok(MoneyOutcome::TxConflict),
+        _ => Err(corrupt()),
+    }
+}
