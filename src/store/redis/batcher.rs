@@ -107,8 +107,8 @@ impl<T> Lanes<T> {
 
 /// How an arriving event goes: now, alone, or in its game's next batch.
 enum Turn {
-    /// Nothing of the game was in flight (boxed: an event's keys and arguments are large
-    /// beside a receiver).
+    /// Fewer than [`MAX_IN_FLIGHT`] calls of the game were out (boxed: an event's keys and
+    /// arguments are large beside a receiver).
     Now(Box<MoneyCall>),
     /// Queued; the answer comes here.
     Queued(oneshot::Receiver<StoreResult<MoneyOutcome>>),
@@ -195,8 +195,8 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// The wallet script's caller: per game, one call in flight and the events that arrive
-/// meanwhile combined into the next.
+/// The wallet script's caller: per game, at most [`MAX_IN_FLIGHT`] calls out and the events
+/// that arrive meanwhile combined into the next.
 pub(super) struct MoneyBatcher {
     shared: Arc<Shared>,
 }
@@ -219,8 +219,8 @@ impl MoneyBatcher {
         &self.shared.script
     }
 
-    /// Applies one event of `game`: at once when nothing of the game is in flight, else in
-    /// the game's next batch.
+    /// Applies one event of `game`: at once when fewer than [`MAX_IN_FLIGHT`] calls of the
+    /// game are out, else in the game's next batch.
     pub(super) async fn apply(&self, game: Uuid, call: MoneyCall) -> StoreResult<MoneyOutcome> {
         let turn = match self.shared.lanes().enter(game) {
             None => Turn::Now(Box::new(call)),
