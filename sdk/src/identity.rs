@@ -42,32 +42,27 @@ pub fn resolve(
 ) -> Result<String, InitError> {
     match source {
         PlayerIdSource::Device => device_id(data_dir),
-        PlayerIdSource::AdvertisingId => {
-            inputs
-                .advertising_id
-                .map(str::to_owned)
-                .ok_or(InitError::MissingPlayerInput {
-                    source_name: "advertising_id",
-                    needed: "InitOptions::advertising_id",
-                })
-        }
-        PlayerIdSource::Custom => {
-            inputs
-                .custom
-                .map(str::to_owned)
-                .ok_or(InitError::MissingPlayerInput {
-                    source_name: "custom",
-                    needed: "a player_id",
-                })
-        }
-        PlayerIdSource::Jwt => {
-            let token = inputs.jwt.ok_or(InitError::MissingPlayerInput {
-                source_name: "jwt",
-                needed: "InitOptions::player_jwt",
-            })?;
-            jwt_subject(token)
-        }
+        PlayerIdSource::AdvertisingId => given(
+            inputs.advertising_id,
+            "advertising_id",
+            "InitOptions::advertising_id",
+        )
+        .map(str::to_owned),
+        PlayerIdSource::Custom => given(inputs.custom, "custom", "a player_id").map(str::to_owned),
+        PlayerIdSource::Jwt => jwt_subject(given(inputs.jwt, "jwt", "InitOptions::player_jwt")?),
     }
+}
+
+/// The input a source needs, or the error naming the source and what to pass.
+fn given<'a>(
+    input: Option<&'a str>,
+    source_name: &'static str,
+    needed: &'static str,
+) -> Result<&'a str, InitError> {
+    input.ok_or(InitError::MissingPlayerInput {
+        source_name,
+        needed,
+    })
 }
 
 /// The install's device id, made and kept on the first call.

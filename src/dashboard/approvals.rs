@@ -22,7 +22,7 @@ use super::previews::shots;
 use super::session::{CsrfForm, NoFields, SignedIn};
 use crate::auth::Role;
 use crate::service::previews::{self, Preview};
-use crate::service::{ServiceError, approvals, games, simulation};
+use crate::service::{ServiceError, approvals, simulation};
 use crate::state::AppState;
 
 fn status_name(status: ApprovalStatus) -> &'static str {
@@ -98,22 +98,6 @@ async fn page_preview(
     }
 }
 
-/// The approval, if its game is in the member's studio (another studio's is a 404).
-async fn owned(
-    state: &AppState,
-    user: &SignedIn,
-    approval_id: Uuid,
-) -> Result<(Approval, Vec<u8>, offer_actors::GameHandle), PageError> {
-    let (approval, bytes) = approvals::get(&state.services, approval_id).await?;
-    let handle = games::for_studio(&state.services, &user.caller.studio_id, approval.game_id)
-        .await
-        .map_err(|e| match e {
-            ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
-            other => other,
-        })?;
-    Ok((approval, bytes, handle))
-}
-
 fn fsr(v: Option<f64>) -> String {
     v.map_or_else(|| "none".to_owned(), |v| format!("{v:.2}"))
 }
@@ -143,7 +127,8 @@ async fn approval_page(
     problem: Option<String>,
     status: StatusCode,
 ) -> Result<Response, PageError> {
-    let (a, _, handle) = owned(state, user, approval_id).await?;
+    let (a, _, handle) =
+        approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id).await?;
     let view = handle.view();
     let preview = match &a.page {
         Some(p) => {
@@ -227,7 +212,8 @@ pub async fn simulate(
     PagePath(approval_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    let (approval, _, handle) = owned(&state, &user, approval_id).await?;
+    let (approval, _, handle) =
+        approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id).await?;
     user.require(Role::Developer)?;
     let outcome = simulation::simulate(&state.services, &handle, &approval, None)
         .await
@@ -267,7 +253,8 @@ async fn decide(
     approval_id: Uuid,
     verdict: Verdict,
 ) -> Result<Response, PageError> {
-    let (approval, bytes, handle) = owned(state, user, approval_id).await?;
+    let (approval, bytes, handle) =
+        approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id).await?;
     user.require(Role::Developer)?;
     let outcome = approvals::decide(
         &state.services,

@@ -16,7 +16,6 @@ use offer_domain::simulation::SimulationResult;
 
 use crate::service::ServiceError;
 use crate::service::approvals;
-use crate::service::games;
 use crate::service::simulation;
 use crate::state::AppState;
 
@@ -63,23 +62,6 @@ pub async fn list(
     }))
 }
 
-/// One approval of the caller's studio (another studio's is a 404).
-async fn owned(
-    state: &AppState,
-    caller: &Dashboard,
-    approval_id: Uuid,
-) -> ApiResult<(Approval, Vec<u8>, offer_actors::GameHandle)> {
-    let services = &state.services;
-    let (approval, bytes) = approvals::get(services, approval_id).await?;
-    let handle = games::for_studio(services, &caller.studio_id, approval.game_id)
-        .await
-        .map_err(|e| match e {
-            ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
-            other => other,
-        })?;
-    Ok((approval, bytes, handle))
-}
-
 /// Reads an approval.
 #[utoipa::path(get, path = "/v1/approvals/{approval_id}", tag = "approvals",
     operation_id = "get_approval",
@@ -99,7 +81,11 @@ pub async fn get(
     caller: Dashboard,
     ApiPath(approval_id): ApiPath<Uuid>,
 ) -> ApiResult<Json<Approval>> {
-    Ok(Json(owned(&state, &caller, approval_id).await?.0))
+    Ok(Json(
+        approvals::get_for_studio(&state.services, &caller.studio_id, approval_id)
+            .await?
+            .0,
+    ))
 }
 
 /// Approves (developer): the definition serves at once on every node. An approval is decided
@@ -158,7 +144,8 @@ pub async fn simulate(
     ApiPath(approval_id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<SimulateQuery>,
 ) -> ApiResult<Json<SimulationResult>> {
-    let (approval, _, handle) = owned(&state, &caller, approval_id).await?;
+    let (approval, _, handle) =
+        approvals::get_for_studio(&state.services, &caller.studio_id, approval_id).await?;
     caller.require(Role::Developer)?;
     let simulated = simulation::simulate(&state.services, &handle, &approval, q.seed).await?;
     simulated
@@ -174,7 +161,8 @@ async fn decide(
     approval_id: Uuid,
     verdict: Verdict,
 ) -> ApiResult<Json<Approval>> {
-    let (approval, bytes, handle) = owned(state, caller, approval_id).await?;
+    let (approval, bytes, handle) =
+        approvals::get_for_studio(&state.services, &caller.studio_id, approval_id).await?;
     caller.require(Role::Developer)?;
     let decided = approvals::decide(
         &state.services,

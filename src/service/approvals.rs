@@ -178,6 +178,24 @@ pub async fn get(state: &Services, approval_id: Uuid) -> ServiceResult<(Approval
     settle(state, decode(&bytes)?, bytes).await
 }
 
+/// One approval of a studio, its stored bytes and its game's handle. An approval of another
+/// studio's game answers the same 404 as an unknown one, so ids cannot be probed across
+/// studios.
+pub async fn get_for_studio(
+    state: &Services,
+    studio_id: &str,
+    approval_id: Uuid,
+) -> ServiceResult<(Approval, Vec<u8>, GameHandle)> {
+    let (approval, bytes) = get(state, approval_id).await?;
+    let handle = super::games::for_studio(state, studio_id, approval.game_id)
+        .await
+        .map_err(|e| match e {
+            ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
+            other => other,
+        })?;
+    Ok((approval, bytes, handle))
+}
+
 /// The record as it stands now: a pending one past its expiry is stored as expired first
 /// (compare-and-swap). When another node changed the record meanwhile, its version is read
 /// back; that version is decided or expired, so it is final.

@@ -385,6 +385,8 @@ pub enum Constant {
 }
 
 use Constant as K;
+use CrossAxisAlignment as Cross;
+use MainAxisAlignment as Main;
 
 /// Every named constant a template may read, as `Group.member`.
 pub const CONSTANTS: &[(&str, Constant)] = &[
@@ -422,43 +424,25 @@ pub const CONSTANTS: &[(&str, Constant)] = &[
     ("Colors.amberAccent", K::Color(0xFFFF_D740)),
     ("Colors.greenAccent", K::Color(0xFF69_F0AE)),
     ("Colors.blueAccent", K::Color(0xFF44_8AFF)),
-    (
-        "MainAxisAlignment.start",
-        K::MainAxis(MainAxisAlignment::Start),
-    ),
-    ("MainAxisAlignment.end", K::MainAxis(MainAxisAlignment::End)),
-    (
-        "MainAxisAlignment.center",
-        K::MainAxis(MainAxisAlignment::Center),
-    ),
+    ("MainAxisAlignment.start", K::MainAxis(Main::Start)),
+    ("MainAxisAlignment.end", K::MainAxis(Main::End)),
+    ("MainAxisAlignment.center", K::MainAxis(Main::Center)),
     (
         "MainAxisAlignment.spaceBetween",
-        K::MainAxis(MainAxisAlignment::SpaceBetween),
+        K::MainAxis(Main::SpaceBetween),
     ),
     (
         "MainAxisAlignment.spaceAround",
-        K::MainAxis(MainAxisAlignment::SpaceAround),
+        K::MainAxis(Main::SpaceAround),
     ),
     (
         "MainAxisAlignment.spaceEvenly",
-        K::MainAxis(MainAxisAlignment::SpaceEvenly),
+        K::MainAxis(Main::SpaceEvenly),
     ),
-    (
-        "CrossAxisAlignment.start",
-        K::CrossAxis(CrossAxisAlignment::Start),
-    ),
-    (
-        "CrossAxisAlignment.end",
-        K::CrossAxis(CrossAxisAlignment::End),
-    ),
-    (
-        "CrossAxisAlignment.center",
-        K::CrossAxis(CrossAxisAlignment::Center),
-    ),
-    (
-        "CrossAxisAlignment.stretch",
-        K::CrossAxis(CrossAxisAlignment::Stretch),
-    ),
+    ("CrossAxisAlignment.start", K::CrossAxis(Cross::Start)),
+    ("CrossAxisAlignment.end", K::CrossAxis(Cross::End)),
+    ("CrossAxisAlignment.center", K::CrossAxis(Cross::Center)),
+    ("CrossAxisAlignment.stretch", K::CrossAxis(Cross::Stretch)),
     ("MainAxisSize.min", K::MainAxisMin(true)),
     ("MainAxisSize.max", K::MainAxisMin(false)),
     ("FontWeight.normal", K::FontWeight(400)),

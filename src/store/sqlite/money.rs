@@ -125,26 +125,22 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
         MoneyKind::Purchase if op.holdout => (DayField::RevenueControl, ""),
         MoneyKind::Purchase => (DayField::RevenueTreatment, ""),
     };
-    add_to_day(
-        conn,
-        game,
-        env,
-        op.ts.date_naive(),
-        field,
-        currency,
-        op.amount,
-    )?;
-    if let Some(cohort) = &op.cohort
-        && op.kind != MoneyKind::Purchase
-    {
-        let cohort_field = format!("{currency}{COHORT_SEPARATOR}{cohort}");
+    // A currency's day total, and for a player of a known install cohort also that
+    // cohort's share of it (purchases keep no cohort split).
+    let cohort_field = match &op.cohort {
+        Some(cohort) if op.kind != MoneyKind::Purchase => {
+            Some(format!("{currency}{COHORT_SEPARATOR}{cohort}"))
+        }
+        _ => None,
+    };
+    for day_field in std::iter::once(currency).chain(cohort_field.as_deref()) {
         add_to_day(
             conn,
             game,
             env,
             op.ts.date_naive(),
             field,
-            &cohort_field,
+            day_field,
             op.amount,
         )?;
     }

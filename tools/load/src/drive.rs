@@ -560,8 +560,8 @@ mod tests {
         assert!(a.status_line().contains("404 5"));
     }
 
-    #[tokio::test]
-    async fn drives_the_baseline() {
+    /// The baseline server on a free loopback port and a plan of ten sessions against it.
+    async fn baseline_and_plan() -> (tokio::task::JoinHandle<()>, Arc<Plan>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -573,6 +573,12 @@ mod tests {
         });
         let sessions: Vec<Uuid> = (0..10).map(|_| Uuid::new_v4()).collect();
         let plan = Arc::new(Plan::new(&Target::local(addr), "key", &sessions).expect("plan"));
+        (server, plan)
+    }
+
+    #[tokio::test]
+    async fn drives_the_baseline() {
+        let (server, plan) = baseline_and_plan().await;
         let stats = run(&plan, 4, Duration::from_millis(300))
             .await
             .expect("run");
@@ -586,17 +592,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_paced_run_never_sends_more_than_its_schedule() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let server = tokio::spawn(async move {
-            axum::serve(listener, crate::baseline::router())
-                .await
-                .expect("serve");
-        });
-        let sessions: Vec<Uuid> = (0..10).map(|_| Uuid::new_v4()).collect();
-        let plan = Arc::new(Plan::new(&Target::local(addr), "key", &sessions).expect("plan"));
+        let (server, plan) = baseline_and_plan().await;
         // 4 connections at 8 rps: one request per connection every 500 ms, so at most 2
         // slots each fall inside 1 s, however fast the server answers.
         let stats = run_paced(&plan, 4, Duration::from_secs(1), Pace { rps: 8.0 })
