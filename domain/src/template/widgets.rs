@@ -96,6 +96,15 @@ const fn spec(
     }
 }
 
+/// The named arguments `Column` and `Row` both take.
+const FLEX_FIELDS: &[&str] = &[
+    "key",
+    "children",
+    "mainAxisAlignment",
+    "crossAxisAlignment",
+    "mainAxisSize",
+];
+
 /// Every constructor a template may call.
 pub const CONSTRUCTORS: &[CtorSpec] = &[
     spec(
@@ -112,32 +121,8 @@ pub const CONSTRUCTORS: &[CtorSpec] = &[
         &["key", "child"],
         &["child"],
     ),
-    spec(
-        "Column",
-        Ctor::Column,
-        &[],
-        &[
-            "key",
-            "children",
-            "mainAxisAlignment",
-            "crossAxisAlignment",
-            "mainAxisSize",
-        ],
-        &[],
-    ),
-    spec(
-        "Row",
-        Ctor::Row,
-        &[],
-        &[
-            "key",
-            "children",
-            "mainAxisAlignment",
-            "crossAxisAlignment",
-            "mainAxisSize",
-        ],
-        &[],
-    ),
+    spec("Column", Ctor::Column, &[], FLEX_FIELDS, &[]),
+    spec("Row", Ctor::Row, &[], FLEX_FIELDS, &[]),
     spec(
         "Stack",
         Ctor::Stack,
