@@ -64,7 +64,9 @@ pub struct AuthService {
     jwt: JwtCodec,
     key_prefix: String,
     store: SharedStore,
-    cache: DashMap<String, (Arc<KeyRecord>, Instant)>,
+    /// Verified key records by the SHA-256 of their key (bytes, not the stored hex text, so
+    /// a cached key is checked without formatting or allocating).
+    cache: DashMap<[u8; 32], (Arc<KeyRecord>, Instant)>,
     /// Keys revoked while this node runs, watched by the sockets opened with them.
     revocations: Revocations,
     /// The time keys are issued and checked at.
@@ -95,9 +97,16 @@ impl AuthService {
         &self.jwt
     }
 
-    /// Drops a key from this node's cache, so its record is read again on next use.
+    /// Drops a key (by its stored hex hash) from this node's cache, so its record is read
+    /// again on next use.
     pub fn forget(&self, key_hash: &str) {
-        self.cache.remove(key_hash);
+        match keys::digest_of_hex(key_hash) {
+            Some(digest) => {
+                self.cache.remove(&digest);
+            }
+            // Never a stored hash; drop every cached key rather than keep a revoked one.
+            None => self.cache.clear(),
+        }
     }
 
     /// A key was revoked (here or on another node, bus message `key_revoked`): forget it and
@@ -117,15 +126,16 @@ impl AuthService {
     pub async fn key(&self, token: &str) -> ServiceResult<Arc<KeyRecord>> {
         let marked = keys::parse(token, &self.key_prefix)
             .ok_or(ServiceError::Unauthorized("invalid key"))?;
-        let hash = keys::hash(token);
+        let digest = keys::digest(token);
         let cached = self
             .cache
-            .get(&hash)
+            .get(&digest)
             .filter(|e| e.1.elapsed() < KEY_CACHE_TTL)
             .map(|e| e.0.clone());
         let record = match cached {
             Some(r) => r,
             None => {
+                let hash = keys::hex(&digest);
                 let Some(bytes) = self
                     .store
                     .get(Collection::global("key_hashes"), &hash)
@@ -145,7 +155,7 @@ impl AuthService {
                     return Err(ServiceError::Unauthorized("invalid key"));
                 };
                 let record = Arc::new(decode::<KeyRecord>(&bytes)?);
-                self.cache.insert(hash, (record.clone(), Instant::now()));
+                self.cache.insert(digest, (record.clone(), Instant::now()));
                 record
             }
         };

@@ -16,6 +16,7 @@ pub mod items;
 pub mod keys;
 pub mod members;
 pub mod offer_config;
+pub mod offer_json;
 pub mod offers;
 pub mod openapi;
 pub mod ops;

@@ -6,7 +6,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use offer_actors::GameHandle;
@@ -15,11 +15,11 @@ use offer_domain::economy::Quadrant;
 use offer_domain::game::Mode;
 use offer_domain::offer::{KillSwitch, ServedOffer};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::extract::{ApiJson, ApiPath};
+use super::offer_json;
 use super::openapi::{
     AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, SdkAuthErrors, Unavailable,
 };
@@ -232,43 +232,23 @@ pub async fn next_offer(
     })
 }
 
-/// The offer as JSON, its items written from the game's pre-rendered item records (the
-/// same JSON the catalogue returns), so no item is serialised per request.
+/// The offer as JSON (`application/json`, as `Json` answers), its items written from the
+/// game's pre-rendered item records (the same JSON the catalogue returns), so no item is
+/// serialised per request.
 fn offer_response(rendered: &ItemJson, offer: &ServedOffer) -> Response {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        offer_id: Uuid,
-        fallback_level: u8,
-        items: Vec<ItemRecord<'a>>,
-        price_usd: f64,
-        price_cents: i64,
-        expires_at: DateTime<Utc>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        experiment: Option<&'a offer_domain::offer::ExperimentRef>,
+    match offer_json::write(rendered, offer) {
+        Ok(body) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response(),
+        Err(e) => {
+            ApiError::Service(ServiceError::Internal(format!("offer JSON: {e}"))).into_response()
+        }
     }
-    #[derive(Serialize)]
-    #[serde(untagged)]
-    enum ItemRecord<'a> {
-        Rendered(&'a RawValue),
-        Live(&'a offer_domain::catalogue::Item),
-    }
-    let body = Body {
-        offer_id: offer.offer_id,
-        fallback_level: offer.fallback_level,
-        items: offer
-            .items
-            .iter()
-            .map(|item| match rendered.get(&item.item_id) {
-                Some(json) => ItemRecord::Rendered(json),
-                None => ItemRecord::Live(item),
-            })
-            .collect(),
-        price_usd: offer.price_usd,
-        price_cents: offer.price_cents,
-        expires_at: offer.expires_at,
-        experiment: offer.experiment.as_ref(),
-    };
-    Json(body).into_response()
 }
 
 fn no_offer(outcome: &'static str, decision_id: Uuid) -> Response {

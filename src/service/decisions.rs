@@ -31,6 +31,11 @@ const RECORD_BYTES: usize = 1024;
 /// Pause after each batch, so that the next one gathers.
 pub const LINGER: Duration = Duration::from_millis(100);
 
+/// Records encoded between two yields to the runtime: a full batch takes milliseconds to
+/// encode, and done in one go it holds a runtime thread that requests are queued on, which
+/// shows in their tail latency; in chunks of this size the queued requests run in between.
+const ENCODE_CHUNK: usize = 64;
+
 /// A decision of `game_id` as the dashboard sees it: from this node's ring when it is there
 /// (no store call), otherwise from the store. Another game's decision is not found.
 pub async fn find(
@@ -106,7 +111,10 @@ async fn write(state: &Services, batch: &mut Vec<Arc<DecisionRecord>>, ttl: Dura
     // counters are there too.
     super::caps::save(state, batch).await;
     let mut by_game: HashMap<Uuid, Vec<(Uuid, Vec<u8>)>> = HashMap::new();
-    for record in batch.drain(..) {
+    for (i, record) in batch.drain(..).enumerate() {
+        if i > 0 && i % ENCODE_CHUNK == 0 {
+            tokio::task::yield_now().await;
+        }
         match encode_bounded(&*record, RECORD_BYTES) {
             Ok(bytes) => by_game
                 .entry(record.game_id)

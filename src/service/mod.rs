@@ -40,7 +40,7 @@ pub mod sessions;
 pub mod simulation;
 #[cfg(test)]
 mod test_support;
-mod timestamp;
+pub mod timestamp;
 pub mod web_sessions;
 mod write;
 

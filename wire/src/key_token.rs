@@ -12,6 +12,7 @@ use offer_domain::environment::Environment;
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_LEN: usize = 32;
 const CHECKSUM_LEN: usize = 6;
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// What a key is for: read from its type marker, and kept on its stored record as
 /// `{"kind": "sdk", "environment": "production"}` or `{"kind": "authoring"}`.
@@ -50,9 +51,10 @@ pub fn generate(prefix: &str, kind: KeyKind) -> String {
     let random: String = (0..RANDOM_LEN)
         .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
         .collect();
-    let head = format!("{prefix}_{}_{random}", kind.marker());
-    let checksum = base62_fixed(crc32fast::hash(head.as_bytes()));
-    format!("{head}{checksum}")
+    let mut key = format!("{prefix}_{}_{random}", kind.marker());
+    let checksum = base62_fixed(crc32fast::hash(key.as_bytes()));
+    key.extend(checksum.iter().map(|b| char::from(*b)));
+    key
 }
 
 /// Reads a bearer token's key type if it is shaped like a key of this deployment with a
@@ -74,7 +76,7 @@ pub fn parse(token: &str, prefix: &str) -> Option<KeyKind> {
         return None;
     }
     let (head, checksum) = token.split_at(token.len() - CHECKSUM_LEN);
-    (base62_fixed(crc32fast::hash(head.as_bytes())) == checksum).then_some(kind)
+    (base62_fixed(crc32fast::hash(head.as_bytes())) == checksum.as_bytes()).then_some(kind)
 }
 
 /// True when a token looks like any deployment's key (so it is never tried as a JWT).
@@ -93,22 +95,51 @@ pub fn looks_like_key(token: &str) -> bool {
 
 /// SHA-256 of a key, lowercase hex: the only form in which keys are stored.
 pub fn hash(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
+    hex(&digest(token))
+}
+
+/// SHA-256 of a key as bytes: what a node keys its cache of verified keys by, so checking a
+/// cached key neither formats nor allocates the hex text.
+pub fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// A digest as the lowercase hex text keys are stored under.
+pub fn hex(digest: &[u8; 32]) -> String {
     let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        out.push(char::from(b"0123456789abcdef"[usize::from(b & 0xf)]));
+    for b in digest {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }
 
-fn base62_fixed(mut n: u32) -> String {
+/// The digest a stored hex hash stands for; `None` unless it is 64 hex digits.
+pub fn digest_of_hex(hash: &str) -> Option<[u8; 32]> {
+    let text = hash.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| {
+        char::from(c)
+            .to_digit(16)
+            .and_then(|d| u8::try_from(d).ok())
+    };
+    let mut out = [0u8; 32];
+    for (slot, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+        *slot = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+/// The checksum's six base62 digits.
+fn base62_fixed(mut n: u32) -> [u8; CHECKSUM_LEN] {
     let mut out = [b'0'; CHECKSUM_LEN];
     for slot in out.iter_mut().rev() {
         *slot = BASE62[(n % 62) as usize];
         n /= 62;
     }
-    out.iter().map(|b| char::from(*b)).collect()
+    out
 }
 
 #[cfg(test)]
@@ -154,5 +185,16 @@ mod tests {
             assert_eq!(parse(&String::from_utf8(typo).expect("ascii"), "ofr"), None);
         }
         assert_eq!(hash("x").len(), 64);
+    }
+
+    #[test]
+    fn a_digest_and_its_hex_round_trip() {
+        let key = generate("ofr", KeyKind::Sdk(Environment::Production));
+        let text = hash(&key);
+        assert_eq!(text, hex(&digest(&key)));
+        assert_eq!(digest_of_hex(&text), Some(digest(&key)));
+        assert_eq!(digest_of_hex(&text.to_uppercase()), Some(digest(&key)));
+        assert_eq!(digest_of_hex(&text[1..]), None);
+        assert_eq!(digest_of_hex(&format!("{}g", &text[1..])), None);
     }
 }
