@@ -17,6 +17,7 @@ pub mod budget;
 pub mod gateway;
 pub mod hub;
 pub mod protocol;
+pub mod signal;
 
 use std::sync::Arc;
 
