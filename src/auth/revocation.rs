@@ -40,11 +40,7 @@ impl Revocations {
     /// Marks a key revoked and wakes every socket watching it. The flag is set before the
     /// wake, so a woken watch always finds it.
     pub fn revoke(&self, key_hash: &str) {
-        let state = self
-            .keys
-            .entry(key_hash.to_owned())
-            .or_default()
-            .clone();
+        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
         state.revoked.store(true, Ordering::Release);
         state.waiters.notify_waiters();
     }
@@ -52,11 +48,7 @@ impl Revocations {
     /// A watch of `key_hash` that resolves once the key is revoked (at once when it already
     /// is).
     pub fn watch(&self, key_hash: &str) -> RevocationWatch {
-        let state = self
-            .keys
-            .entry(key_hash.to_owned())
-            .or_default()
-            .clone();
+        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
         RevocationWatch {
             keys: self.keys.clone(),
             key_hash: key_hash.to_owned(),
@@ -141,6 +133,27 @@ mod tests {
         assert!(resolved(&mut a).await);
         assert!(resolved(&mut b).await);
         assert!(!resolved(&mut other).await);
+    }
+
+    #[tokio::test]
+    async fn a_watch_kept_across_polls_is_woken_by_the_revocation() {
+        let r = Arc::new(Revocations::default());
+        let mut watch = r.watch("k1");
+        let (polled_tx, polled_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut revoked = std::pin::pin!(watch.revoked());
+            // Polled on several turns before the revocation, as a socket task's loop does.
+            for _ in 0..3 {
+                let turn = tokio::time::timeout(Duration::ZERO, revoked.as_mut());
+                assert!(turn.await.is_err(), "not revoked yet");
+            }
+            let _ = polled_tx.send(());
+            revoked.await;
+        });
+        polled_rx.await.expect("the task polled the watch");
+        r.revoke("k1");
+        let woken = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(matches!(woken, Ok(Ok(()))), "the revocation woke the task");
     }
 
     #[tokio::test]

@@ -128,7 +128,9 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
     let close: Close = loop {
         let step = tokio::select! {
             biased;
-            _ = gated(shutdown.as_mut(), &mut shutdown_waiting, || *conn.state.hub.closing.borrow()) => Step::Shutdown,
+            _ = gated(shutdown.as_mut(), &mut shutdown_waiting, || {
+                *conn.state.hub.closing.borrow()
+            }) => Step::Shutdown,
             () = &mut revoked => Step::Revoked,
             d = next_delivery(&mut conn.live) => Step::Deliver(d),
             m = conn.socket.recv() => Step::Incoming(m),

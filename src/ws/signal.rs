@@ -34,3 +34,40 @@ pub fn gated<'a, F: Future>(
         polled
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::sync::watch;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_registered_wait_wakes_when_the_signal_fires() {
+        let tx = Arc::new(watch::channel(false).0);
+        let mut rx = tx.subscribe();
+        let seen = tx.clone();
+        let (polled_tx, polled_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let inner = tokio::task::unconstrained(rx.wait_for(|fired| *fired));
+            let mut inner = std::pin::pin!(inner);
+            let mut waiting = false;
+            // Polled on several turns, as a socket task's loop does.
+            for _ in 0..3 {
+                let turn = gated(inner.as_mut(), &mut waiting, || *seen.borrow());
+                assert!(tokio::time::timeout(Duration::ZERO, turn).await.is_err());
+                assert!(waiting, "registered on the first poll");
+            }
+            let _ = polled_tx.send(());
+            gated(inner.as_mut(), &mut waiting, || *seen.borrow())
+                .await
+                .is_ok()
+        });
+        polled_rx.await.expect("the task polled the wait");
+        tx.send_replace(true);
+        let woken = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(matches!(woken, Ok(Ok(true))), "the signal woke the task");
+    }
+}

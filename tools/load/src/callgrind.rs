@@ -24,13 +24,19 @@ pub fn valgrind_args(name: &str, logs: &Path) -> Vec<String> {
 /// A shell script that runs `engine_bin` under callgrind with its arguments, for the
 /// engine's own start-up code (which takes a binary, not a command line). `exec` keeps the
 /// process id, which `callgrind_control` addresses.
+///
+/// The heartbeat is set to an hour: under valgrind a round lasts longer than the 15 s ping
+/// interval, and each socket's ping (and its client's pong) falling in the counted window
+/// would be counted as the broadcast's. The baseline sends no pings.
 pub fn engine_wrapper(engine_bin: &Path, logs: &Path) -> Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     let script = logs.join("engine-under-callgrind.sh");
     let engine = std::fs::canonicalize(engine_bin)
         .with_context(|| format!("locating {}", engine_bin.display()))?;
     let text = format!(
-        "#!/bin/sh\nexec valgrind {} '{}' \"$@\"\n",
+        "#!/bin/sh\nexport OFFER__WEBSOCKET__PING_INTERVAL_S=3600\n\
+         export OFFER__WEBSOCKET__IDLE_TIMEOUT_S=7200\n\
+         exec valgrind {} '{}' \"$@\"\n",
         valgrind_args("engine", logs).join(" "),
         engine.display()
     );
