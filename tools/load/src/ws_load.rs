@@ -9,7 +9,11 @@
 //!   sessions to one of them, broadcasts once to warm up, then once measured: engine (`PUT /v1/games/{id}/kill-switch`, levels 2 and 0 in turn) and baseline
 //!   (a text frame `go` on a control socket), timing each from the request being sent until
 //!   the last of the N clients has the `kill_switch` message; then it closes the sessions. The target is an
-//!   engine/baseline ratio of the medians of at most 1.2 (1.5 before 2026-11-24).
+//!   engine/baseline ratio of the medians of at most 1.2 (1.5 before 2026-11-24). Before
+//!   each broadcast the tool waits until the target's process has gone quiet (its CPU time
+//!   stops growing, [`crate::settle`]), then pauses: both targets alike, so neither is timed
+//!   while still working through the sessions' opening. `--callgrind` counts one broadcast's
+//!   instructions on each ([`crate::callgrind`]).
 //!
 //! The clients live in this process ([`crate::ws_client`]); `RLIMIT_NOFILE` is raised first
 //! ([`crate::fdlimit`]) and inherited by the children.
