@@ -10,13 +10,25 @@
 //! socket that starts watching after the revocation closes at once); a live key has an
 //! entry only while sockets watch it.
 
+use std::future::poll_fn;
+use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 
 use dashmap::DashMap;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
-/// Per key hash, `true` once the key is revoked.
-type Keys = DashMap<String, watch::Sender<bool>>;
+/// One key's revocation: the flag, set once and never cleared, and the sockets waiting for
+/// it.
+#[derive(Default)]
+struct KeyState {
+    revoked: AtomicBool,
+    waiters: Notify,
+}
+
+/// Per key hash, its revocation state.
+type Keys = DashMap<String, Arc<KeyState>>;
 
 /// The keys revoked while this node runs, and the sockets watching theirs.
 #[derive(Default)]
@@ -25,26 +37,22 @@ pub struct Revocations {
 }
 
 impl Revocations {
-    /// Marks a key revoked and wakes every socket watching it.
+    /// Marks a key revoked and wakes every socket watching it. The flag is set before the
+    /// wake, so a woken watch always finds it.
     pub fn revoke(&self, key_hash: &str) {
-        self.keys
-            .entry(key_hash.to_owned())
-            .or_insert_with(|| watch::channel(false).0)
-            .send_replace(true);
+        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
+        state.revoked.store(true, Ordering::Release);
+        state.waiters.notify_waiters();
     }
 
     /// A watch of `key_hash` that resolves once the key is revoked (at once when it already
     /// is).
     pub fn watch(&self, key_hash: &str) -> RevocationWatch {
-        let rx = self
-            .keys
-            .entry(key_hash.to_owned())
-            .or_insert_with(|| watch::channel(false).0)
-            .subscribe();
+        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
         RevocationWatch {
             keys: self.keys.clone(),
             key_hash: key_hash.to_owned(),
-            rx: Some(rx),
+            state: Some(state),
         }
     }
 }
@@ -54,29 +62,49 @@ pub struct RevocationWatch {
     keys: Arc<Keys>,
     key_hash: String,
     /// Always `Some` until the watch is dropped.
-    rx: Option<watch::Receiver<bool>>,
+    state: Option<Arc<KeyState>>,
 }
 
 impl RevocationWatch {
     /// Resolves when the key is revoked; never resolves while it is not.
+    ///
+    /// The first poll registers the task with the key's waiters; every later poll reads the
+    /// flag only. A socket task polls this on every turn of its loop (each message it
+    /// writes), and registering again each time would take the lock that every socket of
+    /// the key shares. So the future must stay with the task that first polled it, as a
+    /// socket task's does: the waker kept is that task's.
     pub async fn revoked(&mut self) {
-        if let Some(rx) = &mut self.rx
-            && rx.wait_for(|revoked| *revoked).await.is_ok()
-        {
-            return;
-        }
-        // The sender lives as long as a receiver does, so this is never reached.
-        std::future::pending::<()>().await;
+        let Some(state) = self.state.as_deref() else {
+            // Only `None` once dropped: never reached.
+            return std::future::pending().await;
+        };
+        let mut notified = pin!(state.waiters.notified());
+        let mut waiting = false;
+        poll_fn(|cx| {
+            if state.revoked.load(Ordering::Acquire) {
+                return Poll::Ready(());
+            }
+            if !waiting {
+                // Ready only after a revocation, whose flag is set: checked again below.
+                let _ = notified.as_mut().poll(cx);
+                waiting = true;
+                if state.revoked.load(Ordering::Acquire) {
+                    return Poll::Ready(());
+                }
+            }
+            Poll::Pending
+        })
+        .await;
     }
 }
 
 impl Drop for RevocationWatch {
     fn drop(&mut self) {
-        drop(self.rx.take());
+        drop(self.state.take());
         // Under the map's lock: a socket subscribing at the same time either keeps the entry
         // (it subscribed first) or makes a new one (it comes after the removal).
-        self.keys.remove_if(&self.key_hash, |_, tx| {
-            !*tx.borrow() && tx.receiver_count() == 0
+        self.keys.remove_if(&self.key_hash, |_, state| {
+            !state.revoked.load(Ordering::Acquire) && Arc::strong_count(state) == 1
         });
     }
 }
@@ -105,6 +133,27 @@ mod tests {
         assert!(resolved(&mut a).await);
         assert!(resolved(&mut b).await);
         assert!(!resolved(&mut other).await);
+    }
+
+    #[tokio::test]
+    async fn a_watch_kept_across_polls_is_woken_by_the_revocation() {
+        let r = Arc::new(Revocations::default());
+        let mut watch = r.watch("k1");
+        let (polled_tx, polled_rx) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut revoked = std::pin::pin!(watch.revoked());
+            // Polled on several turns before the revocation, as a socket task's loop does.
+            for _ in 0..3 {
+                let turn = tokio::time::timeout(Duration::ZERO, revoked.as_mut());
+                assert!(turn.await.is_err(), "not revoked yet");
+            }
+            let _ = polled_tx.send(());
+            revoked.await;
+        });
+        polled_rx.await.expect("the task polled the watch");
+        r.revoke("k1");
+        let woken = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(matches!(woken, Ok(Ok(()))), "the revocation woke the task");
     }
 
     #[tokio::test]

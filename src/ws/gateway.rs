@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use super::WsContext;
 use super::budget::Budget;
 use super::protocol::{ClientMessage, Format, ServerMessage};
+use super::signal::gated;
 use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
@@ -104,9 +105,12 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
     let idle = Duration::from_secs(cfg.idle_timeout_s.max(1));
     let mut ping = tokio::time::interval_at(now + ping_every, ping_every);
     let mut last_heard = now;
-    // Made once, not per turn of the loop, so no turn sets up a new waiter.
-    let shutdown = closing.wait_for(|c| *c);
+    // Made once, not per turn of the loop, so no turn sets up a new waiter; polled through
+    // `gated` (below), so after the first poll only once the node closes (unconstrained: that
+    // first poll must register, whatever the task's budget).
+    let shutdown = tokio::task::unconstrained(closing.wait_for(|c| *c));
     tokio::pin!(shutdown);
+    let mut shutdown_waiting = false;
     let revoked = revocation.revoked();
     tokio::pin!(revoked);
     let hello_deadline =
@@ -124,7 +128,9 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
     let close: Close = loop {
         let step = tokio::select! {
             biased;
-            _ = &mut shutdown => Step::Shutdown,
+            _ = gated(shutdown.as_mut(), &mut shutdown_waiting, || {
+                *conn.state.hub.closing.borrow()
+            }) => Step::Shutdown,
             () = &mut revoked => Step::Revoked,
             d = next_delivery(&mut conn.live) => Step::Deliver(d),
             m = conn.socket.recv() => Step::Incoming(m),
@@ -219,29 +225,34 @@ impl Conn {
             biased;
             r = socket.send(msg) => r.map_err(|_| None),
             why = cut_of(&mut self.live) => Err(Some(cut_close(why))),
-            () = tokio::time::sleep(stall) => Err(STALLED),
+            // Made on its first poll: a write the socket takes at once reads no clock.
+            () = async { tokio::time::sleep(stall).await } => Err(STALLED),
         }
     }
 
     /// Writes `first` and whatever else is queued (up to a batch), then flushes once.
+    ///
+    /// The batch leaves the queue before the writes, as it always has (so a client that
+    /// stops reading is cut off at the same point), and a lone message, as in a broadcast,
+    /// takes no list: `rest` allocates only from a second message on.
     async fn write_batch(&mut self, first: offer_actors::Sequenced) -> Result<(), Close> {
         let Some(live) = &mut self.live else {
             return Ok(());
         };
         let format = self.format;
+        let stall = self.stall;
         let socket = &mut self.socket;
         let queue = &mut live.queue;
-        let mut batch = Vec::with_capacity(4);
-        batch.push(format.frame(first.seq, &first.msg));
-        while batch.len() < WRITE_BATCH {
+        let mut rest = Vec::new();
+        while rest.len() + 1 < WRITE_BATCH {
             match queue.try_recv() {
-                Some(m) => batch.push(format.frame(m.seq, &m.msg)),
+                Some(m) => rest.push(m),
                 None => break,
             }
         }
         let send_all = async {
-            for frame in batch {
-                socket.feed(frame).await?;
+            for m in std::iter::once(first).chain(rest) {
+                socket.feed(format.frame(m.seq, &m.msg)).await?;
             }
             socket.flush().await
         };
@@ -249,7 +260,8 @@ impl Conn {
             biased;
             r = send_all => r.map_err(|_| None),
             why = queue.cut() => Err(Some(cut_close(why))),
-            () = tokio::time::sleep(self.stall) => Err(STALLED),
+            // Made on its first poll: a batch the socket takes at once reads no clock.
+            () = async { tokio::time::sleep(stall).await } => Err(STALLED),
         }
     }
 

@@ -5,7 +5,9 @@
 //! The subprotocol picks the wire format ([`protocol::Format`]); an upgrade without one the
 //! server speaks is a 400. Each socket is served by one task ([`gateway`]) that selects over
 //! the socket, its session's bounded outbound queue, the heartbeat, its key's revocation and
-//! the node's shutdown signal; [`budget`] bounds the refused messages it takes.
+//! the node's shutdown signal; [`budget`] bounds the refused messages it takes, and
+//! [`signal`] keeps the wait for the shutdown from taking a lock shared by every socket on
+//! each turn of the task's loop.
 //! `docs/protocol.md` is the protocol's reference.
 //!
 //! Where things live: the session's handle owns the per-session `seq` counter, the
@@ -17,6 +19,7 @@ pub mod budget;
 pub mod gateway;
 pub mod hub;
 pub mod protocol;
+pub mod signal;
 
 use std::sync::Arc;
 

@@ -33,6 +33,7 @@
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
 mod baseline;
+mod callgrind;
 mod catalogue;
 mod cluster;
 mod compare;
@@ -45,6 +46,7 @@ mod rate_curve;
 mod redis_server;
 mod script_calls;
 mod servers;
+mod settle;
 mod setup;
 mod target_line;
 mod wallet;

@@ -9,7 +9,11 @@
 //!   sessions to one of them, broadcasts once to warm up, then once measured: engine (`PUT /v1/games/{id}/kill-switch`, levels 2 and 0 in turn) and baseline
 //!   (a text frame `go` on a control socket), timing each from the request being sent until
 //!   the last of the N clients has the `kill_switch` message; then it closes the sessions. The target is an
-//!   engine/baseline ratio of the medians of at most 1.2 (1.5 before 2026-11-24).
+//!   engine/baseline ratio of the medians of at most 1.2 (1.5 before 2026-11-24). Before
+//!   each broadcast the tool waits until the target's process has gone quiet (its CPU time
+//!   stops growing, [`crate::settle`]), then pauses: both targets alike, so neither is timed
+//!   while still working through the sessions' opening. `--callgrind` counts one broadcast's
+//!   instructions on each ([`crate::callgrind`]).
 //!
 //! The clients live in this process ([`crate::ws_client`]); `RLIMIT_NOFILE` is raised first
 //! ([`crate::fdlimit`]) and inherited by the children.
@@ -74,9 +78,20 @@ pub struct BroadcastArgs {
     /// Measured rounds; each round is one engine broadcast then one baseline broadcast.
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
-    /// Pause between broadcasts, so each starts from a quiet machine.
+    /// Pause between broadcasts, so each starts from a quiet machine. Before it, the tool
+    /// waits (at most `--settle-limit`) until the target's process has gone quiet after the
+    /// sessions' opening or the broadcast before, the same way for both targets.
     #[arg(long, default_value = "500ms", value_parser = parse_duration)]
     pub pause: Duration,
+    /// Longest wait for a target's process to go quiet before each broadcast.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub settle_limit: Duration,
+    /// Runs both servers under `valgrind --tool=callgrind`, zeroes their counters just before
+    /// each measured broadcast and dumps them once every client has it (files
+    /// `<logs>/<name>.callgrind.<pid>.<n>`). Use fewer sessions and a longer
+    /// `--start-timeout`: the servers run tens of times slower.
+    #[arg(long)]
+    pub callgrind: bool,
 }
 
 /// The engine and the baseline started, the engine set up with a game and an SDK key.
@@ -165,12 +180,23 @@ pub(crate) async fn spawn_engine(
 }
 
 /// Starts both servers.
-async fn start(common: &WsCommon) -> Result<Servers> {
+async fn start(common: &WsCommon, callgrind: bool) -> Result<Servers> {
     let logs = common.engine.logs_dir()?;
-    let (engine, engine_addr, secret, prepared) = common.engine.start("engine", &[], &logs).await?;
+    let mut engine_args = common.engine.clone();
+    if callgrind {
+        engine_args.engine_bin = crate::callgrind::engine_wrapper(&engine_args.engine_bin, &logs)?;
+    }
+    let (engine, engine_addr, secret, prepared) = engine_args.start("engine", &[], &logs).await?;
     let baseline_addr = free_port()?;
     let me = std::env::current_exe().context("locating offer-load itself")?;
-    let mut cmd = Command::new(me);
+    let mut cmd = if callgrind {
+        let mut cmd = Command::new("valgrind");
+        cmd.args(crate::callgrind::valgrind_args("baseline", &logs))
+            .arg(me);
+        cmd
+    } else {
+        Command::new(me)
+    };
     cmd.arg("ws-baseline")
         .arg("--bind")
         .arg(baseline_addr.to_string());
@@ -287,7 +313,7 @@ pub async fn idle(args: IdleArgs) -> Result<()> {
         bail!("--sessions must be at least 1");
     }
     crate::fdlimit::ensure(n as u64 + 1024)?;
-    let mut servers = start(&args.common).await?;
+    let mut servers = start(&args.common, false).await?;
     let key = servers.prepared.api_key.clone();
     let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
     let baseline_url = format!("ws://{}/", servers.baseline_addr);
@@ -396,17 +422,28 @@ async fn broadcast_round(
     key: &str,
     args: &BroadcastArgs,
     trigger: &mut Trigger,
+    pid: u32,
 ) -> Result<(f64, usize)> {
     let n = args.common.sessions;
     let mut fleet =
         Fleet::connect(url, key, n, args.common.connect_concurrency, KILL_MARKER).await?;
+    crate::settle::settle(pid, args.settle_limit).await?;
     tokio::time::sleep(args.pause).await;
     let start = trigger.fire().await?;
     fleet.until_all(start, ROUND_TIMEOUT).await?;
+    crate::settle::settle(pid, args.settle_limit).await?;
     tokio::time::sleep(args.pause).await;
     fleet.drain();
+    if args.callgrind {
+        crate::callgrind::control("-z", pid)?;
+    }
     let start = trigger.fire().await?;
     let took = fleet.until_all(start, ROUND_TIMEOUT).await?;
+    if args.callgrind {
+        // The trigger's answer may still be on its way out: let the server finish it.
+        crate::settle::settle(pid, args.settle_limit).await?;
+        crate::callgrind::control("-d", pid)?;
+    }
     let open = fleet.alive();
     fleet.close().await;
     Ok((took.as_secs_f64() * 1e3, open))
@@ -423,7 +460,7 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
         bail!("--sessions and --rounds must be at least 1");
     }
     crate::fdlimit::ensure(n as u64 + 1024)?;
-    let mut servers = start(&args.common).await?;
+    let mut servers = start(&args.common, args.callgrind).await?;
     let key = servers.prepared.api_key.clone();
     let game_id = servers.prepared.game_id;
     let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
@@ -448,15 +485,25 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut open = [usize::MAX; 2];
     for round in 1..=args.rounds {
-        for (i, (name, url, trigger)) in [
-            ("engine", &engine_url, &mut engine_trigger),
-            ("baseline", &baseline_url, &mut baseline_trigger),
+        for (i, (name, url, trigger, pid)) in [
+            (
+                "engine",
+                &engine_url,
+                &mut engine_trigger,
+                servers.engine.pid(),
+            ),
+            (
+                "baseline",
+                &baseline_url,
+                &mut baseline_trigger,
+                servers.baseline.pid(),
+            ),
         ]
         .into_iter()
         .enumerate()
         {
             let started = Instant::now();
-            let (ms, alive) = broadcast_round(url, &key, &args, trigger)
+            let (ms, alive) = broadcast_round(url, &key, &args, trigger, pid)
                 .await
                 .with_context(|| format!("round {round}, {name}"))?;
             eprintln!(
