@@ -41,8 +41,80 @@ use super::{bounded, flag};
 /// when unknown). The tx record is `<balance>|<fingerprint>`. Replies, per event, an outcome
 /// and a balance (or `error` and the server's message).
 pub(super) const MONEY_LUA: &str = r#"
+local n = #KEYS / 8
+-- Every read that may stop the script comes before the first write: the idempotency records
+-- of every tx id of the call (one HMGET per tx hash) and the kill level (one GET per kill
+-- key). recs[tx hash][tx id] is the record, or false when the tx id is unknown.
+local recs, kills = {}, {}
+do
+  local ids, order = {}, {}
+  for i = 0, n - 1 do
+    local key = KEYS[i * 8 + 1]
+    local list = ids[key]
+    if not list then
+      list = {}
+      ids[key] = list
+      order[#order + 1] = key
+    end
+    list[#list + 1] = ARGV[i * 12 + 1]
+  end
+  for _, key in ipairs(order) do
+    local list = ids[key]
+    local got = redis.call('HMGET', key, unpack(list))
+    local map = {}
+    for j = 1, #list do map[list[j]] = got[j] end
+    recs[key] = map
+  end
+  for i = 0, n - 1 do
+    local key = KEYS[i * 8 + 2]
+    if kills[key] == nil then
+      kills[key] = tonumber(redis.call('GET', key) or '0') or 0
+    end
+  end
+end
+-- bals[wallet][currency]: the balance as this call last read or changed it.
+local bals = {}
+-- The later writes, in the order of first use per key: values to append per key, and sums
+-- to add per (key, field).
+local lists = {HSET = {}, ZADD = {}, RPUSH = {}}
+local sums, sum_order = {}, {}
+local function append(cmd, key, x, y)
+  local group = lists[cmd]
+  local list = group[key]
+  if not list then
+    list = {}
+    group[key] = list
+    group[#group + 1] = key
+  end
+  list[#list + 1] = x
+  if y then list[#list + 1] = y end
+end
+-- A sum stays exact while it and each amount are below 2^53 (Lua numbers are doubles); an
+-- amount that could break that is added on its own.
+local EXACT = 9007199254740992
+local function add(key, field, amount)
+  local fields = sums[key]
+  if not fields then
+    fields = {}
+    sums[key] = fields
+  end
+  local entry = fields[field]
+  if not entry then
+    entry = {sum = 0, summed = false, alone = {}}
+    fields[field] = entry
+    sum_order[#sum_order + 1] = {key, field}
+  end
+  local v = tonumber(amount)
+  if v and math.abs(v) < EXACT and math.abs(entry.sum + v) < EXACT then
+    entry.sum = entry.sum + v
+    entry.summed = true
+  else
+    entry.alone[#entry.alone + 1] = amount
+  end
+end
 local function step(k, a)
-  local prev = redis.call('HGET', KEYS[k + 1], ARGV[a + 1])
+  local txs, id = KEYS[k + 1], ARGV[a + 1]
+  local prev = recs[txs][id]
   if prev then
     local sep = string.find(prev, '|', 1, true)
     if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
@@ -50,55 +122,84 @@ local function step(k, a)
     end
     return 'conflict', '0'
   end
-  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
   -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
-  if level >= 3 then return 'kill', '0' end
+  if kills[KEYS[k + 2]] >= 3 then return 'kill', '0' end
   local kind = ARGV[a + 2]
   local cur = ARGV[a + 3]
   local amount = ARGV[a + 4]
-  local bal = 0
-  if kind ~= 'purchase' then
-    bal = tonumber(redis.call('HGET', KEYS[k + 3], cur) or '0') or 0
-    if kind == 'spent' and ARGV[a + 6] ~= '1' and bal < tonumber(amount) then
+  local wallet = KEYS[k + 3]
+  local mine = bals[wallet]
+  if not mine then
+    mine = {}
+    bals[wallet] = mine
+  end
+  -- The balance is read (once per wallet and currency in a call) only where it is checked,
+  -- under pcall: a wallet the server cannot read fails this event alone.
+  if kind == 'spent' and ARGV[a + 6] ~= '1' then
+    local bal = mine[cur]
+    if bal == nil then
+      local got = redis.pcall('HGET', wallet, cur)
+      if type(got) == 'table' and got.err then return 'error', got.err end
+      bal = tonumber(got or '0') or 0
+      mine[cur] = bal
+    end
+    if bal < tonumber(amount) then
       return 'insufficient', string.format('%d', bal)
     end
   end
   -- The first write: refused by the server, it leaves this event unwritten.
   local first
   if kind == 'earned' then
-    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, amount)
+    first = redis.pcall('HINCRBY', wallet, cur, amount)
   elseif kind == 'spent' then
-    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, ARGV[a + 5])
+    first = redis.pcall('HINCRBY', wallet, cur, ARGV[a + 5])
   else
     first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
   end
   if type(first) == 'table' and first.err then return 'error', first.err end
+  local bal = 0
   if kind == 'purchase' then
-    redis.call('HINCRBY', KEYS[k + 8], ARGV[a + 10], amount)
+    add(KEYS[k + 8], ARGV[a + 10], amount)
   else
     bal = first
+    mine[cur] = first
   end
   local b = string.format('%d', bal)
-  redis.call('HSET', KEYS[k + 1], ARGV[a + 1], b .. '|' .. ARGV[a + 9])
-  redis.call('ZADD', KEYS[k + 7], ARGV[a + 11], ARGV[a + 1])
-  redis.call('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
+  local rec = b .. '|' .. ARGV[a + 9]
+  recs[txs][id] = rec
+  append('HSET', txs, id, rec)
+  append('ZADD', KEYS[k + 7], ARGV[a + 11], id)
+  append('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
   local cohort = ARGV[a + 12]
   if kind == 'earned' or kind == 'spent' then
     local field = kind .. ':' .. cur
-    redis.call('HINCRBY', KEYS[k + 5], field, amount)
-    if cohort ~= '' then redis.call('HINCRBY', KEYS[k + 5], field .. '@' .. cohort, amount) end
+    add(KEYS[k + 5], field, amount)
+    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
   elseif ARGV[a + 7] == '1' then
-    redis.call('HINCRBY', KEYS[k + 5], 'rev_c', amount)
+    add(KEYS[k + 5], 'rev_c', amount)
   else
-    redis.call('HINCRBY', KEYS[k + 5], 'rev_t', amount)
+    add(KEYS[k + 5], 'rev_t', amount)
   end
   return 'applied', b
 end
 local out = {}
-for i = 0, #KEYS / 8 - 1 do
+for i = 0, n - 1 do
   local outcome, balance = step(i * 8, i * 12)
   out[#out + 1] = outcome
   out[#out + 1] = balance
+end
+-- The idempotency records first: once an event's balance is written, its tx id is known
+-- before anything else of the call can fail.
+for _, cmd in ipairs({'HSET', 'ZADD', 'RPUSH'}) do
+  local group = lists[cmd]
+  for _, key in ipairs(group) do redis.call(cmd, key, unpack(group[key])) end
+end
+for _, at in ipairs(sum_order) do
+  local entry = sums[at[1]][at[2]]
+  if entry.summed then
+    redis.call('HINCRBY', at[1], at[2], string.format('%d', entry.sum))
+  end
+  for _, amount in ipairs(entry.alone) do redis.call('HINCRBY', at[1], at[2], amount) end
 end
 return out
 "#;
