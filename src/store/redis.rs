@@ -42,7 +42,9 @@
 //! [`Store::apply_money`] is one Lua script (`redis/money.rs`), atomic on the server, which
 //! makes every check of an event before its first write: the idempotency hash, the kill
 //! level, the balance. Only then does it write the balance, the idempotency record, the
-//! ledger entry and the day aggregate.
+//! ledger entry and the day aggregate. Over a call of many events it reads each tx hash and
+//! kill key once, keeps the balances in the call, and combines the writes after the balance
+//! into one command per key (see `redis/money.rs`).
 //!
 //! One game's events share script calls under load (`redis/batcher.rs`): an event of a game
 //! with fewer than two calls in flight goes at once, alone; events of that game arriving

@@ -7,22 +7,38 @@
 //! every event carries its game's hash tag, so a call of one game's events is one slot on a
 //! Redis Cluster and the script stays legal there.
 //!
-//! Each event makes every check before its first write, because Redis keeps the writes a
-//! script made before an error: (a) the idempotency hash (a known tx id answers `Duplicate`
-//! with the stored balance, or `conflict` when the change differs), (b) the kill level (3
-//! answers `KillSwitch`), (c) for a non-imported spend, the balance. A refused event writes
-//! nothing and the next event of the call goes on. Its first write (the balance, or the
-//! lifetime spend of a purchase) runs under `redis.pcall`: if the server refuses it (an
-//! increment that would overflow 64 bits, a key of the wrong type) the event answers an
-//! error of its own, having written nothing, and the others go on. A later write of the same
-//! event failing (a day total overflowing) stops the script as it stopped the single script
-//! before: the events before it are applied, and the whole call answers the error.
+//! The script reads first, then decides every event in order, then writes, so that a call
+//! of many events costs a few commands per call and about one per event instead of about ten
+//! per event:
 //!
-//! After the checks an event writes the balance (`HINCRBY`; purchases move no balance), the
-//! idempotency record, the ledger entry (`RPUSH` of the JSON of a
-//! [`LedgerEntry`](super::super::LedgerEntry), built by Rust with serde's field names except
-//! `balance_after`, which the script appends) and the day aggregate fields (`earned:<cur>`,
-//! `spent:<cur>`, `rev_t` for treatment revenue, `rev_c` for holdout).
+//! 1. Reads that would stop the script come before any write: one `HMGET` of every tx id of
+//!    the call per tx hash, one `GET` per kill key. A key there of the wrong type fails the
+//!    whole call with nothing written.
+//! 2. Each event in order makes every check before its own first write, seeing the events
+//!    before it in the call: (a) the idempotency record (a known tx id, from the server or
+//!    applied earlier in this call, answers `Duplicate` with the stored balance, or
+//!    `conflict` when the change differs), (b) the kill level (3 answers `KillSwitch`), (c) for
+//!    a non-imported spend, the balance, read once per wallet and currency under
+//!    `redis.pcall` (a wallet the server cannot read fails that event alone) and from then on
+//!    kept in the call as each event changes it. A refused event writes nothing and the next
+//!    event goes on.
+//! 3. The event's first write runs at once under `redis.pcall`: the balance `HINCRBY` (its
+//!    reply is the balance the call keeps), or for a purchase the lifetime spend. If the
+//!    server refuses it (an increment that would overflow 64 bits, a key of the wrong type)
+//!    the event answers an error of its own, having written nothing, and the others go on.
+//! 4. Its other writes wait for the end of the call, combined per key: one `HSET` per tx hash
+//!    of every idempotency record (first, so that every balance written has its record before
+//!    anything else can fail), one `ZADD` per receive-time set, one `RPUSH` per ledger of its
+//!    entries in arrival order, and one `HINCRBY` per (key, field) of the day aggregates and
+//!    the purchase days, summed in the call (an amount whose sum could pass 2^53, beyond
+//!    which a Lua number is no longer exact, is added on its own). One of these failing (a day
+//!    total overflowing, a key of the wrong type) stops the script: the balances and records
+//!    written stay, and the whole call answers the error.
+//!
+//! The ledger entry is the JSON of a [`LedgerEntry`](super::super::LedgerEntry), built by
+//! Rust with serde's field names except `balance_after`, which the script appends. The day
+//! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
+//! `rev_t` for treatment revenue and `rev_c` for holdout.
 
 use std::time::Duration;
 
