@@ -6,8 +6,9 @@
 //! every event carries its game's hash tag, so a call of one game's events is one slot on a
 //! Redis Cluster and the scripts stay legal there. A call of one event runs [`ONE_LUA`], a
 //! call of more [`MANY_LUA`]: measured in Redis's own CPU, the combined script costs about
-//! half again as much as the single one for a lone event, the same from three or four
-//! events a call, and less beyond (about 10 to 15% less per event at 16 to 64).
+//! half again as much as the single one for a lone event, slightly more per event at two
+//! events a call, the same at four, and less beyond (about 10 to 15% less per event at 16
+//! to 64).
 //!
 //! [`ONE_LUA`] makes every check before its first write, then writes one command at a time:
 //! the idempotency hash (a known tx id answers `Duplicate` with the stored balance, or
