@@ -42,7 +42,9 @@
 //! [`Store::apply_money`] is one Lua script (`redis/money.rs`), atomic on the server, which
 //! makes every check of an event before its first write: the idempotency hash, the kill
 //! level, the balance. Only then does it write the balance, the idempotency record, the
-//! ledger entry and the day aggregate.
+//! ledger entry and the day aggregate. A call of many events runs a second script with the
+//! same rules, which reads each tx hash and kill key once, keeps the balances in the call, and
+//! combines the writes after the balance into one command per key (see `redis/money.rs`).
 //!
 //! One game's events share script calls under load (`redis/batcher.rs`): an event of a game
 //! with fewer than two calls in flight goes at once, alone; events of that game arriving
@@ -87,7 +89,7 @@ use uuid::Uuid;
 use self::batcher::MoneyBatcher;
 use self::bus::BusListener;
 use self::conn::CommandConn;
-use self::money::MoneyCall;
+use self::money::{MoneyCall, MoneyScripts};
 use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
@@ -253,15 +255,13 @@ impl RedisStore {
         let trim_script = Script::new(TRIM_LEDGER_LUA);
         let swap_expiring_script = Script::new(SWAP_EXPIRING_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
-        let money = MoneyBatcher::new(conn.clone(), Script::new(money::MONEY_LUA), timeout);
+        let money = MoneyBatcher::new(conn.clone(), MoneyScripts::new(), timeout);
         // Load the scripts once (on a cluster, into every master); after a restart
         // `invoke_async` reloads them itself.
         bounded(timeout, "load scripts", async {
-            money
-                .script()
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await?;
+            for script in money.scripts().all() {
+                script.prepare_invoke().load_async(&mut conn).await?;
+            }
             versioned_script
                 .prepare_invoke()
                 .load_async(&mut conn)

@@ -26,13 +26,12 @@ use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ::redis::Script;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::super::{MoneyOutcome, StoreError, StoreResult};
 use super::conn::CommandConn;
-use super::money::{self, MoneyCall};
+use super::money::{self, MoneyCall, MoneyScripts};
 
 /// The most events in one call: bounds the time one script holds the Redis server.
 pub(super) const MAX_BATCH: usize = 64;
@@ -124,7 +123,7 @@ struct Waiting {
 /// What the batcher and its drain tasks share.
 struct Shared {
     conn: CommandConn,
-    script: Script,
+    scripts: MoneyScripts,
     timeout: Duration,
     lanes: Mutex<Lanes<Waiting>>,
 }
@@ -159,7 +158,7 @@ impl Shared {
             batch.retain(|waiting| !waiting.answer.is_closed());
             if !batch.is_empty() {
                 let calls: Vec<&MoneyCall> = batch.iter().map(|waiting| &waiting.call).collect();
-                let answers = money::run(&self.conn, &self.script, self.timeout, &calls).await;
+                let answers = money::run(&self.conn, &self.scripts, self.timeout, &calls).await;
                 match answers {
                     Ok(answers) => {
                         for (waiting, answer) in batch.into_iter().zip(answers) {
@@ -202,21 +201,22 @@ pub(super) struct MoneyBatcher {
 }
 
 impl MoneyBatcher {
-    /// Calls `script` (the wallet script, loaded) over `conn`, each call bounded by `timeout`.
-    pub(super) fn new(conn: CommandConn, script: Script, timeout: Duration) -> Self {
+    /// Calls `scripts` (the wallet scripts, loaded) over `conn`, each call bounded by
+    /// `timeout`.
+    pub(super) fn new(conn: CommandConn, scripts: MoneyScripts, timeout: Duration) -> Self {
         Self {
             shared: Arc::new(Shared {
                 conn,
-                script,
+                scripts,
                 timeout,
                 lanes: Mutex::new(Lanes::new(MAX_IN_FLIGHT)),
             }),
         }
     }
 
-    /// The wallet script, loaded into the server (every master of a cluster) at connect.
-    pub(super) fn script(&self) -> &Script {
-        &self.shared.script
+    /// The wallet scripts, loaded into the server (every master of a cluster) at connect.
+    pub(super) fn scripts(&self) -> &MoneyScripts {
+        &self.shared.scripts
     }
 
     /// Applies one event of `game`: at once when fewer than [`MAX_IN_FLIGHT`] calls of the
@@ -259,7 +259,7 @@ impl MoneyBatcher {
     /// per event, the load tool's baseline for what the batching saves.
     pub(super) async fn apply_alone(&self, call: &MoneyCall) -> StoreResult<MoneyOutcome> {
         let shared = &self.shared;
-        first(money::run(&shared.conn, &shared.script, shared.timeout, &[call]).await)
+        first(money::run(&shared.conn, &shared.scripts, shared.timeout, &[call]).await)
     }
 }
 

@@ -5,10 +5,11 @@
 //! for the embedded store in a file (`sqlite_file`), the embedded store in memory
 //! (`sqlite_memory`) and Redis (`redis`; on the Redis Cluster when
 //! `OFFER_TEST_STORE=redis-cluster`). The cases are grouped by what they check, one file a
-//! group; every instance keeps the path `store_conformance::<case>::<backend>`. Two files check
+//! group; every instance keeps the path `store_conformance::<case>::<backend>`. Three files check
 //! what only one backend has: [`sqlite_file`] (the SQLite file across a restart, its single
-//! owner, its idempotency and ledger retention) and [`redis_outage`] (a missing or dying Redis
-//! answers `Unavailable` quickly instead of hanging).
+//! owner, its idempotency and ledger retention), [`redis_batch`] (one wallet script call of many
+//! events answers each as it would be answered alone) and [`redis_outage`] (a missing or dying
+//! Redis answers `Unavailable` quickly instead of hanging).
 
 mod bus_decisions;
 mod documents;
@@ -16,6 +17,7 @@ mod economy;
 mod expiring_docs;
 mod inventories;
 mod money;
+mod redis_batch;
 mod redis_outage;
 mod retention;
 mod sqlite_file;

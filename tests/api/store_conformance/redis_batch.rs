@@ -1,0 +1,199 @@
+//! What only Redis has to show about combined wallet calls: one script call of many events
+//! answers each as it would have been answered alone, in arrival order. The events are sent
+//! from one task while two lone calls of their game are out, so they queue in order and go
+//! as one call: a tx id twice in the call (the same change and a different one), a spend
+//! refused only because of an earlier spend of the same call, a purchase and an earn after
+//! it, a player whose wallet key holds a string (only that player's events fail), and the
+//! kill level refusing every new event of a call while its duplicates are still answered.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use offer_domain::environment::Environment;
+use offer_engine::store::keys::Keys;
+use offer_engine::store::redis::RedisStore;
+use offer_engine::store::redis::target::RedisTarget;
+use offer_engine::store::{
+    MoneyKind, MoneyOp, MoneyOutcome, SharedStore, Store, StoreError, StoreResult,
+};
+use uuid::Uuid;
+
+use crate::helpers::{Backend, shared_backend};
+use crate::redis_harness::{cluster_url, redis_url, unique_prefix};
+
+use super::{op, snapshot};
+
+/// The URL of the Redis the suite's `redis` instances use (the cluster when chosen).
+fn url() -> String {
+    match shared_backend() {
+        Backend::RedisCluster => cluster_url(),
+        _ => redis_url(),
+    }
+}
+
+/// Stores a string at `key`, so that a hash command on it fails as the wrong type.
+fn set_string(url: &str, key: &str) {
+    let set = ::redis::cmd("SET").arg(key).arg("not a hash").clone();
+    match RedisTarget::parse(url).expect("a Redis URL") {
+        RedisTarget::Single(info) => {
+            let client = ::redis::Client::open(info).expect("client");
+            let mut conn = client.get_connection().expect("connection");
+            set.query::<()>(&mut conn).expect("SET");
+        }
+        RedisTarget::Cluster(nodes) => {
+            let client = ::redis::cluster::ClusterClient::new(nodes).expect("cluster client");
+            let mut conn = client.get_connection().expect("cluster connection");
+            set.query::<()>(&mut conn).expect("SET");
+        }
+    }
+}
+
+/// Applies `events` of one game in one combined call: two lone earns of another player go
+/// first and are out while `events` queue behind them, in order.
+async fn one_call(
+    store: &RedisStore,
+    game: Uuid,
+    events: &[MoneyOp],
+) -> Vec<StoreResult<MoneyOutcome>> {
+    let lone = [
+        MoneyOp {
+            player_id: "filler".into(),
+            ..op(game, &Uuid::new_v4().to_string(), MoneyKind::Earned, 1)
+        },
+        MoneyOp {
+            player_id: "filler".into(),
+            ..op(game, &Uuid::new_v4().to_string(), MoneyKind::Earned, 1)
+        },
+    ];
+    let all: Vec<_> = lone
+        .iter()
+        .chain(events)
+        .map(|e| store.apply_money(e))
+        .collect();
+    let mut answers = join_all(all).await;
+    answers.split_off(lone.len())
+}
+
+/// `event` sent by `player`.
+fn by(player: &str, event: MoneyOp) -> MoneyOp {
+    MoneyOp {
+        player_id: player.into(),
+        ..event
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_one_call_of_many_events_answers_each_as_alone() {
+    let url = url();
+    let prefix = unique_prefix();
+    let store = Arc::new(
+        RedisStore::connect(&url, &prefix, Duration::from_secs(2))
+            .await
+            .expect("connect"),
+    );
+    let shared: SharedStore = store.clone();
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    store
+        .apply_money(&op(g, "seed", MoneyKind::Earned, 100))
+        .await
+        .expect("seed");
+    set_string(&url, &Keys::new(&prefix).wallet(g, env, "broken"));
+
+    let events = [
+        op(g, "a", MoneyKind::Earned, 10),
+        op(g, "a", MoneyKind::Earned, 10),
+        op(g, "a", MoneyKind::Earned, 11),
+        by("broken", op(g, "broken-earn", MoneyKind::Earned, 5)),
+        by("broken", op(g, "broken-spend", MoneyKind::Spent, 1)),
+        op(g, "s1", MoneyKind::Spent, 80),
+        op(g, "s2", MoneyKind::Spent, 80),
+        op(g, "s1", MoneyKind::Spent, 80),
+        op(g, "pu", MoneyKind::Purchase, 7),
+        op(g, "e2", MoneyKind::Earned, 5),
+        op(g, "s2", MoneyKind::Spent, 80),
+    ];
+    let answers = one_call(&store, g, &events).await;
+    let broken = |answer: &StoreResult<MoneyOutcome>| matches!(answer, Err(StoreError::Unavailable(message)) if message.contains("WRONGTYPE"));
+    assert!(broken(&answers[3]), "{:?}", answers[3]);
+    assert!(broken(&answers[4]), "{:?}", answers[4]);
+    let rest: Vec<MoneyOutcome> = answers
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| ![3, 4].contains(i))
+        .map(|(_, answer)| answer.expect("an answer"))
+        .collect();
+    assert_eq!(
+        rest,
+        [
+            MoneyOutcome::Applied { balance: 110 },
+            MoneyOutcome::Duplicate { balance: 110 },
+            MoneyOutcome::TxConflict,
+            MoneyOutcome::Applied { balance: 30 },
+            MoneyOutcome::InsufficientFunds { balance: 30 },
+            MoneyOutcome::Duplicate { balance: 30 },
+            MoneyOutcome::Applied { balance: 0 },
+            MoneyOutcome::Applied { balance: 35 },
+            MoneyOutcome::InsufficientFunds { balance: 35 },
+        ]
+    );
+    let (balance, ledger, days) = snapshot(&shared, g).await;
+    assert_eq!(balance, 35);
+    let lines: Vec<(&str, &str, i64)> = ledger
+        .iter()
+        .map(|l| (l.tx_id.as_str(), l.player_id.as_str(), l.balance_after))
+        .filter(|(_, player, _)| *player != "filler")
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("seed", "p1", 100),
+            ("a", "p1", 110),
+            ("s1", "p1", 30),
+            ("pu", "p1", 0),
+            ("e2", "p1", 35)
+        ]
+    );
+    assert_eq!(
+        days[0].earned,
+        BTreeMap::from([("gold".to_string(), 100 + 2 + 10 + 5)])
+    );
+    assert_eq!(days[0].spent, BTreeMap::from([("gold".to_string(), 80)]));
+    assert_eq!(days[0].revenue_treatment_cents, 7);
+    // The refused and failed events left no record: sent again alone, they are new.
+    assert_eq!(
+        store
+            .apply_money(&op(g, "s2", MoneyKind::Spent, 35))
+            .await
+            .expect("s2"),
+        MoneyOutcome::Applied { balance: 0 }
+    );
+
+    // At kill level 3 every new event of a call is refused and writes nothing, while a
+    // known tx id is still answered from its record.
+    store.set_kill_level(g, 3).await.expect("kill 3");
+    let before = snapshot(&shared, g).await;
+    let events = [
+        op(g, "a", MoneyKind::Earned, 10),
+        op(g, "k1", MoneyKind::Earned, 1),
+        op(g, "k2", MoneyKind::Purchase, 1),
+        op(g, "a", MoneyKind::Earned, 12),
+    ];
+    let answers: Vec<MoneyOutcome> = one_call(&store, g, &events)
+        .await
+        .into_iter()
+        .map(|answer| answer.expect("an answer"))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            MoneyOutcome::Duplicate { balance: 110 },
+            MoneyOutcome::KillSwitch,
+            MoneyOutcome::KillSwitch,
+            MoneyOutcome::TxConflict,
+        ]
+    );
+    assert_eq!(snapshot(&shared, g).await, before);
+}
