@@ -62,20 +62,73 @@ use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
 use super::conn::CommandConn;
 use super::{bounded, flag};
 
-/// The wallet step over exactly one event, with the keys and arguments of [`MANY_LUA`]: each
-/// check and write one command as it comes. A call of one event costs less so than through
-/// [`MANY_LUA`], whose tables and deferred writes pay only from a few events a call.
-pub(super) const ONE_LUA: &str = r#"
-local function step(k, a)
-  local prev = redis.call('HGET', KEYS[k + 1], ARGV[a + 1])
-  if prev then
+/// The part of both scripts that answers an event whose tx id has a record (`prev`): the
+/// stored balance when the change is the same, a conflict when it differs.
+macro_rules! known_tx {
+    () => {
+        r#"  if prev then
     local sep = string.find(prev, '|', 1, true)
     if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
       return 'duplicate', string.sub(prev, 1, sep - 1)
     end
     return 'conflict', '0'
   end
-  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
+"#
+    };
+}
+
+/// The event's first write, under `redis.pcall`: refused by the server (an overflow, a key of
+/// the wrong type), it answers this event's error with nothing of it written.
+macro_rules! first_write {
+    () => {
+        r#"  -- The first write: refused by the server, it leaves this event unwritten.
+  local first
+  if kind == 'earned' then
+    first = redis.pcall('HINCRBY', wallet, cur, amount)
+  elseif kind == 'spent' then
+    first = redis.pcall('HINCRBY', wallet, cur, ARGV[a + 5])
+  else
+    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
+  end
+  if type(first) == 'table' and first.err then return 'error', first.err end
+"#
+    };
+}
+
+/// The event's day totals, through the script's own `add` (one command at once in the
+/// single-event script, summed per key and field in the combined one), and its answer.
+macro_rules! day_totals {
+    () => {
+        r#"  local cohort = ARGV[a + 12]
+  if kind == 'earned' or kind == 'spent' then
+    local field = kind .. ':' .. cur
+    add(KEYS[k + 5], field, amount)
+    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
+  elseif ARGV[a + 7] == '1' then
+    add(KEYS[k + 5], 'rev_c', amount)
+  else
+    add(KEYS[k + 5], 'rev_t', amount)
+  end
+  return 'applied', b
+end
+"#
+    };
+}
+
+/// The wallet step over exactly one event, with the keys and arguments of [`MANY_LUA`]: each
+/// check and write one command as it comes. A call of one event costs Redis less this way than
+/// through [`MANY_LUA`], whose tables and deferred writes pay off only from a few events a call.
+pub(super) const ONE_LUA: &str = concat!(
+    r#"
+local function add(key, field, amount)
+  redis.call('HINCRBY', key, field, amount)
+end
+local function step(k, a)
+  local wallet = KEYS[k + 3]
+  local prev = redis.call('HGET', KEYS[k + 1], ARGV[a + 1])
+"#,
+    known_tx!(),
+    r#"  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
   -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
   if level >= 3 then return 'kill', '0' end
   local kind = ARGV[a + 2]
@@ -83,23 +136,15 @@ local function step(k, a)
   local amount = ARGV[a + 4]
   local bal = 0
   if kind ~= 'purchase' then
-    bal = tonumber(redis.call('HGET', KEYS[k + 3], cur) or '0') or 0
+    bal = tonumber(redis.call('HGET', wallet, cur) or '0') or 0
     if kind == 'spent' and ARGV[a + 6] ~= '1' and bal < tonumber(amount) then
       return 'insufficient', string.format('%d', bal)
     end
   end
-  -- The first write: refused by the server, it leaves this event unwritten.
-  local first
-  if kind == 'earned' then
-    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, amount)
-  elseif kind == 'spent' then
-    first = redis.pcall('HINCRBY', KEYS[k + 3], cur, ARGV[a + 5])
-  else
-    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
-  end
-  if type(first) == 'table' and first.err then return 'error', first.err end
-  if kind == 'purchase' then
-    redis.call('HINCRBY', KEYS[k + 8], ARGV[a + 10], amount)
+"#,
+    first_write!(),
+    r#"  if kind == 'purchase' then
+    add(KEYS[k + 8], ARGV[a + 10], amount)
   else
     bal = first
   end
@@ -107,29 +152,22 @@ local function step(k, a)
   redis.call('HSET', KEYS[k + 1], ARGV[a + 1], b .. '|' .. ARGV[a + 9])
   redis.call('ZADD', KEYS[k + 7], ARGV[a + 11], ARGV[a + 1])
   redis.call('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
-  local cohort = ARGV[a + 12]
-  if kind == 'earned' or kind == 'spent' then
-    local field = kind .. ':' .. cur
-    redis.call('HINCRBY', KEYS[k + 5], field, amount)
-    if cohort ~= '' then redis.call('HINCRBY', KEYS[k + 5], field .. '@' .. cohort, amount) end
-  elseif ARGV[a + 7] == '1' then
-    redis.call('HINCRBY', KEYS[k + 5], 'rev_c', amount)
-  else
-    redis.call('HINCRBY', KEYS[k + 5], 'rev_t', amount)
-  end
-  return 'applied', b
-end
-local outcome, balance = step(0, 0)
+"#,
+    day_totals!(),
+    r#"local outcome, balance = step(0, 0)
 return {outcome, balance}
-"#;
+"#
+);
 
-/// The wallet step over two or more events (it is correct for one too). Per event, KEYS: tx hash, kill key, wallet
-/// hash, ledger list, day hash, spend hash, tx receive-time sorted set, spend-day hash.
+/// The wallet step over two or more events (it is correct for one too). Per event, KEYS: tx
+/// hash, kill key, wallet hash, ledger list, day hash, spend hash, tx receive-time sorted set,
+/// spend-day hash.
 /// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
 /// without its closing brace, fingerprint, player id, receive time, install cohort (empty
 /// when unknown). The tx record is `<balance>|<fingerprint>`. Replies, per event, an outcome
 /// and a balance (or `error` and the server's message).
-pub(super) const MANY_LUA: &str = r#"
+pub(super) const MANY_LUA: &str = concat!(
+    r#"
 local n = #KEYS / 8
 -- Every read that may stop the script comes before the first write: the idempotency records
 -- of every tx id of the call (one HMGET per tx hash) and the kill level (one GET per kill
@@ -204,14 +242,9 @@ end
 local function step(k, a)
   local txs, id = KEYS[k + 1], ARGV[a + 1]
   local prev = recs[txs][id]
-  if prev then
-    local sep = string.find(prev, '|', 1, true)
-    if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
-      return 'duplicate', string.sub(prev, 1, sep - 1)
-    end
-    return 'conflict', '0'
-  end
-  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
+"#,
+    known_tx!(),
+    r#"  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
   if kills[KEYS[k + 2]] >= 3 then return 'kill', '0' end
   local kind = ARGV[a + 2]
   local cur = ARGV[a + 3]
@@ -236,17 +269,9 @@ local function step(k, a)
       return 'insufficient', string.format('%d', bal)
     end
   end
-  -- The first write: refused by the server, it leaves this event unwritten.
-  local first
-  if kind == 'earned' then
-    first = redis.pcall('HINCRBY', wallet, cur, amount)
-  elseif kind == 'spent' then
-    first = redis.pcall('HINCRBY', wallet, cur, ARGV[a + 5])
-  else
-    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
-  end
-  if type(first) == 'table' and first.err then return 'error', first.err end
-  local bal = 0
+"#,
+    first_write!(),
+    r#"  local bal = 0
   if kind == 'purchase' then
     add(KEYS[k + 8], ARGV[a + 10], amount)
   else
@@ -259,19 +284,9 @@ local function step(k, a)
   append('HSET', txs, id, rec)
   append('ZADD', KEYS[k + 7], ARGV[a + 11], id)
   append('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
-  local cohort = ARGV[a + 12]
-  if kind == 'earned' or kind == 'spent' then
-    local field = kind .. ':' .. cur
-    add(KEYS[k + 5], field, amount)
-    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
-  elseif ARGV[a + 7] == '1' then
-    add(KEYS[k + 5], 'rev_c', amount)
-  else
-    add(KEYS[k + 5], 'rev_t', amount)
-  end
-  return 'applied', b
-end
-local out = {}
+"#,
+    day_totals!(),
+    r#"local out = {}
 for i = 0, n - 1 do
   local outcome, balance = step(i * 8, i * 12)
   out[#out + 1] = outcome
@@ -291,7 +306,8 @@ for _, at in ipairs(sum_order) do
   for _, amount in ipairs(entry.alone) do redis.call('HINCRBY', at[1], at[2], amount) end
 end
 return out
-"#;
+"#
+);
 
 /// One money event as the script takes it: its keys and arguments, built before it waits
 /// for a call, so that a call of many events only copies them into one command.
