@@ -172,20 +172,25 @@ local n = #KEYS / 8
 -- Every read that may stop the script comes before the first write: the idempotency records
 -- of every tx id of the call (one HMGET per tx hash) and the kill level (one GET per kill
 -- key). recs[tx hash][tx id] is the record, or false when the tx id is unknown.
+-- group[key] is a list of values, made on the key's first use; group's own array part keeps
+-- the keys in the order of their first use.
+local function list_of(group, key)
+  local list = group[key]
+  if not list then
+    list = {}
+    group[key] = list
+    group[#group + 1] = key
+  end
+  return list
+end
 local recs, kills = {}, {}
 do
-  local ids, order = {}, {}
+  local ids = {}
   for i = 0, n - 1 do
-    local key = KEYS[i * 8 + 1]
-    local list = ids[key]
-    if not list then
-      list = {}
-      ids[key] = list
-      order[#order + 1] = key
-    end
+    local list = list_of(ids, KEYS[i * 8 + 1])
     list[#list + 1] = ARGV[i * 12 + 1]
   end
-  for _, key in ipairs(order) do
+  for _, key in ipairs(ids) do
     local list = ids[key]
     local got = redis.call('HMGET', key, unpack(list))
     local map = {}
@@ -206,13 +211,7 @@ local bals = {}
 local lists = {HSET = {}, ZADD = {}, RPUSH = {}}
 local sums, sum_order = {}, {}
 local function append(cmd, key, x, y)
-  local group = lists[cmd]
-  local list = group[key]
-  if not list then
-    list = {}
-    group[key] = list
-    group[#group + 1] = key
-  end
+  local list = list_of(lists[cmd], key)
   list[#list + 1] = x
   if y then list[#list + 1] = y end
 end
