@@ -16,8 +16,9 @@ const QUIET_TICKS: u64 = 1;
 /// Quiet samples in a row that count as settled.
 const QUIET_SAMPLES: u32 = 3;
 
-/// The CPU time `pid` used so far, in clock ticks.
-fn cpu_ticks(pid: u32) -> Result<u64> {
+/// The CPU time (user and system, every thread) `pid` used so far, in clock ticks, from
+/// `/proc/<pid>/stat`.
+pub fn cpu_ticks(pid: u32) -> Result<u64> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
     // The command name (field 2) may hold spaces; the fields after its `)` are plain.

@@ -389,25 +389,10 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     Ok(())
 }
 
-/// CPU time (user and system, every thread) a process has used, in seconds, from
-/// `/proc/<pid>/stat` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+/// CPU time (user and system, every thread) a process has used, in seconds (clock ticks of
+/// 1/100 s, Linux's `USER_HZ`).
 fn cpu_seconds(pid: u32) -> Result<f64> {
-    let path = format!("/proc/{pid}/stat");
-    let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    // The fields after the command name (which may hold spaces) in parentheses: utime and
-    // stime are the 14th and 15th of the line, the 12th and 13th after it.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .context("no command name in /proc/<pid>/stat")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> Result<f64> {
-        let field = fields.get(i).context("a short /proc/<pid>/stat")?;
-        Ok(field
-            .parse::<u64>()
-            .context("a CPU time in /proc/<pid>/stat")? as f64)
-    };
-    Ok((ticks(11)? + ticks(12)?) / 100.0)
+    Ok(crate::settle::cpu_ticks(pid)? as f64 / 100.0)
 }
 
 /// The table of two paths' rounds (median operations per second, failures, each round's
