@@ -6,26 +6,19 @@
 
 use offer_actors::game::ItemJson;
 use offer_domain::offer::ServedOffer;
-use serde::Serialize;
 
 use crate::service::timestamp;
 
-/// Room for the fixed fields (two UUIDs, the numbers, the timestamp, a variant name): with
-/// the items' lengths added, the buffer is allocated once.
+/// Room for the fixed fields (two UUIDs, the numbers, the timestamp, a variant name).
 const FIXED_ROOM: usize = 256;
+/// Room per item: a rendered item record is a few hundred bytes, so the buffer is usually
+/// allocated once without looking each item up twice; a larger one grows it.
+const ITEM_ROOM: usize = 384;
 
-/// The offer as JSON bytes, field for field what serde's derive writes for it.
+/// The offer as JSON bytes, field for field what serde's derive writes for it. Numbers go
+/// through serde_json, so a float that is not finite is `null` as before.
 pub fn write(rendered: &ItemJson, offer: &ServedOffer) -> serde_json::Result<Vec<u8>> {
-    let items: usize = offer
-        .items
-        .iter()
-        .map(|item| {
-            rendered
-                .get(&item.item_id)
-                .map_or(512, |json| json.get().len() + 1)
-        })
-        .sum();
-    let mut out = Vec::with_capacity(FIXED_ROOM + items);
+    let mut out = Vec::with_capacity(FIXED_ROOM + ITEM_ROOM * offer.items.len());
     out.extend_from_slice(b"{\"offer_id\":\"");
     out.extend_from_slice(
         offer
@@ -35,7 +28,7 @@ pub fn write(rendered: &ItemJson, offer: &ServedOffer) -> serde_json::Result<Vec
             .as_bytes(),
     );
     out.extend_from_slice(b"\",\"fallback_level\":");
-    scalar(&mut out, &offer.fallback_level)?;
+    serde_json::to_writer(&mut out, &offer.fallback_level)?;
     out.extend_from_slice(b",\"items\":[");
     for (i, item) in offer.items.iter().enumerate() {
         if i > 0 {
@@ -47,9 +40,9 @@ pub fn write(rendered: &ItemJson, offer: &ServedOffer) -> serde_json::Result<Vec
         }
     }
     out.extend_from_slice(b"],\"price_usd\":");
-    scalar(&mut out, &offer.price_usd)?;
+    serde_json::to_writer(&mut out, &offer.price_usd)?;
     out.extend_from_slice(b",\"price_cents\":");
-    scalar(&mut out, &offer.price_cents)?;
+    serde_json::to_writer(&mut out, &offer.price_cents)?;
     out.extend_from_slice(b",\"expires_at\":");
     timestamp::serialize(
         &offer.expires_at,
@@ -63,11 +56,6 @@ pub fn write(rendered: &ItemJson, offer: &ServedOffer) -> serde_json::Result<Vec
     Ok(out)
 }
 
-/// A number as serde_json writes it (a float that is not finite becomes `null`).
-fn scalar<T: Serialize>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
-    serde_json::to_writer(out, value)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -78,6 +66,7 @@ mod tests {
     use offer_domain::category::Category;
     use offer_domain::offer::ExperimentRef;
     use offer_domain::testing;
+    use serde::Serialize;
     use serde_json::value::RawValue;
     use uuid::Uuid;
 
