@@ -60,4 +60,5 @@ pub mod simulation;
 pub mod template;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod timestamp;
 pub mod validation;

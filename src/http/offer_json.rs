@@ -7,7 +7,7 @@
 use offer_actors::game::ItemJson;
 use offer_domain::offer::ServedOffer;
 
-use crate::service::timestamp;
+use offer_domain::timestamp;
 
 /// Room for the fixed fields (two UUIDs, the numbers, the timestamp, a variant name).
 const FIXED_ROOM: usize = 256;

@@ -92,7 +92,7 @@ pub struct DecisionRecord {
     /// The trigger event.
     pub trigger: String,
     /// When.
-    #[serde(serialize_with = "super::timestamp::serialize")]
+    #[serde(serialize_with = "offer_domain::timestamp::serialize")]
     pub decided_at: DateTime<Utc>,
     /// `offer` or the `Offer-Outcome` of a no-offer answer.
     pub outcome: &'static str,

@@ -40,7 +40,6 @@ pub mod sessions;
 pub mod simulation;
 #[cfg(test)]
 mod test_support;
-pub mod timestamp;
 pub mod web_sessions;
 mod write;
 

@@ -85,7 +85,7 @@ impl Keys {
             "{}:{{{game_id}}}:{}:spend_day:{}",
             self.prefix,
             env.tag(),
-            day.format("%Y-%m-%d")
+            day
         )
     }
 
@@ -96,12 +96,7 @@ impl Keys {
 
     /// The per-day aggregate hash (FSR and revenue read these instead of the ledger).
     pub fn day(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
-        format!(
-            "{}:{{{game_id}}}:{}:day:{}",
-            self.prefix,
-            env.tag(),
-            day.format("%Y-%m-%d")
-        )
+        format!("{}:{{{game_id}}}:{}:day:{}", self.prefix, env.tag(), day)
     }
 
     /// The kill-switch level the wallet script reads.
@@ -170,5 +165,24 @@ mod tests {
             "p:global:games"
         );
         assert_eq!(keys.bus(), "p:bus");
+    }
+
+    /// The day keys name the day through `NaiveDate`'s own text, which must stay the
+    /// `%Y-%m-%d` the keys were written with, for every year (keys already stored must be
+    /// found again).
+    #[test]
+    fn day_keys_name_the_day_as_year_month_day() {
+        for year in [-1, 0, 1, 999, 1970, 2026, 9999, 10_000, 262_000] {
+            for (month, day) in [(1, 1), (2, 29), (12, 31)] {
+                let Some(date) = NaiveDate::from_ymd_opt(year, month, day) else {
+                    continue;
+                };
+                assert_eq!(
+                    date.to_string(),
+                    date.format("%Y-%m-%d").to_string(),
+                    "{date:?}"
+                );
+            }
+        }
     }
 }

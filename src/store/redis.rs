@@ -74,6 +74,7 @@ mod batcher;
 mod bus;
 mod conn;
 mod money;
+mod money_keys;
 pub mod target;
 
 use std::future::Future;
@@ -90,6 +91,7 @@ use self::batcher::MoneyBatcher;
 use self::bus::BusListener;
 use self::conn::CommandConn;
 use self::money::{MoneyCall, MoneyScripts};
+use self::money_keys::MoneyKeyCache;
 use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
@@ -163,6 +165,7 @@ pub struct RedisStore {
     timeout: Duration,
     bus: BusListener,
     money: MoneyBatcher,
+    money_keys: MoneyKeyCache,
     versioned_script: Script,
     forget_script: Script,
     trim_script: Script,
@@ -286,6 +289,7 @@ impl RedisStore {
         tracing::info!(%target, prefix, "store connected");
         Ok(RedisStore {
             conn,
+            money_keys: MoneyKeyCache::new(keys.clone()),
             keys,
             timeout,
             bus,
@@ -303,7 +307,10 @@ impl RedisStore {
     /// load tool measures it against.
     pub async fn apply_money_alone(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
         self.money
-            .apply_alone(&MoneyCall::new(&self.keys, op)?)
+            .apply_alone(&MoneyCall::new(
+                &self.money_keys.get(op.game_id, op.env),
+                op,
+            )?)
             .await
     }
 
@@ -496,7 +503,7 @@ impl Store for RedisStore {
     /// Applies the event at once when nothing of its game is in flight, else in the game's
     /// next batch (see the module documentation).
     async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
-        let call = MoneyCall::new(&self.keys, op)?;
+        let call = MoneyCall::new(&self.money_keys.get(op.game_id, op.env), op)?;
         self.money.apply(op.game_id, call).await
     }
 

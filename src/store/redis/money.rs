@@ -52,14 +52,15 @@
 //! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
 //! `rev_t` for treatment revenue and `rev_c` for holdout.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ::redis::Script;
 use chrono::Utc;
 
-use super::super::keys::Keys;
 use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
 use super::conn::CommandConn;
+use super::money_keys::MoneyKeys;
 use super::{bounded, flag};
 
 /// The part of both scripts that answers an event whose tx id has a record (`prev`): the
@@ -312,7 +313,7 @@ return out
 /// for a call, so that a call of many events only copies them into one command.
 #[derive(Debug)]
 pub(super) struct MoneyCall {
-    keys: [String; 8],
+    keys: [Arc<str>; 8],
     tx_id: String,
     kind: &'static str,
     currency_id: String,
@@ -327,20 +328,20 @@ pub(super) struct MoneyCall {
 }
 
 impl MoneyCall {
-    /// The event `op`, received now, under the key space `keys`.
-    pub(super) fn new(keys: &Keys, op: &MoneyOp) -> StoreResult<Self> {
+    /// The event `op`, received now, with its game's money keys `keys`.
+    pub(super) fn new(keys: &MoneyKeys, op: &MoneyOp) -> StoreResult<Self> {
         let received_ms = Utc::now().timestamp_millis();
-        let day = op.ts.date_naive();
+        let day = keys.day(op.ts.date_naive());
         Ok(Self {
             keys: [
-                keys.tx(op.game_id, op.env),
-                keys.kill(op.game_id),
-                keys.wallet(op.game_id, op.env, &op.player_id),
-                keys.ledger(op.game_id, op.env),
-                keys.day(op.game_id, op.env, day),
-                keys.spend(op.game_id, op.env),
-                keys.tx_received(op.game_id, op.env),
-                keys.spend_day(op.game_id, op.env, day),
+                Arc::clone(&keys.tx),
+                Arc::clone(&keys.kill),
+                keys.wallet(&op.player_id),
+                Arc::clone(&keys.ledger),
+                day.totals,
+                Arc::clone(&keys.spend),
+                Arc::clone(&keys.tx_received),
+                day.spend,
             ],
             tx_id: op.tx_id.clone(),
             kind: match op.kind {
@@ -399,7 +400,7 @@ pub(super) async fn run(
     let mut invocation = scripts.for_call(calls.len()).prepare_invoke();
     for call in calls {
         for key in &call.keys {
-            invocation.key(key);
+            invocation.key(key.as_ref());
         }
         invocation
             .arg(&call.tx_id)
@@ -446,6 +447,7 @@ fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
         kind: MoneyKind,
         currency_id: &'a str,
         amount: i64,
+        #[serde(serialize_with = "offer_domain::timestamp::serialize")]
         ts: chrono::DateTime<chrono::Utc>,
     }
     let mut json = serde_json::to_string(&Head {

@@ -1,8 +1,8 @@
 //! A UTC timestamp written the way chrono's `Serialize` writes it (RFC 3339, `Z`, the
 //! fraction in 0, 3, 6 or 9 digits, whichever is exact), without the generic formatter:
-//! the decision writer serialises one per record and the offer answer one per offer, and
-//! chrono's path through `fmt` and `collect_str` cost more than the rest of the record's
-//! fixed fields together.
+//! the decision writer serialises one per record, the offer answer one per offer and the
+//! Redis wallet one per ledger line, and chrono's path through `fmt` and `collect_str` cost
+//! more than the rest of the record's fixed fields together.
 
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::{Serialize, Serializer};
