@@ -315,12 +315,18 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut scripts = [ScriptStats::default(); 2];
     let mut engine_cpu = 0.0;
+    // This process's own CPU on each path: the WebSocket clients, or the redis-rs calls.
+    let mut own_cpu = [0.0; 2];
+    let me = std::process::id();
     for round in 1..=args.plan.rounds {
         let label = format!("r{round}");
         let before = counter.total().await?;
         let cpu_before = cpu_seconds(engine.pid())?;
+        let own_before = cpu_seconds(me)?;
         let e = engine_run(&mut sockets, &label, args.plan.duration).await?;
         engine_cpu += cpu_seconds(engine.pid())? - cpu_before;
+        let own_between = cpu_seconds(me)?;
+        own_cpu[0] += own_between - own_before;
         let between = counter.total().await?;
         engine.check_alive()?;
         let d = direct_run(
@@ -331,6 +337,7 @@ pub async fn run(args: WalletArgs) -> Result<()> {
             args.plan.duration,
         )
         .await?;
+        own_cpu[1] += cpu_seconds(me)? - own_between;
         let after = counter.total().await?;
         for (slot, (name, run, made)) in [
             ("engine", e, between - before),
@@ -385,8 +392,49 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         per_op(&direct_runs, scripts[1]),
         engine_cpu * 1e6 / ops(&engine_runs)
     ));
+    let redis_cpu = scripts.map(|s| s.cpu_usec as f64 / 1e6);
+    out.push_str(&cpu_budget(
+        "engine",
+        &engine_runs,
+        &[
+            ("load tool", own_cpu[0]),
+            ("engine", engine_cpu),
+            ("Redis", redis_cpu[0]),
+        ],
+    ));
+    out.push_str(&cpu_budget(
+        "direct",
+        &direct_runs,
+        &[("load tool", own_cpu[1]), ("Redis", redis_cpu[1])],
+    ));
     print!("{out}");
     Ok(())
+}
+
+/// Where each path's CPU went, per operation, and the cores it kept busy: `parts` names each
+/// process's CPU seconds over the path's rounds (on the engine path this process's clients,
+/// the engine and Redis; on the direct path this process's redis-rs calls and Redis). When
+/// every process shares one machine, the direct path is bound by Redis's one thread and the
+/// engine path by the machine's cores, which this shows run by run.
+fn cpu_budget(name: &str, runs: &[Run], parts: &[(&str, f64)]) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let ops = runs.iter().map(|r| r.ok + r.failed).sum::<u64>().max(1) as f64;
+    let secs = runs
+        .iter()
+        .map(|r| r.elapsed.as_secs_f64())
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    let each: Vec<String> = parts
+        .iter()
+        .map(|(part, cpu)| format!("{part} {:.1}", cpu * 1e6 / ops))
+        .collect();
+    let total: f64 = parts.iter().map(|(_, cpu)| cpu).sum();
+    format!(
+        "CPU per operation, {name} path: {} = {:.1} µs; {:.2} of {cores} cores busy\n",
+        each.join(" + "),
+        total * 1e6 / ops,
+        total / secs,
+    )
 }
 
 /// CPU time (user and system, every thread) a process has used, in seconds (clock ticks of
