@@ -1,27 +1,23 @@
 //! The wallet scripts and one call of them: the money events of one game, each applied in
 //! order with every check of its own, each answered on its own.
 //!
-//! Both scripts take event `i` (from 0) as the eight keys `KEYS[8i+1..8i+8]` and the twelve
-//! arguments `ARGV[12i+1..12i+12]`, and reply two strings per event, in order. Every key of
-//! every event carries its game's hash tag, so a call of one game's events is one slot on a
-//! Redis Cluster and the scripts stay legal there. A call of one event runs [`ONE_LUA`], a
-//! call of more [`MANY_LUA`]: measured in Redis's own CPU, the combined script costs about
-//! half again as much as the single one for a lone event, slightly more per event at two
-//! events a call, the same at four, and less beyond (about 10 to 15% less per event at 16
-//! to 64).
+//! Every key of every event carries its game's hash tag, so a call of one game's events is
+//! one slot on a Redis Cluster and the scripts stay legal there. A call of one event runs
+//! [`ONE_LUA`], a call of more [`MANY_LUA`]; each is sent as one `EVALSHA` built here with
+//! each key and argument copied once into the command (loading the script and sending again
+//! when the server answers `NOSCRIPT`).
 //!
-//! [`ONE_LUA`] makes every check before its first write, then writes one command at a time:
-//! the idempotency hash (a known tx id answers `Duplicate` with the stored balance, or
-//! `conflict` when the change differs), the kill level (3 answers `KillSwitch`), for a
-//! non-imported spend the balance; then the balance (`HINCRBY`; for a purchase the lifetime
-//! spend) under `redis.pcall`, the idempotency record, the receive time, the ledger entry and
-//! the day aggregate. A read or a later write the server refuses stops the script, and the
-//! event answers the error.
+//! [`ONE_LUA`] takes its event as eight keys and twelve arguments and makes every check
+//! before its first write, then writes one command at a time: the idempotency hash (a known
+//! tx id answers `Duplicate` with the stored balance, or `conflict` when the change differs),
+//! the kill level (3 answers `KillSwitch`), for a non-imported spend the balance; then the
+//! balance (`HINCRBY`; for a purchase the lifetime spend) under `redis.pcall`, the
+//! idempotency record, the receive time, the ledger entry and the day aggregate. A read or a
+//! later write the server refuses stops the script, and the event answers the error.
 //!
 //! [`MANY_LUA`] keeps every one of these rules for each event and answers each as it would be
 //! answered alone, but reads first, then decides every event in order, then writes, so that
-//! a call costs a few commands per call and about one per event instead of about eight per
-//! event:
+//! a call costs a few commands per call and one per event instead of about eight per event:
 //!
 //! 1. Reads that would stop the script come before any write: one `HMGET` of every tx id of
 //!    the call per tx hash, one `GET` per kill key. A key there of the wrong type fails the
@@ -30,14 +26,13 @@
 //!    before it in the call: (a) the idempotency record (a known tx id, from the server or
 //!    applied earlier in this call, answers `Duplicate` with the stored balance, or
 //!    `conflict` when the change differs), (b) the kill level (3 answers `KillSwitch`), (c) for
-//!    a non-imported spend, the balance, read once per wallet and currency under
-//!    `redis.pcall` (a wallet the server cannot read fails that event alone) and from then on
-//!    kept in the call as each event changes it. A refused event writes nothing and the next
-//!    event goes on.
+//!    a non-imported spend, the balance, read under `redis.pcall` (a wallet the server cannot
+//!    read fails that event alone). A refused event writes nothing and the next event goes
+//!    on.
 //! 3. The event's first write runs at once under `redis.pcall`: the balance `HINCRBY` (its
-//!    reply is the balance the call keeps), or for a purchase the lifetime spend. If the
-//!    server refuses it (an increment that would overflow 64 bits, a key of the wrong type)
-//!    the event answers an error of its own, having written nothing, and the others go on.
+//!    reply is the event's balance), or for a purchase the lifetime spend. If the server
+//!    refuses it (an increment that would overflow 64 bits, a key of the wrong type) the
+//!    event answers an error of its own, having written nothing, and the others go on.
 //! 4. Its other writes wait for the end of the call, combined per key: one `HSET` per tx hash
 //!    of every idempotency record (first, so that every balance written has its record before
 //!    anything else can fail), one `ZADD` per receive-time set, one `RPUSH` per ledger of its
@@ -47,15 +42,23 @@
 //!    total overflowing, a key of the wrong type) stops the script: the balances and records
 //!    written stay, and the whole call answers the error.
 //!
+//! What Redis spends on a combined call is mostly per argument (each is parsed, allocated and
+//! made a Lua string) and per Lua string, table entry or function call made for an event, so
+//! [`MANY_LUA`] takes each value that events of a call share once: each key other than the
+//! wallets once, an event's keys, kind, currency and cohort as one of the call's few
+//! *groups*, consecutive events of one group as one *run*; what is left per event is its
+//! wallet key and five arguments. Its reply is one string.
+//!
 //! The ledger entry is the JSON of a [`LedgerEntry`](super::super::LedgerEntry), built by
 //! Rust with serde's field names except `balance_after`, which the script appends. The day
 //! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
-//! `rev_t` for treatment revenue and `rev_c` for holdout.
+//! `rev_t` for treatment revenue and `rev_c` for holdout. The tx record is
+//! `<balance>|<fingerprint>`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ::redis::Script;
+use ::redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKind};
 use chrono::Utc;
 
 use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
@@ -63,73 +66,30 @@ use super::conn::CommandConn;
 use super::money_keys::MoneyKeys;
 use super::{bounded, flag};
 
-/// The part of both scripts that answers an event whose tx id has a record (`prev`): the
-/// stored balance when the change is the same, a conflict when it differs.
-macro_rules! known_tx {
-    () => {
-        r#"  if prev then
-    local sep = string.find(prev, '|', 1, true)
-    if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
-      return 'duplicate', string.sub(prev, 1, sep - 1)
-    end
-    return 'conflict', '0'
-  end
-"#
-    };
-}
-
-/// The event's first write, under `redis.pcall`: refused by the server (an overflow, a key of
-/// the wrong type), it answers this event's error with nothing of it written.
-macro_rules! first_write {
-    () => {
-        r#"  -- The first write: refused by the server, it leaves this event unwritten.
-  local first
-  if kind == 'earned' then
-    first = redis.pcall('HINCRBY', wallet, cur, amount)
-  elseif kind == 'spent' then
-    first = redis.pcall('HINCRBY', wallet, cur, ARGV[a + 5])
-  else
-    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
-  end
-  if type(first) == 'table' and first.err then return 'error', first.err end
-"#
-    };
-}
-
-/// The event's day totals, through the script's own `add` (one command at once in the
-/// single-event script, summed per key and field in the combined one), and its answer.
-macro_rules! day_totals {
-    () => {
-        r#"  local cohort = ARGV[a + 12]
-  if kind == 'earned' or kind == 'spent' then
-    local field = kind .. ':' .. cur
-    add(KEYS[k + 5], field, amount)
-    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
-  elseif ARGV[a + 7] == '1' then
-    add(KEYS[k + 5], 'rev_c', amount)
-  else
-    add(KEYS[k + 5], 'rev_t', amount)
-  end
-  return 'applied', b
-end
-"#
-    };
-}
-
-/// The wallet step over exactly one event, with the keys and arguments of [`MANY_LUA`]: each
-/// check and write one command as it comes. A call of one event costs Redis less this way than
-/// through [`MANY_LUA`], whose tables and deferred writes pay off only from a few events a call.
-pub(super) const ONE_LUA: &str = concat!(
-    r#"
+/// The wallet step over exactly one event, each check and write one command as it comes. A
+/// call of one event costs Redis less this way than through [`MANY_LUA`], whose tables and
+/// deferred writes pay off only from a few events a call.
+///
+/// KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash, tx receive-time
+/// sorted set, spend-day hash. ARGV: tx id, kind, currency, amount, -amount, import (1/0),
+/// holdout (1/0), ledger JSON without its closing brace, fingerprint, player id, receive
+/// time, install cohort (empty when unknown). Replies the outcome and the balance (or
+/// `error` and the server's message).
+pub(super) const ONE_LUA: &str = r#"
 local function add(key, field, amount)
   redis.call('HINCRBY', key, field, amount)
 end
 local function step(k, a)
   local wallet = KEYS[k + 3]
   local prev = redis.call('HGET', KEYS[k + 1], ARGV[a + 1])
-"#,
-    known_tx!(),
-    r#"  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
+  if prev then
+    local sep = string.find(prev, '|', 1, true)
+    if sep and string.sub(prev, sep + 1) == ARGV[a + 9] then
+      return 'duplicate', string.sub(prev, 1, sep - 1)
+    end
+    return 'conflict', '0'
+  end
+  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
   -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
   if level >= 3 then return 'kill', '0' end
   local kind = ARGV[a + 2]
@@ -142,9 +102,17 @@ local function step(k, a)
       return 'insufficient', string.format('%d', bal)
     end
   end
-"#,
-    first_write!(),
-    r#"  if kind == 'purchase' then
+  -- The first write: refused by the server, it leaves this event unwritten.
+  local first
+  if kind == 'earned' then
+    first = redis.pcall('HINCRBY', wallet, cur, amount)
+  elseif kind == 'spent' then
+    first = redis.pcall('HINCRBY', wallet, cur, ARGV[a + 5])
+  else
+    first = redis.pcall('HINCRBY', KEYS[k + 6], ARGV[a + 10], amount)
+  end
+  if type(first) == 'table' and first.err then return 'error', first.err end
+  if kind == 'purchase' then
     add(KEYS[k + 8], ARGV[a + 10], amount)
   else
     bal = first
@@ -153,161 +121,299 @@ local function step(k, a)
   redis.call('HSET', KEYS[k + 1], ARGV[a + 1], b .. '|' .. ARGV[a + 9])
   redis.call('ZADD', KEYS[k + 7], ARGV[a + 11], ARGV[a + 1])
   redis.call('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
-"#,
-    day_totals!(),
-    r#"local outcome, balance = step(0, 0)
+  local cohort = ARGV[a + 12]
+  if kind == 'earned' or kind == 'spent' then
+    local field = kind .. ':' .. cur
+    add(KEYS[k + 5], field, amount)
+    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
+  elseif ARGV[a + 7] == '1' then
+    add(KEYS[k + 5], 'rev_c', amount)
+  else
+    add(KEYS[k + 5], 'rev_t', amount)
+  end
+  return 'applied', b
+end
+local outcome, balance = step(0, 0)
 return {outcome, balance}
-"#
-);
+"#;
 
-/// The wallet step over two or more events (it is correct for one too). Per event, KEYS: tx
-/// hash, kill key, wallet hash, ledger list, day hash, spend hash, tx receive-time sorted set,
-/// spend-day hash.
-/// ARGV: tx id, kind, currency, amount, -amount, import (1/0), holdout (1/0), ledger JSON
-/// without its closing brace, fingerprint, player id, receive time, install cohort (empty
-/// when unknown). The tx record is `<balance>|<fingerprint>`. Replies, per event, an outcome
-/// and a balance (or `error` and the server's message).
-pub(super) const MANY_LUA: &str = concat!(
-    r#"
-local n = #KEYS / 8
+/// The wallet step over two or more events (it is correct for one too).
+///
+/// KEYS: the wallet hash of each event, in order, then every other key of the call once.
+/// ARGV: the number of groups and the number of runs; per group ten values: the KEYS indexes
+/// of its tx hash, kill key, ledger list, day hash, spend hash, tx receive-time sorted set
+/// and spend-day hash, then its kind code ([`kind_code`]), currency and install cohort (empty
+/// when unknown); per run two: its group (from 1) and its number of events; then five
+/// columns of one value per event, in order: tx id, amount, ledger JSON without its closing
+/// brace, fingerprint, receive time.
+///
+/// Replies one string, a line per event: the balance for an applied event, `d<balance>` for a
+/// duplicate, `i<balance>` for insufficient funds, `k` for the kill switch, `c` for a tx
+/// conflict, `e<message>` for the server refusing the event's first write (a server's error
+/// message has no line break).
+///
+/// Per event the script makes no Lua function call of its own and no table beyond the
+/// entries of its writes: a run's keys, fields and sums are kept in locals.
+pub(super) const MANY_LUA: &str = r#"
+local call, try = redis.call, redis.pcall
+local format, sub, find, byte = string.format, string.sub, string.find, string.byte
+local type, tonumber, unpack, ipairs = type, tonumber, unpack, ipairs
+local group_count, run_count = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- ARGV[runs_at + 2r - 1 .. runs_at + 2r] is run r; the columns start after ids_at.
+local runs_at = 2 + 10 * group_count
+local ids_at = runs_at + 2 * run_count
+local n = (#ARGV - ids_at) / 5
+local amounts_at, heads_at = ids_at + n, ids_at + 2 * n
+local prints_at, times_at = ids_at + 3 * n, ids_at + 4 * n
+local groups, tx_keys, kill_keys = {}, {}, {}
+for g = 1, group_count do
+  local at = 2 + 10 * (g - 1)
+  local group = {
+    txs = KEYS[tonumber(ARGV[at + 1])], kill = KEYS[tonumber(ARGV[at + 2])],
+    ledger = KEYS[tonumber(ARGV[at + 3])], day = KEYS[tonumber(ARGV[at + 4])],
+    spend = KEYS[tonumber(ARGV[at + 5])], txr = KEYS[tonumber(ARGV[at + 6])],
+    spend_day = KEYS[tonumber(ARGV[at + 7])],
+    code = ARGV[at + 8], cur = ARGV[at + 9], cohort = ARGV[at + 10],
+  }
+  groups[g] = group
+  if not tx_keys[group.txs] then
+    tx_keys[group.txs] = true
+    tx_keys[#tx_keys + 1] = group.txs
+  end
+  if not kill_keys[group.kill] then
+    kill_keys[group.kill] = true
+    kill_keys[#kill_keys + 1] = group.kill
+  end
+end
+
 -- Every read that may stop the script comes before the first write: the idempotency records
--- of every tx id of the call (one HMGET per tx hash) and the kill level (one GET per kill
--- key). recs[tx hash][tx id] is the record, or false when the tx id is unknown.
--- group[key] is a list of values, made on the key's first use; group's own array part keeps
--- the keys in the order of their first use.
-local function list_of(group, key)
-  local list = group[key]
+-- of the call's tx ids (one HMGET per tx hash, in the order of its events: with one tx hash,
+-- straight from the column) and the kill levels (one GET per kill key).
+local got = {}
+if #tx_keys == 1 then
+  got[tx_keys[1]] = call('HMGET', tx_keys[1], unpack(ARGV, ids_at + 1, ids_at + n))
+else
+  local ids = {}
+  for _, key in ipairs(tx_keys) do ids[key] = {} end
+  local e = 0
+  for r = 1, run_count do
+    local list = ids[groups[tonumber(ARGV[runs_at + 2 * r - 1])].txs]
+    for _ = 1, tonumber(ARGV[runs_at + 2 * r]) do
+      e = e + 1
+      list[#list + 1] = ARGV[ids_at + e]
+    end
+  end
+  for _, key in ipairs(tx_keys) do got[key] = call('HMGET', key, unpack(ids[key])) end
+end
+local levels = {}
+for _, key in ipairs(kill_keys) do levels[key] = tonumber(call('GET', key) or '0') or 0 end
+
+-- The later writes: lists[cmd][key] the values to append to key, lists[cmd] itself the keys
+-- in the order of their first value; sums[key][field] what to add to (key, field) (false
+-- while nothing was summed), order the (key, field) pairs in the order of first use, alone
+-- the amounts to add on their own.
+local lists = {HSET = {}, ZADD = {}, RPUSH = {}}
+local function list_of(cmd, key)
+  local by = lists[cmd]
+  local list = by[key]
   if not list then
     list = {}
-    group[key] = list
-    group[#group + 1] = key
+    by[key] = list
   end
   return list
 end
-local recs, kills = {}, {}
-do
-  local ids = {}
-  for i = 0, n - 1 do
-    local list = list_of(ids, KEYS[i * 8 + 1])
-    list[#list + 1] = ARGV[i * 12 + 1]
-  end
-  for _, key in ipairs(ids) do
-    local list = ids[key]
-    local got = redis.call('HMGET', key, unpack(list))
-    local map = {}
-    for j = 1, #list do map[list[j]] = got[j] end
-    recs[key] = map
-  end
-  for i = 0, n - 1 do
-    local key = KEYS[i * 8 + 2]
-    if kills[key] == nil then
-      kills[key] = tonumber(redis.call('GET', key) or '0') or 0
-    end
-  end
-end
--- bals[wallet][currency]: the balance as this call last read or changed it.
-local bals = {}
--- The later writes, in the order of first use per key: values to append per key, and sums
--- to add per (key, field).
-local lists = {HSET = {}, ZADD = {}, RPUSH = {}}
-local sums, sum_order = {}, {}
-local function append(cmd, key, x, y)
-  local list = list_of(lists[cmd], key)
-  list[#list + 1] = x
-  if y then list[#list + 1] = y end
-end
--- A sum stays exact while it and each amount are below 2^53 (Lua numbers are doubles); an
--- amount that could break that is added on its own.
+local sums, order, alone = {}, {}, {}
+-- A sum stays exact while it and each amount are below 2^53 (Lua numbers are doubles).
 local EXACT = 9007199254740992
-local function add(key, field, amount)
+-- The sum of (key, field) so far, the pair taking its place in order on its first use.
+local function open(key, field)
   local fields = sums[key]
   if not fields then
     fields = {}
     sums[key] = fields
   end
-  local entry = fields[field]
-  if not entry then
-    entry = {sum = 0, summed = false, alone = {}}
-    fields[field] = entry
-    sum_order[#sum_order + 1] = {key, field}
+  local sum = fields[field]
+  if sum == nil then
+    fields[field] = false
+    order[#order + 1] = key
+    order[#order + 1] = field
+    return false
   end
-  local v = tonumber(amount)
-  if v and math.abs(v) < EXACT and math.abs(entry.sum + v) < EXACT then
-    entry.sum = entry.sum + v
-    entry.summed = true
-  else
-    entry.alone[#entry.alone + 1] = amount
-  end
+  return sum
 end
-local function step(k, a)
-  local txs, id = KEYS[k + 1], ARGV[a + 1]
-  local prev = recs[txs][id]
-"#,
-    known_tx!(),
-    r#"  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
-  if kills[KEYS[k + 2]] >= 3 then return 'kill', '0' end
-  local kind = ARGV[a + 2]
-  local cur = ARGV[a + 3]
-  local amount = ARGV[a + 4]
-  local wallet = KEYS[k + 3]
-  local mine = bals[wallet]
+-- The sum s of (key, field) with amount (v its number) added, or s with the amount kept to
+-- add on its own when the sum could pass 2^53.
+local function plus(key, field, s, v, amount)
+  if v and v < EXACT and v > -EXACT then
+    local sum = (s or 0) + v
+    if sum < EXACT and sum > -EXACT then return sum end
+  end
+  alone[#alone + 1] = {key, field, amount}
+  return s
+end
+
+-- Per tx hash: how many of its records were taken from its HMGET reply, and the records
+-- written by this call (a tx id twice in a call sees its first application).
+local taken, applied = {}, {}
+local out = {}
+local e = 0
+for r = 1, run_count do
+  local group = groups[tonumber(ARGV[runs_at + 2 * r - 1])]
+  local txs, code, cur, cohort = group.txs, group.code, group.cur, group.cohort
+  local spend, spend_day, day = group.spend, group.spend_day, group.day
+  local level = levels[group.kill]
+  local records, j = got[txs], taken[txs] or 0
+  local mine = applied[txs]
   if not mine then
     mine = {}
-    bals[wallet] = mine
+    applied[txs] = mine
   end
-  -- The balance is read (once per wallet and currency in a call) only where it is checked,
-  -- under pcall: a wallet the server cannot read fails this event alone.
-  if kind == 'spent' and ARGV[a + 6] ~= '1' then
-    local bal = mine[cur]
-    if bal == nil then
-      local got = redis.pcall('HGET', wallet, cur)
-      if type(got) == 'table' and got.err then return 'error', got.err end
-      bal = tonumber(got or '0') or 0
-      mine[cur] = bal
-    end
-    if bal < tonumber(amount) then
-      return 'insufficient', string.format('%d', bal)
-    end
-  end
-"#,
-    first_write!(),
-    r#"  local bal = 0
-  if kind == 'purchase' then
-    add(KEYS[k + 8], ARGV[a + 10], amount)
+  local hs, zs, rp = list_of('HSET', txs), list_of('ZADD', group.txr), list_of('RPUSH', group.ledger)
+  local nh, nz, nr = #hs, #zs, #rp
+  local balance_kind = code == 'e' or code == 's' or code == 'i'
+  local field
+  if code == 'e' then
+    field = 'earned:' .. cur
+  elseif balance_kind then
+    field = 'spent:' .. cur
+  elseif code == 'h' then
+    field = 'rev_c'
   else
-    bal = first
-    mine[cur] = first
+    field = 'rev_t'
   end
-  local b = string.format('%d', bal)
-  local rec = b .. '|' .. ARGV[a + 9]
-  recs[txs][id] = rec
-  append('HSET', txs, id, rec)
-  append('ZADD', KEYS[k + 7], ARGV[a + 11], id)
-  append('RPUSH', KEYS[k + 4], ARGV[a + 8] .. ',"balance_after":' .. b .. '}')
-"#,
-    day_totals!(),
-    r#"local out = {}
-for i = 0, n - 1 do
-  local outcome, balance = step(i * 8, i * 12)
-  out[#out + 1] = outcome
-  out[#out + 1] = balance
+  local cohort_field = balance_kind and cohort ~= '' and field .. '@' .. cohort
+  -- The run's day sums, opened on its first applied event; the last amount and its number.
+  local opened, sum, cohort_sum
+  local last, v, small
+  for _ = 1, tonumber(ARGV[runs_at + 2 * r]) do
+    e = e + 1
+    j = j + 1
+    local id = ARGV[ids_at + e]
+    local prev = mine[id]
+    if prev == nil then prev = records[j] end
+    if prev then
+      local sep = find(prev, '|', 1, true)
+      if sep and sub(prev, sep + 1) == ARGV[prints_at + e] then
+        out[e] = 'd' .. sub(prev, 1, sep - 1)
+      else
+        out[e] = 'c'
+      end
+    -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
+    elseif level >= 3 then
+      out[e] = 'k'
+    else
+      local amount = ARGV[amounts_at + e]
+      if amount ~= last then
+        last = amount
+        v = tonumber(amount) or false
+        small = v and v < EXACT and v > -EXACT
+      end
+      -- The first write, under pcall: refused by the server, it leaves this event unwritten.
+      -- first is then the error; false when the event was refused before it.
+      local first
+      if code == 'e' then
+        first = try('HINCRBY', KEYS[e], cur, amount)
+      elseif balance_kind then
+        if code == 's' then
+          local bal = try('HGET', KEYS[e], cur)
+          if type(bal) == 'table' and bal.err then
+            first = bal
+          else
+            bal = tonumber(bal or '0') or 0
+            if bal < tonumber(amount) then
+              out[e] = 'i' .. format('%d', bal)
+              first = false
+            end
+          end
+        end
+        if first == nil then
+          -- -amount, as Rust's saturating negation writes it.
+          local neg
+          if byte(amount) ~= 45 then
+            neg = amount == '0' and '0' or '-' .. amount
+          elseif amount == '-9223372036854775808' then
+            neg = '9223372036854775807'
+          else
+            neg = sub(amount, 2)
+          end
+          first = try('HINCRBY', KEYS[e], cur, neg)
+        end
+      else
+        -- The fingerprint is <player>|Purchase|<currency>|<amount>.
+        local fingerprint = ARGV[prints_at + e]
+        local player = sub(fingerprint, 1, #fingerprint - #cur - #amount - 11)
+        first = try('HINCRBY', spend, player, amount)
+        if type(first) ~= 'table' then
+          local before = open(spend_day, player)
+          sums[spend_day][player] = plus(spend_day, player, before, v, amount)
+          first = 0
+        end
+      end
+      if first == false then
+        -- Refused, and answered, before its first write.
+      elseif type(first) == 'table' and first.err then
+        out[e] = 'e' .. first.err
+      else
+        local b = format('%d', first)
+        local rec = b .. '|' .. ARGV[prints_at + e]
+        mine[id] = rec
+        nh = nh + 2
+        hs[nh - 1] = id
+        hs[nh] = rec
+        if nh == 2 then lists.HSET[#lists.HSET + 1] = txs end
+        nz = nz + 2
+        zs[nz - 1] = ARGV[times_at + e]
+        zs[nz] = id
+        if nz == 2 then lists.ZADD[#lists.ZADD + 1] = group.txr end
+        nr = nr + 1
+        rp[nr] = ARGV[heads_at + e] .. ',"balance_after":' .. b .. '}'
+        if nr == 1 then lists.RPUSH[#lists.RPUSH + 1] = group.ledger end
+        if not opened then
+          opened = true
+          sum = open(day, field)
+          if cohort_field then cohort_sum = open(day, cohort_field) end
+        end
+        local next_sum = small and (sum or 0) + v
+        if next_sum and next_sum < EXACT and next_sum > -EXACT then
+          sum = next_sum
+        else
+          sum = plus(day, field, sum, v, amount)
+        end
+        if cohort_field then
+          next_sum = small and (cohort_sum or 0) + v
+          if next_sum and next_sum < EXACT and next_sum > -EXACT then
+            cohort_sum = next_sum
+          else
+            cohort_sum = plus(day, cohort_field, cohort_sum, v, amount)
+          end
+        end
+        out[e] = b
+      end
+    end
+  end
+  taken[txs] = j
+  if opened then
+    sums[day][field] = sum
+    if cohort_field then sums[day][cohort_field] = cohort_sum end
+  end
 end
+
 -- The idempotency records first: once an event's balance is written, its tx id is known
 -- before anything else of the call can fail.
 for _, cmd in ipairs({'HSET', 'ZADD', 'RPUSH'}) do
-  local group = lists[cmd]
-  for _, key in ipairs(group) do redis.call(cmd, key, unpack(group[key])) end
+  local by = lists[cmd]
+  for _, key in ipairs(by) do call(cmd, key, unpack(by[key])) end
 end
-for _, at in ipairs(sum_order) do
-  local entry = sums[at[1]][at[2]]
-  if entry.summed then
-    redis.call('HINCRBY', at[1], at[2], string.format('%d', entry.sum))
+for k = 1, #order, 2 do
+  local key, field = order[k], order[k + 1]
+  local s = sums[key][field]
+  if s then call('HINCRBY', key, field, format('%d', s)) end
+  for _, x in ipairs(alone) do
+    if x[1] == key and x[2] == field then call('HINCRBY', key, field, x[3]) end
   end
-  for _, amount in ipairs(entry.alone) do redis.call('HINCRBY', at[1], at[2], amount) end
 end
-return out
-"#
-);
+return table.concat(out, '\n')
+"#;
 
 /// One money event as the script takes it: its keys and arguments, built before it waits
 /// for a call, so that a call of many events only copies them into one command.
@@ -381,11 +487,6 @@ impl MoneyScripts {
     pub(super) fn all(&self) -> [&Script; 2] {
         [&self.one, &self.many]
     }
-
-    /// The script for a call of `events` events.
-    fn for_call(&self, events: usize) -> &Script {
-        if events == 1 { &self.one } else { &self.many }
-    }
 }
 
 /// Runs a wallet script once over `calls` (one game's events, in order) within `timeout`: one
@@ -397,39 +498,230 @@ pub(super) async fn run(
     timeout: Duration,
     calls: &[&MoneyCall],
 ) -> StoreResult<Vec<StoreResult<MoneyOutcome>>> {
-    let mut invocation = scripts.for_call(calls.len()).prepare_invoke();
-    for call in calls {
-        for key in &call.keys {
-            invocation.key(key.as_ref());
-        }
-        invocation
-            .arg(&call.tx_id)
-            .arg(call.kind)
-            .arg(&call.currency_id)
-            .arg(call.amount)
-            .arg(call.amount.saturating_neg())
-            .arg(flag(call.import))
-            .arg(flag(call.holdout))
-            .arg(&call.ledger_head)
-            .arg(&call.fingerprint)
-            .arg(&call.player_id)
-            .arg(call.received_ms)
-            .arg(&call.cohort);
-    }
     let mut conn = conn.clone();
-    let reply: Vec<String> =
-        bounded(timeout, "apply_money", invocation.invoke_async(&mut conn)).await?;
-    if reply.len() != calls.len() * 2 {
-        return Err(StoreError::Corrupt(format!(
-            "wallet script answered {} values for {} events",
-            reply.len(),
-            calls.len()
-        )));
+    match calls {
+        [] => Ok(Vec::new()),
+        [call] => {
+            let cmd = one_command(&scripts.one, call);
+            let reply: Vec<String> =
+                bounded(timeout, "apply_money", eval(&mut conn, &scripts.one, &cmd)).await?;
+            match reply.as_slice() {
+                [outcome, balance] => Ok(vec![parse_outcome(outcome, balance)]),
+                _ => Err(StoreError::Corrupt(format!(
+                    "wallet script answered {} values for one event",
+                    reply.len()
+                ))),
+            }
+        }
+        _ => {
+            let cmd = many_command(&scripts.many, calls);
+            let reply: String =
+                bounded(timeout, "apply_money", eval(&mut conn, &scripts.many, &cmd)).await?;
+            let answers: Vec<_> = reply.split('\n').map(parse_line).collect();
+            if answers.len() != calls.len() {
+                return Err(StoreError::Corrupt(format!(
+                    "wallet script answered {} lines for {} events",
+                    answers.len(),
+                    calls.len()
+                )));
+            }
+            Ok(answers)
+        }
     }
-    Ok(reply
-        .chunks_exact(2)
-        .map(|pair| parse_outcome(&pair[0], &pair[1]))
-        .collect())
+}
+
+/// Sends `cmd`, an `EVALSHA` of `script`; when the server does not know the script (after a
+/// restart, a failover or a `SCRIPT FLUSH`), loads it and sends `cmd` again.
+async fn eval<T: FromRedisValue>(
+    conn: &mut CommandConn,
+    script: &Script,
+    cmd: &Cmd,
+) -> RedisResult<T> {
+    match cmd.query_async(conn).await {
+        Err(err) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            script.load_async(conn).await?;
+            cmd.query_async(conn).await
+        }
+        answer => answer,
+    }
+}
+
+/// The index in [`MoneyCall`]'s keys of the wallet hash, the one key of an event that is
+/// not shared by the other events of its game, environment and day.
+const WALLET: usize = 2;
+
+/// The indexes in [`MoneyCall`]'s keys of the keys a group of [`MANY_LUA`] names, in its
+/// order: tx hash, kill key, ledger list, day hash, spend hash, receive-time set, spend-day
+/// hash.
+const GROUP_KEYS: [usize; 7] = [0, 1, 3, 4, 5, 6, 7];
+
+/// The `EVALSHA` of [`ONE_LUA`] over one event.
+fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
+    let bytes = call.keys.iter().map(|key| key.len()).sum::<usize>()
+        + call.tx_id.len()
+        + call.currency_id.len()
+        + call.ledger_head.len()
+        + call.fingerprint.len()
+        + call.player_id.len()
+        + call.cohort.len()
+        + 120;
+    let mut cmd = Cmd::with_capacity(3 + 8 + 12, bytes);
+    cmd.arg("EVALSHA")
+        .arg(script.get_hash())
+        .arg(call.keys.len());
+    for key in &call.keys {
+        let key: &str = key;
+        cmd.arg(key);
+    }
+    cmd.arg(call.tx_id.as_str())
+        .arg(call.kind)
+        .arg(call.currency_id.as_str())
+        .arg(call.amount)
+        .arg(call.amount.saturating_neg())
+        .arg(flag(call.import))
+        .arg(flag(call.holdout))
+        .arg(call.ledger_head.as_str())
+        .arg(call.fingerprint.as_str())
+        .arg(call.player_id.as_str())
+        .arg(call.received_ms)
+        .arg(call.cohort.as_str());
+    cmd
+}
+
+/// A group of [`MANY_LUA`]: what some events of a call share.
+struct Group<'a> {
+    /// The indexes in the call's shared keys of the keys of [`GROUP_KEYS`].
+    keys: [usize; 7],
+    /// [`kind_code`].
+    code: &'static str,
+    currency: &'a str,
+    cohort: &'a str,
+}
+
+/// The `EVALSHA` of [`MANY_LUA`] over `calls`, in its layout: the wallets, then each other
+/// key once; the groups, the runs, then the five columns.
+fn many_command(script: &Script, calls: &[&MoneyCall]) -> Cmd {
+    let mut shared: Vec<&str> = Vec::new();
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    // (group, events): consecutive events of one group.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for call in calls {
+        let group = group_of(&mut groups, &mut shared, call);
+        match runs.last_mut() {
+            Some((last, count)) if *last == group => *count += 1,
+            _ => runs.push((group, 1)),
+        }
+    }
+    let n = calls.len();
+    let args = 3 + n + shared.len() + 2 + 10 * groups.len() + 2 * runs.len() + 5 * n;
+    let bytes = 80
+        + shared.iter().map(|key| key.len()).sum::<usize>()
+        + groups
+            .iter()
+            .map(|group| 40 + group.currency.len() + group.cohort.len())
+            .sum::<usize>()
+        + 10 * runs.len()
+        + calls
+            .iter()
+            .map(|call| {
+                call.keys[WALLET].len()
+                    + call.tx_id.len()
+                    + call.ledger_head.len()
+                    + call.fingerprint.len()
+                    + 40
+            })
+            .sum::<usize>();
+    let mut cmd = Cmd::with_capacity(args, bytes);
+    cmd.arg("EVALSHA")
+        .arg(script.get_hash())
+        .arg(n + shared.len());
+    for call in calls {
+        let wallet: &str = &call.keys[WALLET];
+        cmd.arg(wallet);
+    }
+    for key in &shared {
+        cmd.arg(*key);
+    }
+    cmd.arg(groups.len()).arg(runs.len());
+    for group in &groups {
+        for at in group.keys {
+            // KEYS index (from 1) of the shared key, after the wallets.
+            cmd.arg(n + at + 1);
+        }
+        cmd.arg(group.code).arg(group.currency).arg(group.cohort);
+    }
+    for (group, count) in &runs {
+        cmd.arg(group + 1).arg(*count);
+    }
+    for call in calls {
+        cmd.arg(call.tx_id.as_str());
+    }
+    for call in calls {
+        cmd.arg(call.amount);
+    }
+    for call in calls {
+        cmd.arg(call.ledger_head.as_str());
+    }
+    for call in calls {
+        cmd.arg(call.fingerprint.as_str());
+    }
+    for call in calls {
+        cmd.arg(call.received_ms);
+    }
+    cmd
+}
+
+/// The index in `groups` of the group of `call`, added (with its keys added to `shared`
+/// where they are new) when the call has none yet.
+fn group_of<'a>(
+    groups: &mut Vec<Group<'a>>,
+    shared: &mut Vec<&'a str>,
+    call: &'a MoneyCall,
+) -> usize {
+    let code = kind_code(call);
+    let found = groups.iter().rposition(|group| {
+        group.code == code
+            && group.currency == call.currency_id
+            && group.cohort == call.cohort
+            && group
+                .keys
+                .iter()
+                .zip(GROUP_KEYS)
+                .all(|(&at, slot)| shared[at] == &*call.keys[slot])
+    });
+    if let Some(found) = found {
+        return found;
+    }
+    let keys = GROUP_KEYS.map(|slot| {
+        let key: &str = &call.keys[slot];
+        match shared.iter().position(|known| *known == key) {
+            Some(at) => at,
+            None => {
+                shared.push(key);
+                shared.len() - 1
+            }
+        }
+    });
+    groups.push(Group {
+        keys,
+        code,
+        currency: &call.currency_id,
+        cohort: &call.cohort,
+    });
+    groups.len() - 1
+}
+
+/// An event's kind as [`MANY_LUA`] takes it, with the flag that matters for that kind: `e`
+/// earned, `s` spent, `i` spent and imported (no balance check), `p` a purchase, `h` a
+/// purchase by a player of the holdout group.
+fn kind_code(call: &MoneyCall) -> &'static str {
+    match (call.kind, call.import, call.holdout) {
+        ("earned", _, _) => "e",
+        ("spent", false, _) => "s",
+        ("spent", true, _) => "i",
+        (_, _, false) => "p",
+        (_, _, true) => "h",
+    }
 }
 
 /// The ledger entry's JSON without `balance_after` and without its closing brace, for the
@@ -481,5 +773,93 @@ fn parse_outcome(outcome: &str, balance: &str) -> StoreResult<MoneyOutcome> {
         "kill" => Ok(MoneyOutcome::KillSwitch),
         "conflict" => Ok(MoneyOutcome::TxConflict),
         _ => Err(corrupt()),
+    }
+}
+
+/// Reads one event's line of [`MANY_LUA`]'s reply. `e` is the server refusing the event's
+/// first write: that event is unavailable, the others of its call are not.
+fn parse_line(line: &str) -> StoreResult<MoneyOutcome> {
+    let corrupt = || StoreError::Corrupt(format!("wallet script answered {line:?}"));
+    let rest = line.get(1..).unwrap_or_default();
+    let balance = |text: &str| text.parse::<i64>().map_err(|_| corrupt());
+    match line.as_bytes().first() {
+        Some(b'd') => Ok(MoneyOutcome::Duplicate {
+            balance: balance(rest)?,
+        }),
+        Some(b'i') => Ok(MoneyOutcome::InsufficientFunds {
+            balance: balance(rest)?,
+        }),
+        Some(b'k') if rest.is_empty() => Ok(MoneyOutcome::KillSwitch),
+        Some(b'c') if rest.is_empty() => Ok(MoneyOutcome::TxConflict),
+        Some(b'e') => Err(StoreError::Unavailable(format!("apply_money: {rest}"))),
+        _ => Ok(MoneyOutcome::Applied {
+            balance: balance(line)?,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MoneyOutcome, StoreError, parse_line};
+    use crate::store::{MoneyKind, MoneyOp};
+    use offer_domain::environment::Environment;
+    use uuid::Uuid;
+
+    #[test]
+    fn a_line_of_the_combined_reply_reads_as_its_outcome() {
+        assert_eq!(
+            parse_line("110").ok(),
+            Some(MoneyOutcome::Applied { balance: 110 })
+        );
+        assert_eq!(
+            parse_line("-5").ok(),
+            Some(MoneyOutcome::Applied { balance: -5 })
+        );
+        assert_eq!(
+            parse_line("d110").ok(),
+            Some(MoneyOutcome::Duplicate { balance: 110 })
+        );
+        assert_eq!(
+            parse_line("i30").ok(),
+            Some(MoneyOutcome::InsufficientFunds { balance: 30 })
+        );
+        assert_eq!(parse_line("k").ok(), Some(MoneyOutcome::KillSwitch));
+        assert_eq!(parse_line("c").ok(), Some(MoneyOutcome::TxConflict));
+        assert!(matches!(
+            parse_line("eWRONGTYPE Operation against a key"),
+            Err(StoreError::Unavailable(message)) if message == "apply_money: WRONGTYPE Operation against a key"
+        ));
+        for bad in ["", "d", "x1", "k1", "applied", "1 2"] {
+            assert!(
+                matches!(parse_line(bad), Err(StoreError::Corrupt(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    /// The combined script takes a purchase's player id from its fingerprint, as what is
+    /// left before `|Purchase|<currency>|<amount>`.
+    #[test]
+    fn a_purchase_fingerprint_ends_with_its_kind_currency_and_amount() {
+        let op = MoneyOp {
+            game_id: Uuid::nil(),
+            env: Environment::Production,
+            player_id: "p|1".into(),
+            tx_id: "t".into(),
+            kind: MoneyKind::Purchase,
+            currency_id: "usd".into(),
+            amount: 499,
+            ts: chrono::Utc::now(),
+            holdout: false,
+            import: false,
+            cohort: None,
+        };
+        let print = op.fingerprint();
+        let suffix = format!("|Purchase|{}|{}", op.currency_id, op.amount);
+        assert_eq!(
+            suffix.len(),
+            op.currency_id.len() + op.amount.to_string().len() + 11
+        );
+        assert_eq!(print.strip_suffix(&suffix), Some("p|1"));
     }
 }

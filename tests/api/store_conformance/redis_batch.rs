@@ -5,6 +5,8 @@
 //! refused only because of an earlier spend of the same call, a purchase and an earn after
 //! it, a player whose wallet key holds a string (only that player's events fail), and the
 //! kill level refusing every new event of a call while its duplicates are still answered.
+//! A call whose events span both environments, two days, two currencies, cohorts and every
+//! kind leaves the same answers and data as the same events sent one call each.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,7 +25,7 @@ use uuid::Uuid;
 use crate::helpers::{Backend, shared_backend};
 use crate::redis_harness::{cluster_url, redis_url, unique_prefix};
 
-use super::{op, snapshot};
+use super::{at, day, op, snapshot};
 
 /// The URL of the Redis the suite's `redis` instances use (the cluster when chosen).
 fn url() -> String {
@@ -196,4 +198,130 @@ async fn redis_one_call_of_many_events_answers_each_as_alone() {
         ]
     );
     assert_eq!(snapshot(&shared, g).await, before);
+}
+
+/// What `events` can have left in `game` under either environment: the ledger (without the
+/// fillers of [`one_call`]), the day aggregates and revenues of days 1 and 2, the lifetime
+/// spends and the balances of every player and currency of `events`.
+async fn state(store: &SharedStore, game: Uuid, events: &[MoneyOp]) -> Vec<String> {
+    let mut out = Vec::new();
+    let days = [day(1), day(2)];
+    for env in [Environment::Production, Environment::Sandbox] {
+        let mut ledger = store.ledger(game, env).await.expect("ledger");
+        ledger.retain(|entry| entry.player_id != "filler");
+        out.push(format!("{env:?} ledger {ledger:?}"));
+        let aggregates = store
+            .day_aggregates(game, env, &days)
+            .await
+            .expect("aggregates");
+        out.push(format!("{env:?} days {aggregates:?}"));
+        let mut revenues = store
+            .day_revenues(game, env, &days)
+            .await
+            .expect("revenues");
+        revenues.iter_mut().for_each(|payers| payers.sort());
+        out.push(format!("{env:?} revenues {revenues:?}"));
+        let mut spends = store.spends(game, env).await.expect("spends");
+        spends.sort();
+        out.push(format!("{env:?} spends {spends:?}"));
+        for event in events {
+            for currency in ["gold", "gems"] {
+                let balance = store
+                    .balance(game, env, &event.player_id, currency)
+                    .await
+                    .expect("balance");
+                out.push(format!("{env:?} {} {currency} {balance}", event.player_id));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_one_call_across_environments_days_and_kinds_leaves_what_lone_calls_leave() {
+    let url = url();
+    let (prefix, other_prefix) = (unique_prefix(), unique_prefix());
+    let timeout = Duration::from_secs(2);
+    let combined = Arc::new(
+        RedisStore::connect(&url, &prefix, timeout)
+            .await
+            .expect("connect"),
+    );
+    let alone = Arc::new(
+        RedisStore::connect(&url, &other_prefix, timeout)
+            .await
+            .expect("connect"),
+    );
+    let g = Uuid::new_v4();
+    let sandbox = |event: MoneyOp| MoneyOp {
+        env: Environment::Sandbox,
+        ..event
+    };
+    let on_day_2 = |event: MoneyOp| MoneyOp {
+        ts: at(2, 9),
+        ..event
+    };
+    let in_cohort = |event: MoneyOp| MoneyOp {
+        cohort: Some("2025-W01".into()),
+        ..event
+    };
+    let events = [
+        in_cohort(op(g, "e1", MoneyKind::Earned, 50)),
+        // The same tx id in the other environment is another record.
+        sandbox(op(g, "e1", MoneyKind::Earned, 7)),
+        on_day_2(MoneyOp {
+            currency_id: "gems".into(),
+            ..by("p2", op(g, "e2", MoneyKind::Earned, 9))
+        }),
+        op(g, "s1", MoneyKind::Spent, 20),
+        sandbox(op(g, "s2", MoneyKind::Spent, 8)),
+        MoneyOp {
+            holdout: true,
+            ..by("p3", op(g, "pu1", MoneyKind::Purchase, 499))
+        },
+        on_day_2(op(g, "pu2", MoneyKind::Purchase, 199)),
+        in_cohort(op(g, "e3", MoneyKind::Earned, 5)),
+        in_cohort(op(g, "e1", MoneyKind::Earned, 50)),
+        MoneyOp {
+            import: true,
+            ..by("p4", op(g, "s3", MoneyKind::Spent, 30))
+        },
+        sandbox(op(g, "e1", MoneyKind::Earned, 8)),
+    ];
+    let expected = [
+        MoneyOutcome::Applied { balance: 50 },
+        MoneyOutcome::Applied { balance: 7 },
+        MoneyOutcome::Applied { balance: 9 },
+        MoneyOutcome::Applied { balance: 30 },
+        MoneyOutcome::InsufficientFunds { balance: 7 },
+        MoneyOutcome::Applied { balance: 0 },
+        MoneyOutcome::Applied { balance: 0 },
+        MoneyOutcome::Applied { balance: 35 },
+        MoneyOutcome::Duplicate { balance: 50 },
+        MoneyOutcome::Applied { balance: -30 },
+        MoneyOutcome::TxConflict,
+    ];
+    let answers: Vec<MoneyOutcome> = one_call(&combined, g, &events)
+        .await
+        .into_iter()
+        .map(|answer| answer.expect("an answer"))
+        .collect();
+    assert_eq!(answers, expected);
+
+    // The same events, and two fillers as one_call sends, one call each.
+    for tx in ["f1", "f2"] {
+        let filler = by("filler", op(g, tx, MoneyKind::Earned, 1));
+        alone.apply_money_alone(&filler).await.expect("filler");
+    }
+    let mut lone = Vec::new();
+    for event in &events {
+        lone.push(alone.apply_money_alone(event).await.expect("an answer"));
+    }
+    assert_eq!(lone, expected);
+    let combined: SharedStore = combined;
+    let alone: SharedStore = alone;
+    assert_eq!(
+        state(&combined, g, &events).await,
+        state(&alone, g, &events).await
+    );
 }
