@@ -8,12 +8,14 @@
 //! [`Notify`]: the flag is set before the waiters are woken, a wait registers its task on
 //! its first poll, and every later poll reads the flag only.
 
-use std::future::poll_fn;
-use std::pin::pin;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll};
 
+use pin_project_lite::pin_project;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 /// A signal that fires once and stays fired.
 #[derive(Debug, Default)]
@@ -40,24 +42,42 @@ impl Signal {
     /// The first poll registers the task with the waiters; every later poll reads the flag
     /// only. So the future must stay with the task that first polled it, as a socket task's
     /// does: the waker kept is that task's.
-    pub async fn wait(&self) {
-        let mut notified = pin!(self.waiters.notified());
-        let mut registered = false;
-        poll_fn(|cx| {
-            if self.fired() {
+    pub fn wait(&self) -> Wait<'_> {
+        Wait {
+            signal: self,
+            notified: self.waiters.notified(),
+            registered: false,
+        }
+    }
+}
+
+pin_project! {
+    /// A wait for a [`Signal`] (see [`Signal::wait`]).
+    pub struct Wait<'a> {
+        signal: &'a Signal,
+        #[pin]
+        notified: Notified<'a>,
+        registered: bool,
+    }
+}
+
+impl Future for Wait<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        if this.signal.fired() {
+            return Poll::Ready(());
+        }
+        if !*this.registered {
+            // Ready only after `fire`, whose flag is set: read again below.
+            let _ = this.notified.poll(cx);
+            *this.registered = true;
+            if this.signal.fired() {
                 return Poll::Ready(());
             }
-            if !registered {
-                // Ready only after `fire`, whose flag is set: read again below.
-                let _ = notified.as_mut().poll(cx);
-                registered = true;
-                if self.fired() {
-                    return Poll::Ready(());
-                }
-            }
-            Poll::Pending
-        })
-        .await;
+        }
+        Poll::Pending
     }
 }
 

@@ -10,11 +10,13 @@
 //! socket that starts watching after the revocation closes at once); a live key has an
 //! entry only while sockets watch it.
 
+use std::future::Pending;
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use futures::future::Either;
 
-use crate::signal::Signal;
+use crate::signal::{Signal, Wait};
 
 /// Per key hash, its revocation state.
 type Keys = DashMap<String, Arc<Signal>>;
@@ -58,11 +60,11 @@ impl RevocationWatch {
     /// A socket task polls this on every turn of its loop: after its first poll it reads the
     /// key's flag only ([`Signal::wait`]), so the future must stay with the task that first
     /// polled it.
-    pub async fn revoked(&self) {
+    pub fn revoked(&self) -> Either<Wait<'_>, Pending<()>> {
         match self.signal.as_deref() {
-            Some(signal) => signal.wait().await,
+            Some(signal) => Either::Left(signal.wait()),
             // Only `None` once dropped: never reached.
-            None => std::future::pending().await,
+            None => Either::Right(std::future::pending()),
         }
     }
 }
