@@ -14,9 +14,10 @@
 //!   actors live in the `offer-actors` crate (`actors/`);
 //! - the pure rules in the `offer-domain` crate (`domain/`).
 //!
-//! Beside them: [`config`] (typed, layered configuration), [`metrics`] (Prometheus) and
-//! [`cli`] (the command line), [`member_add`] (a studio member added from it) and [`dashboard`]
-//! (the web console, a transport beside [`http`]).
+//! Beside them: [`config`] (typed, layered configuration), [`metrics`] (Prometheus),
+//! [`signal`] (the one-way signal socket tasks wait on), [`cli`] (the command line),
+//! [`member_add`] (a studio member added from it) and [`dashboard`] (the web console, a
+//! transport beside [`http`]).
 
 pub mod auth;
 pub mod bus;
@@ -30,6 +31,7 @@ pub mod member_add;
 pub mod metrics;
 pub mod server;
 pub mod service;
+pub mod signal;
 pub mod startup;
 pub mod state;
 pub mod store;

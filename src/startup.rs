@@ -181,13 +181,13 @@ impl Application {
         let _ = shutdown.wait_for(|stop| *stop).await;
         tracing::info!("shutting down: draining in-flight requests and sockets");
         let deadline = tokio::time::Instant::now() + grace;
-        state.hub.closing.send_replace(true);
+        state.hub.closing.fire();
         match tokio::time::timeout_at(deadline, serving).await {
             Ok(Ok(())) => {}
             Ok(Err(join)) => tracing::error!(error = %join, "server task failed"),
             Err(_) => tracing::warn!("drain deadline passed; closing remaining connections"),
         }
-        if tokio::time::timeout_at(deadline, state.hub.closing.closed())
+        if tokio::time::timeout_at(deadline, state.hub.all_closed())
             .await
             .is_err()
         {

@@ -10,25 +10,16 @@
 //! socket that starts watching after the revocation closes at once); a live key has an
 //! entry only while sockets watch it.
 
-use std::future::poll_fn;
-use std::pin::pin;
+use std::future::Pending;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
 
 use dashmap::DashMap;
-use tokio::sync::Notify;
+use futures::future::Either;
 
-/// One key's revocation: the flag, set once and never cleared, and the sockets waiting for
-/// it.
-#[derive(Default)]
-struct KeyState {
-    revoked: AtomicBool,
-    waiters: Notify,
-}
+use crate::signal::{Signal, Wait};
 
 /// Per key hash, its revocation state.
-type Keys = DashMap<String, Arc<KeyState>>;
+type Keys = DashMap<String, Arc<Signal>>;
 
 /// The keys revoked while this node runs, and the sockets watching theirs.
 #[derive(Default)]
@@ -37,22 +28,20 @@ pub struct Revocations {
 }
 
 impl Revocations {
-    /// Marks a key revoked and wakes every socket watching it. The flag is set before the
-    /// wake, so a woken watch always finds it.
+    /// Marks a key revoked and wakes every socket watching it.
     pub fn revoke(&self, key_hash: &str) {
-        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
-        state.revoked.store(true, Ordering::Release);
-        state.waiters.notify_waiters();
+        let signal = self.keys.entry(key_hash.to_owned()).or_default().clone();
+        signal.fire();
     }
 
     /// A watch of `key_hash` that resolves once the key is revoked (at once when it already
     /// is).
     pub fn watch(&self, key_hash: &str) -> RevocationWatch {
-        let state = self.keys.entry(key_hash.to_owned()).or_default().clone();
+        let signal = self.keys.entry(key_hash.to_owned()).or_default().clone();
         RevocationWatch {
             keys: self.keys.clone(),
             key_hash: key_hash.to_owned(),
-            state: Some(state),
+            signal: Some(signal),
         }
     }
 }
@@ -62,49 +51,31 @@ pub struct RevocationWatch {
     keys: Arc<Keys>,
     key_hash: String,
     /// Always `Some` until the watch is dropped.
-    state: Option<Arc<KeyState>>,
+    signal: Option<Arc<Signal>>,
 }
 
 impl RevocationWatch {
     /// Resolves when the key is revoked; never resolves while it is not.
     ///
-    /// The first poll registers the task with the key's waiters; every later poll reads the
-    /// flag only. A socket task polls this on every turn of its loop (each message it
-    /// writes), and registering again each time would take the lock that every socket of
-    /// the key shares. So the future must stay with the task that first polled it, as a
-    /// socket task's does: the waker kept is that task's.
-    pub async fn revoked(&mut self) {
-        let Some(state) = self.state.as_deref() else {
+    /// A socket task polls this on every turn of its loop: after its first poll it reads the
+    /// key's flag only ([`Signal::wait`]), so the future must stay with the task that first
+    /// polled it.
+    pub fn revoked(&self) -> Either<Wait<'_>, Pending<()>> {
+        match self.signal.as_deref() {
+            Some(signal) => Either::Left(signal.wait()),
             // Only `None` once dropped: never reached.
-            return std::future::pending().await;
-        };
-        let mut notified = pin!(state.waiters.notified());
-        let mut waiting = false;
-        poll_fn(|cx| {
-            if state.revoked.load(Ordering::Acquire) {
-                return Poll::Ready(());
-            }
-            if !waiting {
-                // Ready only after a revocation, whose flag is set: checked again below.
-                let _ = notified.as_mut().poll(cx);
-                waiting = true;
-                if state.revoked.load(Ordering::Acquire) {
-                    return Poll::Ready(());
-                }
-            }
-            Poll::Pending
-        })
-        .await;
+            None => Either::Right(std::future::pending()),
+        }
     }
 }
 
 impl Drop for RevocationWatch {
     fn drop(&mut self) {
-        drop(self.state.take());
+        drop(self.signal.take());
         // Under the map's lock: a socket subscribing at the same time either keeps the entry
         // (it subscribed first) or makes a new one (it comes after the removal).
-        self.keys.remove_if(&self.key_hash, |_, state| {
-            !state.revoked.load(Ordering::Acquire) && Arc::strong_count(state) == 1
+        self.keys.remove_if(&self.key_hash, |_, signal| {
+            !signal.fired() && Arc::strong_count(signal) == 1
         });
     }
 }
@@ -116,7 +87,7 @@ mod tests {
     use super::*;
 
     /// Whether the watch has resolved, without waiting.
-    async fn resolved(watch: &mut RevocationWatch) -> bool {
+    async fn resolved(watch: &RevocationWatch) -> bool {
         tokio::time::timeout(Duration::ZERO, watch.revoked())
             .await
             .is_ok()
@@ -125,20 +96,20 @@ mod tests {
     #[tokio::test]
     async fn a_revocation_wakes_every_watch_of_its_key_only() {
         let r = Revocations::default();
-        let mut a = r.watch("k1");
-        let mut b = r.watch("k1");
-        let mut other = r.watch("k2");
-        assert!(!resolved(&mut a).await);
+        let a = r.watch("k1");
+        let b = r.watch("k1");
+        let other = r.watch("k2");
+        assert!(!resolved(&a).await);
         r.revoke("k1");
-        assert!(resolved(&mut a).await);
-        assert!(resolved(&mut b).await);
-        assert!(!resolved(&mut other).await);
+        assert!(resolved(&a).await);
+        assert!(resolved(&b).await);
+        assert!(!resolved(&other).await);
     }
 
     #[tokio::test]
     async fn a_watch_kept_across_polls_is_woken_by_the_revocation() {
         let r = Arc::new(Revocations::default());
-        let mut watch = r.watch("k1");
+        let watch = r.watch("k1");
         let (polled_tx, polled_rx) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
             let mut revoked = std::pin::pin!(watch.revoked());
@@ -160,7 +131,7 @@ mod tests {
     async fn a_watch_started_after_the_revocation_resolves_at_once() {
         let r = Revocations::default();
         r.revoke("k1");
-        assert!(resolved(&mut r.watch("k1")).await);
+        assert!(resolved(&r.watch("k1")).await);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! heartbeats and closes the socket with the right code.
 //!
 //! The task selects over the node's shutdown signal, its key's revocation, the session's
-//! outbound queue, the socket, the ping timer and (until `hello`) the hello deadline. Every
+//! outbound queue, the socket (through a [`ReadGate`]: read only once it woke), the ping
+//! timer and (until `hello`) the hello deadline. Every
 //! server message after `hello` goes through the session's bounded queue (so it gets its
 //! `seq` and a place in the replay ring), including the answers to this client's own
 //! requests; before `hello` the few answers there are (errors, `seq` 0) are written directly,
@@ -22,8 +23,9 @@ use tokio::time::Instant;
 
 use super::WsContext;
 use super::budget::Budget;
+use super::heartbeat::Heartbeat;
 use super::protocol::{ClientMessage, Format, ServerMessage};
-use super::signal::gated;
+use super::read_gate::ReadGate;
 use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
@@ -98,19 +100,20 @@ enum Step {
 /// Serves one upgraded socket until it closes.
 pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: WebSocket) {
     let cfg = state.services.settings.websocket.clone();
-    let mut closing = state.hub.closing.subscribe();
-    let mut revocation = state.auth.watch_revocation(&caller.key.key_hash);
+    // Counted until this task ends: the node's shutdown waits for every socket's close.
+    let _open = state.hub.open_socket();
+    let hub = state.hub.clone();
+    let revocation = state.auth.watch_revocation(&caller.key.key_hash);
     let now = Instant::now();
     let ping_every = Duration::from_secs(cfg.ping_interval_s.max(1));
     let idle = Duration::from_secs(cfg.idle_timeout_s.max(1));
-    let mut ping = tokio::time::interval_at(now + ping_every, ping_every);
+    let mut heartbeat = Heartbeat::new(now + ping_every, ping_every);
+    // The loop's only reader of the socket until it ends (`finish` reads on its own).
+    let read_gate = ReadGate::default();
     let mut last_heard = now;
-    // Made once, not per turn of the loop, so no turn sets up a new waiter; polled through
-    // `gated` (below), so after the first poll only once the node closes (unconstrained: that
-    // first poll must register, whatever the task's budget).
-    let shutdown = tokio::task::unconstrained(closing.wait_for(|c| *c));
+    // Made once, not per turn of the loop: after its first poll each reads a flag only.
+    let shutdown = hub.closing.wait();
     tokio::pin!(shutdown);
-    let mut shutdown_waiting = false;
     let revoked = revocation.revoked();
     tokio::pin!(revoked);
     let hello_deadline =
@@ -128,13 +131,11 @@ pub async fn run(state: WsContext, caller: SdkCaller, format: Format, socket: We
     let close: Close = loop {
         let step = tokio::select! {
             biased;
-            _ = gated(shutdown.as_mut(), &mut shutdown_waiting, || {
-                *conn.state.hub.closing.borrow()
-            }) => Step::Shutdown,
+            () = &mut shutdown => Step::Shutdown,
             () = &mut revoked => Step::Revoked,
             d = next_delivery(&mut conn.live) => Step::Deliver(d),
-            m = conn.socket.recv() => Step::Incoming(m),
-            _ = ping.tick() => Step::Tick,
+            m = read_gate.next(&mut conn.socket) => Step::Incoming(m),
+            () = heartbeat.due() => Step::Tick,
             () = &mut hello_deadline, if conn.live.is_none() => Step::HelloTimeout,
         };
         match step {
@@ -234,7 +235,8 @@ impl Conn {
     ///
     /// The batch leaves the queue before the writes, as it always has (so a client that
     /// stops reading is cut off at the same point), and a lone message, as in a broadcast,
-    /// takes no list: `rest` allocates only from a second message on.
+    /// takes no list and no second look at the queue: `rest` allocates only from a second
+    /// message on.
     async fn write_batch(&mut self, first: offer_actors::Sequenced) -> Result<(), Close> {
         let Some(live) = &mut self.live else {
             return Ok(());
@@ -244,7 +246,7 @@ impl Conn {
         let socket = &mut self.socket;
         let queue = &mut live.queue;
         let mut rest = Vec::new();
-        while rest.len() + 1 < WRITE_BATCH {
+        while queue.more_queued() && rest.len() + 1 < WRITE_BATCH {
             match queue.try_recv() {
                 Some(m) => rest.push(m),
                 None => break,

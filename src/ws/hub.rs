@@ -1,33 +1,66 @@
-//! What only sockets need on a node: the shutdown signal every socket task watches, the
-//! configuration its clients were last told about, the broadcast to every session of a
-//! game, encoded once for all of them, and the push of a player's inventory to its sessions.
+//! What only sockets need on a node: the shutdown signal every socket task watches and the
+//! count of open socket tasks the shutdown waits for, the configuration its clients were
+//! last told about, the broadcast to every session of a game, encoded once for all of them,
+//! and the push of a player's inventory to its sessions.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dashmap::DashMap;
 use offer_actors::{GameView, PushResult, SessionHandle};
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::WsContext;
 use super::protocol::ServerMessage;
 use crate::service::inventory::InventoryItem;
+use crate::signal::Signal;
 use crate::store::inventory;
 use offer_domain::environment::Environment;
 
 /// The node's socket-wide state.
+#[derive(Default)]
 pub struct Hub {
-    /// Turns true when the node shuts down: every socket writes what is queued and closes
-    /// with 1001. Shutdown waits (bounded) until every socket task dropped its receiver.
-    pub closing: watch::Sender<bool>,
+    /// Fires when the node shuts down: every socket writes what is queued and closes with
+    /// 1001. Shutdown waits (bounded) until every socket task has ended ([`Hub::all_closed`]).
+    pub closing: Signal,
+    /// Socket tasks running, each counted by its [`OpenSocket`].
+    open: AtomicUsize,
+    /// Woken when the last socket task ends.
+    none_open: Notify,
     /// Per game, a checksum of the configuration this node's sockets were last told about,
     /// so `config` is pushed only for changes a client can see.
     announced_config: DashMap<Uuid, u32>,
 }
 
-impl Default for Hub {
-    fn default() -> Self {
-        Self {
-            closing: watch::channel(false).0,
-            announced_config: DashMap::new(),
+impl Hub {
+    /// Counts a socket task until the returned guard is dropped.
+    pub fn open_socket(self: &Arc<Self>) -> OpenSocket {
+        self.open.fetch_add(1, Ordering::AcqRel);
+        OpenSocket(self.clone())
+    }
+
+    /// Resolves once no socket task runs.
+    pub async fn all_closed(&self) {
+        loop {
+            let mut notified = std::pin::pin!(self.none_open.notified());
+            // Registered before the count is read, so a last task ending in between wakes it.
+            notified.as_mut().enable();
+            if self.open.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One running socket task, counted by the hub while it lives.
+pub struct OpenSocket(Arc<Hub>);
+
+impl Drop for OpenSocket {
+    fn drop(&mut self) {
+        if self.0.open.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.none_open.notify_waiters();
         }
     }
 }

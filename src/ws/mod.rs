@@ -4,10 +4,11 @@
 //! upgrade, so a bad key is an HTTP 401/403 in the documented error shape, never a socket.
 //! The subprotocol picks the wire format ([`protocol::Format`]); an upgrade without one the
 //! server speaks is a 400. Each socket is served by one task ([`gateway`]) that selects over
-//! the socket, its session's bounded outbound queue, the heartbeat, its key's revocation and
-//! the node's shutdown signal; [`budget`] bounds the refused messages it takes, and
-//! [`signal`] keeps the wait for the shutdown from taking a lock shared by every socket on
-//! each turn of the task's loop.
+//! the socket, its session's bounded outbound queue, the heartbeat ([`heartbeat`]), its key's
+//! revocation and the node's shutdown signal ([`crate::signal`]): after its first poll, a
+//! signal or the heartbeat is a flag read, no lock or timer per turn of the loop, and the
+//! socket is read only once it woke ([`read_gate`]). [`budget`] bounds the refused messages
+//! it takes.
 //! `docs/protocol.md` is the protocol's reference.
 //!
 //! Where things live: the session's handle owns the per-session `seq` counter, the
@@ -17,9 +18,10 @@
 
 pub mod budget;
 pub mod gateway;
+pub mod heartbeat;
 pub mod hub;
 pub mod protocol;
-pub mod signal;
+pub mod read_gate;
 
 use std::sync::Arc;
 

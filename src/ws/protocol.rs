@@ -6,7 +6,10 @@
 //! receive it ([`OutboundMessage`]); each socket then splices its session's `seq` in front
 //! of the shared bytes ([`Format::frame`]), which costs a copy, not a serialisation.
 
-use axum::extract::ws::Message;
+use std::cell::RefCell;
+
+use axum::extract::ws::{Message, Utf8Bytes};
+use bytes::{BufMut, BytesMut};
 use chrono::{DateTime, Utc};
 use offer_actors::{Outbound, OutboundMessage};
 use offer_domain::custom_page::{PublishedPage, SharedPage};
@@ -63,11 +66,22 @@ impl Format {
 
     /// The frame of `msg` with sequence number `seq`, reusing the message's shared
     /// encoding (made by the first socket of this format that writes it).
+    ///
+    /// The frame's bytes are cut from the worker thread's frame buffer ([`FRAMES`]) rather
+    /// than a fresh allocation.
     pub fn frame(self, seq: u64, msg: &OutboundMessage) -> Message {
-        match self {
-            Self::Json => Message::Text(json_frame(seq, msg.json(encode_json)).into()),
-            Self::MsgPack => Message::Binary(splice_seq(seq, msg.msgpack(encode_msgpack)).into()),
-        }
+        FRAMES.with_borrow_mut(|buf| match self {
+            Self::Json => {
+                json_frame(buf, seq, msg.json(encode_json));
+                let bytes = buf.split().freeze();
+                // Always UTF-8 (ASCII digits and punctuation spliced into a JSON text).
+                Message::Text(Utf8Bytes::try_from(bytes).unwrap_or_else(|_| "{}".into()))
+            }
+            Self::MsgPack => {
+                splice_seq(buf, seq, msg.msgpack(encode_msgpack));
+                Message::Binary(buf.split().freeze())
+            }
+        })
     }
 
     /// Decodes a client frame of this socket's format; `None` for a frame of the other
@@ -101,47 +115,66 @@ fn encode_msgpack(body: &serde_json::Value) -> Box<[u8]> {
         .into_boxed_slice()
 }
 
-/// Prepends `"seq":<seq>` to an encoded JSON object. The string has exactly the frame's
-/// length, so its bytes are handed to the socket as they are (a string with spare room
-/// would take another allocation on the way).
-fn json_frame(seq: u64, body: &str) -> String {
-    // `body` is a JSON object: `{` then its fields, or `{}`.
-    let rest = body.get(1..).unwrap_or("}");
-    let comma = if rest == "}" { "" } else { "," };
-    let digits = seq.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let mut text = String::with_capacity(SEQ_FIELD.len() + digits + comma.len() + rest.len());
-    text.push_str(SEQ_FIELD);
-    push_decimal(&mut text, seq);
-    text.push_str(comma);
-    text.push_str(rest);
-    text
+thread_local! {
+    /// The buffer socket frames of this worker thread are cut from. A frame leaves it as
+    /// shared bytes that the socket copies into its write buffer and drops at once, so the
+    /// buffer is soon unshared again and its space reused: a broadcast to thousands of
+    /// sockets allocates per thread, not per socket, and an idle socket holds no buffer of
+    /// its own.
+    static FRAMES: RefCell<BytesMut> = RefCell::new(BytesMut::new());
 }
 
-/// Appends `n` in decimal. Every socket writes its own `seq` into each frame of a broadcast,
-/// and the formatting machinery cost more than the rest of the frame's splice.
-fn push_decimal(text: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
+/// The least the frame buffer grows by, so that most frames fit in what is left of it and
+/// only about one in ten (of a kilobyte) finds it full and takes it back from the start.
+const FRAME_BUFFER: usize = 16 * 1024;
+
+/// Makes room in `buf` for a frame of `len` bytes.
+fn reserve_frame(buf: &mut BytesMut, len: usize) {
+    if buf.capacity() < len {
+        buf.reserve(len.max(FRAME_BUFFER));
+    }
+}
+
+/// The longest `{"seq":<u64>,`.
+const JSON_HEAD: usize = SEQ_FIELD.len() + 20 + 1;
+
+/// Writes into `buf` an encoded JSON object with `"seq":<seq>` prepended.
+fn json_frame(buf: &mut BytesMut, seq: u64, body: &str) {
+    // `body` is a JSON object: `{` then its fields, or `{}`.
+    let rest = body.get(1..).unwrap_or("}");
+    let mut head = [0u8; JSON_HEAD];
+    head[..SEQ_FIELD.len()].copy_from_slice(SEQ_FIELD.as_bytes());
+    let mut end = SEQ_FIELD.len() + put_decimal(&mut head[SEQ_FIELD.len()..], seq);
+    if rest != "}" {
+        head[end] = b',';
+        end += 1;
+    }
+    reserve_frame(buf, end + rest.len());
+    buf.extend_from_slice(&head[..end]);
+    buf.extend_from_slice(rest.as_bytes());
+}
+
+/// Writes `n` in decimal at the start of `out` (at least 20 bytes) and returns its length.
+/// Every socket writes its own `seq` into each frame of a broadcast, and the formatting
+/// machinery cost more than the rest of the frame's splice.
+fn put_decimal(out: &mut [u8], mut n: u64) -> usize {
+    let len = n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    for place in out[..len].iter_mut().rev() {
         // A remainder of 10 is below 10: one ASCII digit.
         #[allow(clippy::cast_possible_truncation)]
         let digit = (n % 10) as u8;
-        digits[start] = b'0' + digit;
+        *place = b'0' + digit;
         n /= 10;
-        if n == 0 {
-            break;
-        }
     }
-    text.extend(digits[start..].iter().map(|&d| char::from(d)));
+    len
 }
 
 /// The MessagePack `seq` key (a 3-character string) and its value (a `u64`): 4 and 9 bytes.
 const SEQ_KEY_AND_VALUE: usize = 4 + 9;
 
-/// Prepends a `seq` entry to an encoded MessagePack map: the map's length grows by one and
-/// the entry goes in front of the shared fields.
-fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
+/// Writes into `buf` an encoded MessagePack map with a `seq` entry prepended: the map's
+/// length grows by one and the entry goes in front of the shared fields.
+fn splice_seq(buf: &mut BytesMut, seq: u64, body: &[u8]) {
     let (len, fields) = match body.split_first() {
         Some((&b, rest)) if b & 0xf0 == 0x80 => (u32::from(b & 0x0f), rest),
         Some((0xde, rest)) if rest.len() >= 2 => (
@@ -161,25 +194,22 @@ fn splice_seq(seq: u64, body: &[u8]) -> Vec<u8> {
         16..=0xffff => 3,
         _ => 5,
     };
-    // The exact length (map head, `seq` and its value, the fields), for the same reason as
-    // a JSON frame's.
-    let mut out = Vec::with_capacity(head + SEQ_KEY_AND_VALUE + fields.len());
+    reserve_frame(buf, head + SEQ_KEY_AND_VALUE + fields.len());
     if n < 16 {
         // n < 16, so it fits the fixmap's four bits.
         #[allow(clippy::cast_possible_truncation)]
-        out.push(0x80 | n as u8);
+        buf.put_u8(0x80 | n as u8);
     } else if let Ok(n16) = u16::try_from(n) {
-        out.push(0xde);
-        out.extend_from_slice(&n16.to_be_bytes());
+        buf.put_u8(0xde);
+        buf.put_u16(n16);
     } else {
-        out.push(0xdf);
-        out.extend_from_slice(&n.to_be_bytes());
+        buf.put_u8(0xdf);
+        buf.put_u32(n);
     }
-    out.extend_from_slice(&[0xa3, b's', b'e', b'q']);
-    out.push(0xcf);
-    out.extend_from_slice(&seq.to_be_bytes());
-    out.extend_from_slice(fields);
-    out
+    buf.extend_from_slice(&[0xa3, b's', b'e', b'q']);
+    buf.put_u8(0xcf);
+    buf.put_u64(seq);
+    buf.extend_from_slice(fields);
 }
 
 /// A message from the client. Its schema, like [`ServerMessage`]'s, keeps the protocol
@@ -354,25 +384,49 @@ mod tests {
     }
 
     #[test]
-    fn frames_are_made_at_their_exact_length() {
+    fn frames_carry_the_seq_and_the_shared_fields() {
+        let mut buf = BytesMut::new();
         for seq in [0, 1, 9, 10, 99, 100, 123_456_789, u64::MAX] {
             for body in ["{}", r#"{"type":"kill_switch","level":2}"#] {
-                let text = json_frame(seq, body);
-                assert_eq!(text.len(), text.capacity(), "seq {seq}, body {body}");
-                let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+                json_frame(&mut buf, seq, body);
+                let text = buf.split();
+                let v: serde_json::Value = serde_json::from_slice(&text).expect("json");
                 assert_eq!(v["seq"], serde_json::json!(seq));
+                let fields = v.as_object().map_or(0, serde_json::Map::len);
+                assert_eq!(fields, if body == "{}" { 1 } else { 3 });
             }
             for fields in [0, 3, 20] {
                 let map = (0..fields)
                     .map(|i| (format!("k{i}"), serde_json::json!(i)))
                     .collect();
                 let body = encode_msgpack(&serde_json::Value::Object(map));
-                let bytes = splice_seq(seq, &body);
-                assert_eq!(bytes.len(), bytes.capacity(), "seq {seq}, {fields} fields");
+                splice_seq(&mut buf, seq, &body);
+                let bytes = buf.split();
                 let v: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
                 assert_eq!(v["seq"], serde_json::json!(seq));
+                assert_eq!(v.as_object().map(serde_json::Map::len), Some(fields + 1));
             }
         }
+    }
+
+    #[test]
+    fn frames_dropped_once_written_leave_their_buffer_for_reuse() {
+        let msg = OutboundMessage::new(serde_json::json!({"type": "kill_switch", "level": 2}));
+        let Message::Text(first) = Format::Json.frame(1, &msg) else {
+            panic!("text frame expected");
+        };
+        let at = first.as_str().as_ptr();
+        drop(first);
+        // The frames that follow fill the rest of the buffer, then start again at its
+        // beginning: the same bytes, not a new allocation.
+        let reused = (2..=FRAME_BUFFER as u64).any(|seq| {
+            let Message::Text(text) = Format::Json.frame(seq, &msg) else {
+                panic!("text frame expected");
+            };
+            assert!(text.as_str().starts_with(&format!("{{\"seq\":{seq},")));
+            text.as_str().as_ptr() == at
+        });
+        assert!(reused, "a frame was made in the first one's place");
     }
 
     #[test]

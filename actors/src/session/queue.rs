@@ -95,7 +95,11 @@ pub(super) fn queue(id: u64, capacity: usize) -> (Link, SocketQueue) {
             id,
             shared: shared.clone(),
         },
-        SocketQueue { id, shared },
+        SocketQueue {
+            id,
+            shared,
+            more: false,
+        },
     )
 }
 
@@ -151,6 +155,8 @@ impl Drop for Link {
 pub struct SocketQueue {
     id: u64,
     shared: Shared,
+    /// Whether the last message taken left others behind it (as the queue stood then).
+    more: bool,
 }
 
 impl SocketQueue {
@@ -163,6 +169,7 @@ impl SocketQueue {
                 return Poll::Ready(Delivery::Cut(why));
             }
             if let Some(item) = state.items.pop_front() {
+                self.more = !state.items.is_empty();
                 return Poll::Ready(Delivery::Message(item));
             }
             register(&mut state, cx.waker());
@@ -192,7 +199,17 @@ impl SocketQueue {
         if state.cut.is_some() {
             return None;
         }
-        state.items.pop_front()
+        let item = state.items.pop_front();
+        self.more = !state.items.is_empty();
+        item
+    }
+
+    /// Whether the message last taken had others queued behind it. A writer that took one
+    /// message reads this, not the queue, to learn whether there is a batch to take: a lone
+    /// message (a broadcast) costs one lock, not two. A message queued since is taken on
+    /// the writer's next turn.
+    pub fn more_queued(&self) -> bool {
+        self.more
     }
 }
 
@@ -241,6 +258,20 @@ mod tests {
         assert_eq!(queue.try_recv().map(|m| m.seq), Some(2));
         assert_eq!(queue.try_recv().map(|m| m.seq), Some(3));
         assert!(queue.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_queue_tells_whether_a_message_had_others_behind_it() {
+        let (link, mut queue) = queue(1, 4);
+        assert!(link.try_send(message(1)).is_ok());
+        assert!(matches!(queue.recv().await, Delivery::Message(_)));
+        assert!(!queue.more_queued(), "a lone message");
+        assert!(link.try_send(message(2)).is_ok());
+        assert!(link.try_send(message(3)).is_ok());
+        assert!(matches!(queue.recv().await, Delivery::Message(_)));
+        assert!(queue.more_queued());
+        assert_eq!(queue.try_recv().map(|m| m.seq), Some(3));
+        assert!(!queue.more_queued());
     }
 
     #[test]
