@@ -67,7 +67,7 @@ impl Format {
     /// The frame of `msg` with sequence number `seq`, reusing the message's shared
     /// encoding (made by the first socket of this format that writes it).
     ///
-    /// The frame's bytes are cut from the worker thread's frame buffer ([`FRAMES`]) rather
+    /// The frame's bytes are cut from the worker thread's frame buffer rather
     /// than a fresh allocation.
     pub fn frame(self, seq: u64, msg: &OutboundMessage) -> Message {
         FRAMES.with_borrow_mut(|buf| match self {
