@@ -13,6 +13,7 @@
 //! round trip.
 
 pub mod game;
+mod open_sessions;
 pub mod registry;
 pub mod session;
 

@@ -1,5 +1,6 @@
 //! The actor registry: the shards (one `Arbiter` per core), the live game actors and the
-//! open sessions, with the sweeper that forgets idle sessions.
+//! open sessions (kept by `open_sessions.rs`), with the sweeper that forgets idle
+//! sessions.
 //!
 //! `actix` has no work stealing and `Actor::start` panics outside an actix context, so
 //! actors are always started here, on the shard their id hashes to, never from a handler.
@@ -16,6 +17,7 @@ use offer_domain::pipeline::PlayerContext;
 use uuid::Uuid;
 
 use crate::game::{GameConfig, GameHandle};
+use crate::open_sessions::OpenSessions;
 use crate::session::{SessionHandle, SessionInfo};
 
 /// What identifies an open session on a node.
@@ -44,7 +46,7 @@ impl SessionKey {
 pub struct ActorSystem {
     arbiters: Vec<Arbiter>,
     games: DashMap<Uuid, GameHandle>,
-    sessions: Arc<DashMap<SessionKey, SessionHandle>>,
+    sessions: Arc<OpenSessions>,
 }
 
 impl ActorSystem {
@@ -54,7 +56,7 @@ impl ActorSystem {
     /// first shard that looks every quarter of that time (at least every 250 ms).
     pub fn start(shards: usize, session_idle_ttl: Duration) -> Self {
         let arbiters: Vec<Arbiter> = (0..shards.max(1)).map(|_| Arbiter::new()).collect();
-        let sessions = Arc::new(DashMap::new());
+        let sessions = Arc::new(OpenSessions::new());
         if let Some(first) = arbiters.first() {
             first.spawn(sweep_idle_sessions(
                 Arc::downgrade(&sessions),
@@ -99,27 +101,32 @@ impl ActorSystem {
 
     /// An open session on this node.
     pub fn session(&self, key: &SessionKey) -> Option<SessionHandle> {
-        self.sessions.get(key).map(|s| s.clone())
+        self.sessions.get(key)
     }
 
     /// Opens (or returns the already open) session. Sessions are keyed by game,
     /// environment and id together: a client-chosen id can never reach another game's or
     /// environment's session.
     pub fn open_session(&self, info: SessionInfo, player: PlayerContext) -> SessionHandle {
-        self.sessions
-            .entry(SessionKey::of(&info))
-            .or_insert_with(|| SessionHandle::new(info, player))
-            .clone()
+        self.sessions.open(info, player)
     }
 
     /// Calls `f` on every open session of a game on this node (kill-switch and config
     /// fan-out) without collecting them: a broadcast allocates nothing per recipient.
-    pub fn for_each_session_of(&self, game_id: Uuid, mut f: impl FnMut(&SessionHandle)) {
-        for s in self.sessions.iter() {
-            if s.info().game_id == game_id {
-                f(s.value());
-            }
-        }
+    pub fn for_each_session_of(&self, game_id: Uuid, f: impl FnMut(&SessionHandle)) {
+        self.sessions.for_each_of_game(game_id, f);
+    }
+
+    /// Calls `f` on every open session of one player of a game in `env` on this node (the
+    /// push of a changed balance or inventory), without looking at anyone else's.
+    pub fn for_each_session_of_player(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        f: impl FnMut(&SessionHandle),
+    ) {
+        self.sessions.for_each_of_player(game_id, env, player_id, f);
     }
 
     /// Stops every shard (on shutdown).
@@ -132,10 +139,7 @@ impl ActorSystem {
 
 /// Forgets, every quarter of `idle_ttl` (at least every 250 ms), the sessions that have no
 /// socket and were not used for `idle_ttl`; ends with the registry.
-async fn sweep_idle_sessions(
-    sessions: Weak<DashMap<SessionKey, SessionHandle>>,
-    idle_ttl: Duration,
-) {
+async fn sweep_idle_sessions(sessions: Weak<OpenSessions>, idle_ttl: Duration) {
     let every = (idle_ttl / 4).max(Duration::from_millis(250));
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -144,6 +148,6 @@ async fn sweep_idle_sessions(
         let Some(sessions) = sessions.upgrade() else {
             return;
         };
-        sessions.retain(|_, session| !session.expired(idle_ttl));
+        sessions.forget_idle(idle_ttl);
     }
 }

@@ -98,9 +98,8 @@ fn sessions_of_player(
     state
         .services
         .actors
-        .for_each_session_of(game_id, |session| {
-            let info = session.info();
-            if info.env == env && info.player_id == player_id && Some(info.session_id) != answered {
+        .for_each_session_of_player(game_id, env, player_id, |session| {
+            if Some(session.info().session_id) != answered {
                 sessions.push(session.clone());
             }
         });

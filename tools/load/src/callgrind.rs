@@ -9,16 +9,27 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+/// The last-level cache callgrind simulates with `--cache-sim`: the 2 MiB, 16-way L2 each
+/// core of these machines has. Their L3 is shared by the whole host and not the server's
+/// alone, so what does not stay in L2 is what a socket costs in memory traffic.
+const SIMULATED_LL: &str = "--LL=2097152,16,64";
+
 /// The valgrind command line a server named `name` runs under; its profile goes to
-/// `<logs>/<name>.callgrind.<pid>`.
-pub fn valgrind_args(name: &str, logs: &Path) -> Vec<String> {
-    vec![
+/// `<logs>/<name>.callgrind.<pid>`. With `cache_sim`, callgrind also counts the data reads
+/// and writes that miss the first-level cache and the simulated last level.
+pub fn valgrind_args(name: &str, logs: &Path, cache_sim: bool) -> Vec<String> {
+    let mut args = vec![
         "--tool=callgrind".into(),
         format!(
             "--callgrind-out-file={}",
             logs.join(format!("{name}.callgrind.%p")).display()
         ),
-    ]
+    ];
+    if cache_sim {
+        args.push("--cache-sim=yes".into());
+        args.push(SIMULATED_LL.into());
+    }
+    args
 }
 
 /// A shell script that runs `engine_bin` under callgrind with its arguments, for the
@@ -28,7 +39,7 @@ pub fn valgrind_args(name: &str, logs: &Path) -> Vec<String> {
 /// The heartbeat is set to an hour: under valgrind a round lasts longer than the 15 s ping
 /// interval, and each socket's ping (and its client's pong) falling in the counted window
 /// would be counted as the broadcast's. The baseline sends no pings.
-pub fn engine_wrapper(engine_bin: &Path, logs: &Path) -> Result<PathBuf> {
+pub fn engine_wrapper(engine_bin: &Path, logs: &Path, cache_sim: bool) -> Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     let script = logs.join("engine-under-callgrind.sh");
     let engine = std::fs::canonicalize(engine_bin)
@@ -37,7 +48,7 @@ pub fn engine_wrapper(engine_bin: &Path, logs: &Path) -> Result<PathBuf> {
         "#!/bin/sh\nexport OFFER__WEBSOCKET__PING_INTERVAL_S=3600\n\
          export OFFER__WEBSOCKET__IDLE_TIMEOUT_S=7200\n\
          exec valgrind {} '{}' \"$@\"\n",
-        valgrind_args("engine", logs).join(" "),
+        valgrind_args("engine", logs, cache_sim).join(" "),
         engine.display()
     );
     std::fs::write(&script, text).with_context(|| format!("writing {}", script.display()))?;

@@ -162,15 +162,33 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         .context("POST .../sdk-keys: no api_key")?
         .to_owned();
 
-    let sessions: Vec<Uuid> = (0..args.sessions).map(|_| Uuid::new_v4()).collect();
+    let sessions = open_sessions(&client, base, &api_key, args.sessions, "p").await?;
+
+    Ok(Prepared {
+        game_id,
+        api_key,
+        sessions,
+    })
+}
+
+/// Opens `n` sessions over REST with `key`, session `i` for player `<prefix><i>`, and returns
+/// their ids in order.
+pub async fn open_sessions(
+    client: &Client,
+    base: &str,
+    key: &str,
+    n: usize,
+    prefix: &str,
+) -> Result<Vec<Uuid>> {
+    let sessions: Vec<Uuid> = (0..n).map(|_| Uuid::new_v4()).collect();
     futures::stream::iter(sessions.iter().enumerate())
         .map(|(i, session_id)| {
             let request = client
                 .post(format!("{base}/v1/sdk/sessions"))
-                .bearer_auth(&api_key)
+                .bearer_auth(key)
                 .json(&json!({
                     "session_id": session_id,
-                    "player_id": format!("p{i}"),
+                    "player_id": format!("{prefix}{i}"),
                     "attributes": {"country": "US", "platform": "android"},
                 }));
             call(request, StatusCode::CREATED, "POST /v1/sdk/sessions")
@@ -178,12 +196,7 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         .buffer_unordered(SESSION_CONCURRENCY)
         .try_collect::<Vec<_>>()
         .await?;
-
-    Ok(Prepared {
-        game_id,
-        api_key,
-        sessions,
-    })
+    Ok(sessions)
 }
 
 #[cfg(test)]

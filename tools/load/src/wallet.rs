@@ -13,6 +13,11 @@
 //! under another key prefix. Rounds alternate engine and baseline; the table gives the
 //! median ops/s of each and the ratio engine/baseline (target at least 0.8), then the script
 //! calls each path made per operation (Redis's own count, `INFO commandstats`).
+//!
+//! `--idle-sessions N` first opens N more sessions of other players over REST and leaves
+//! them open through the rounds: a node serving many players, of whom only the measured
+//! ones play. A wallet operation pushes the balance to its player's own sessions, so what
+//! it costs should not depend on N.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,6 +72,9 @@ pub struct WalletArgs {
     /// Use this Redis instead of starting a private `redis-server`.
     #[arg(long)]
     pub redis_url: Option<String>,
+    /// Sessions of other players opened over REST before the rounds and left idle.
+    #[arg(long, default_value_t = 0)]
+    pub idle_sessions: usize,
     /// The servers started for the measurement.
     #[command(flatten)]
     pub servers: ServerArgs,
@@ -284,6 +292,19 @@ pub async fn run(args: WalletArgs) -> Result<()> {
         engine.pid(),
         logs.display()
     );
+    if args.idle_sessions > 0 {
+        let client = reqwest::Client::new();
+        crate::setup::open_sessions(
+            &client,
+            &format!("http://{engine_addr}"),
+            &prepared.api_key,
+            args.idle_sessions,
+            "idle-",
+        )
+        .await
+        .with_context(|| format!("opening the idle sessions; {}", engine.log_tail()))?;
+        eprintln!("{} idle sessions of other players open", args.idle_sessions);
+    }
     let url = format!("ws://{engine_addr}/v1/sdk/ws");
     let mut sockets = ws_client::open_many(&url, &prepared.api_key, args.plan.concurrency, 64)
         .await
@@ -364,8 +385,9 @@ pub async fn run(args: WalletArgs) -> Result<()> {
     let [engine_runs, direct_runs] = runs;
     let mut out = format!(
         "\nWallet operations (currency_earned, one atomic Lua script call each on the direct \
-         path) at {} in flight, {} rounds of {:?} alternating; Redis {}\n",
-        args.plan.concurrency, args.plan.rounds, args.plan.duration, redis_url
+         path) at {} in flight, {} idle sessions of other players, {} rounds of {:?} \
+         alternating; Redis {}\n",
+        args.plan.concurrency, args.idle_sessions, args.plan.rounds, args.plan.duration, redis_url
     );
     out.push_str(&runs_report(
         "path",

@@ -92,6 +92,11 @@ pub struct BroadcastArgs {
     /// `--start-timeout`: the servers run tens of times slower.
     #[arg(long)]
     pub callgrind: bool,
+    /// With `--callgrind`: simulates the caches too, so each dump also counts the data
+    /// accesses that miss the first level and the last (simulated as one core's 2 MiB L2):
+    /// the memory traffic per socket, which an instruction count does not show.
+    #[arg(long, requires = "callgrind")]
+    pub cache_sim: bool,
 }
 
 /// The engine and the baseline started, the engine set up with a game and an SDK key.
@@ -180,19 +185,24 @@ pub(crate) async fn spawn_engine(
 }
 
 /// Starts both servers.
-async fn start(common: &WsCommon, callgrind: bool) -> Result<Servers> {
+/// Starts both servers, under callgrind when `callgrind` is `Some` (with the cache
+/// simulation when it holds `true`).
+async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
     let logs = common.engine.logs_dir()?;
     let mut engine_args = common.engine.clone();
-    if callgrind {
-        engine_args.engine_bin = crate::callgrind::engine_wrapper(&engine_args.engine_bin, &logs)?;
+    if let Some(cache_sim) = callgrind {
+        engine_args.engine_bin =
+            crate::callgrind::engine_wrapper(&engine_args.engine_bin, &logs, cache_sim)?;
     }
     let (engine, engine_addr, secret, prepared) = engine_args.start("engine", &[], &logs).await?;
     let baseline_addr = free_port()?;
     let me = std::env::current_exe().context("locating offer-load itself")?;
-    let mut cmd = if callgrind {
+    let mut cmd = if let Some(cache_sim) = callgrind {
         let mut cmd = Command::new("valgrind");
-        cmd.args(crate::callgrind::valgrind_args("baseline", &logs))
-            .arg(me);
+        cmd.args(crate::callgrind::valgrind_args(
+            "baseline", &logs, cache_sim,
+        ))
+        .arg(me);
         cmd
     } else {
         Command::new(me)
@@ -313,7 +323,7 @@ pub async fn idle(args: IdleArgs) -> Result<()> {
         bail!("--sessions must be at least 1");
     }
     crate::fdlimit::ensure(n as u64 + 1024)?;
-    let mut servers = start(&args.common, false).await?;
+    let mut servers = start(&args.common, None).await?;
     let key = servers.prepared.api_key.clone();
     let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
     let baseline_url = format!("ws://{}/", servers.baseline_addr);
@@ -460,7 +470,7 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
         bail!("--sessions and --rounds must be at least 1");
     }
     crate::fdlimit::ensure(n as u64 + 1024)?;
-    let mut servers = start(&args.common, args.callgrind).await?;
+    let mut servers = start(&args.common, args.callgrind.then_some(args.cache_sim)).await?;
     let key = servers.prepared.api_key.clone();
     let game_id = servers.prepared.game_id;
     let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
