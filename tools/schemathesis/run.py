@@ -251,8 +251,6 @@ def st_run(base: str, env: dict[str, str], filters: list[str], report: Path) -> 
         str(CONFIG),
         "run",
         f"{base}/v1/openapi.json",
-        "--checks",
-        "all",
         "--max-examples",
         os.environ.get("ST_MAX_EXAMPLES", "25"),
         "--report",
