@@ -83,29 +83,28 @@ impl OpenSessions {
         }
     }
 
-    /// Calls `f` on every open session of one player of a game in `env`. The player's
-    /// handles (one or two) are copied out of the index first, so `f` runs with no lock
-    /// held and may use the registry itself.
-    pub(crate) fn for_each_of_player(
+    /// The open sessions of one player of a game in `env` (one or two). They are copied out
+    /// of the index, so the caller holds no lock of it and may use the registry freely.
+    pub(crate) fn of_player(
         &self,
         game_id: Uuid,
         env: Environment,
         player_id: &str,
-        mut f: impl FnMut(&SessionHandle),
-    ) {
-        let Some(sessions) = self
+    ) -> Vec<SessionHandle> {
+        let Some(entry) = self
             .by_player
             .get(&self.player_slot(game_id, env, player_id))
-            .map(|entry| entry.clone())
         else {
-            return;
+            return Vec::new();
         };
-        for s in &sessions {
-            let info = s.info();
-            if info.game_id == game_id && info.env == env && info.player_id == player_id {
-                f(s);
-            }
-        }
+        entry
+            .iter()
+            .filter(|s| {
+                let info = s.info();
+                info.game_id == game_id && info.env == env && info.player_id == player_id
+            })
+            .cloned()
+            .collect()
     }
 
     /// Forgets the sessions that have no socket and were not used for `idle_ttl`.
@@ -156,8 +155,11 @@ mod tests {
         env: Environment,
         player: &str,
     ) -> Vec<Uuid> {
-        let mut ids = Vec::new();
-        sessions.for_each_of_player(game_id, env, player, |s| ids.push(s.info().session_id));
+        let mut ids: Vec<Uuid> = sessions
+            .of_player(game_id, env, player)
+            .iter()
+            .map(|s| s.info().session_id)
+            .collect();
         ids.sort();
         ids
     }
@@ -203,23 +205,24 @@ mod tests {
     }
 
     #[test]
-    fn a_lookups_callback_may_open_a_session_of_the_same_player() {
+    fn a_session_of_the_player_may_open_while_a_lookups_sessions_are_in_use() {
         let sessions = std::sync::Arc::new(OpenSessions::new());
         let game = Uuid::new_v4();
         let prod = Environment::Production;
         open(&sessions, info(game, prod, "p1"));
         let (done, finished) = std::sync::mpsc::channel();
         let shared = sessions.clone();
-        // On a thread of its own: a lock still held during the callback would hang it.
+        // On a thread of its own: a lookup that still held the index's lock while its
+        // sessions are used would hang it.
         std::thread::spawn(move || {
-            shared.for_each_of_player(game, prod, "p1", |_| {
+            for _ in shared.of_player(game, prod, "p1") {
                 open(&shared, info(game, prod, "p1"));
-            });
+            }
             let _ = done.send(());
         });
         assert!(
             finished.recv_timeout(Duration::from_secs(10)).is_ok(),
-            "the callback waited on a lock the lookup held"
+            "opening a session waited on a lock the lookup held"
         );
         assert_eq!(ids_of_player(&sessions, game, prod, "p1").len(), 2);
     }

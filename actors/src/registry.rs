@@ -117,16 +117,15 @@ impl ActorSystem {
         self.sessions.for_each_of_game(game_id, f);
     }
 
-    /// Calls `f` on every open session of one player of a game in `env` on this node (the
-    /// push of a changed balance or inventory), without looking at anyone else's.
-    pub fn for_each_session_of_player(
+    /// The open sessions of one player of a game in `env` on this node (the push of a
+    /// changed balance or inventory), found without looking at anyone else's.
+    pub fn sessions_of_player(
         &self,
         game_id: Uuid,
         env: Environment,
         player_id: &str,
-        f: impl FnMut(&SessionHandle),
-    ) {
-        self.sessions.for_each_of_player(game_id, env, player_id, f);
+    ) -> Vec<SessionHandle> {
+        self.sessions.of_player(game_id, env, player_id)
     }
 
     /// Stops every shard (on shutdown).

@@ -94,15 +94,11 @@ fn sessions_of_player(
     player_id: &str,
     answered: Option<Uuid>,
 ) -> Vec<SessionHandle> {
-    let mut sessions = Vec::new();
-    state
+    let mut sessions = state
         .services
         .actors
-        .for_each_session_of_player(game_id, env, player_id, |session| {
-            if Some(session.info().session_id) != answered {
-                sessions.push(session.clone());
-            }
-        });
+        .sessions_of_player(game_id, env, player_id);
+    sessions.retain(|session| Some(session.info().session_id) != answered);
     sessions
 }
 
