@@ -184,7 +184,6 @@ pub(crate) async fn spawn_engine(
     Ok((engine, addr))
 }
 
-/// Starts both servers.
 /// Starts both servers, under callgrind when `callgrind` is `Some` (with the cache
 /// simulation when it holds `true`).
 async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
