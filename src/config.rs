@@ -218,8 +218,10 @@ pub struct DashboardSettings {
     pub secure_cookie: bool,
     /// Sign-in attempts per client IP address per minute.
     pub sign_ins_per_ip_per_minute: std::num::NonZeroU32,
-    /// Sign-in attempts per email address per minute, from every address together.
-    pub sign_ins_per_email_per_minute: std::num::NonZeroU32,
+    /// Sign-in attempts per client IP address and email address pair per minute.
+    pub sign_ins_per_ip_and_email_per_minute: std::num::NonZeroU32,
+    /// Sign-in attempts per email address per hour, from every address together.
+    pub sign_ins_per_email_per_hour: std::num::NonZeroU32,
 }
 
 /// `[authoring]`: the custom-page preview builds of this node.

@@ -18,7 +18,7 @@ use uuid::Uuid;
 use crate::config::{ConfigError, Settings, StoreSettings};
 use crate::store::redis::RedisStore;
 use crate::store::sqlite::SqliteStore;
-use crate::store::{SharedStore, StoreError};
+use crate::store::{LedgerEntry, SharedStore, StoreError};
 
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +75,34 @@ async fn open(settings: &StoreSettings) -> Result<SharedStore, ExportError> {
     Ok(Arc::new(store))
 }
 
-/// Writes the NDJSON lines of the export.
+/// One exported line: a ledger entry with its kind named as the API names the event.
+#[derive(serde::Serialize)]
+struct ExportLine<'a> {
+    tx_id: &'a str,
+    player_id: &'a str,
+    kind: &'static str,
+    currency_id: &'a str,
+    amount: i64,
+    balance_after: i64,
+    ts: chrono::DateTime<chrono::Utc>,
+}
+
+impl<'a> From<&'a LedgerEntry> for ExportLine<'a> {
+    fn from(entry: &'a LedgerEntry) -> Self {
+        Self {
+            tx_id: &entry.tx_id,
+            player_id: &entry.player_id,
+            kind: entry.kind.event_name(),
+            currency_id: &entry.currency_id,
+            amount: entry.amount,
+            balance_after: entry.balance_after,
+            ts: entry.ts,
+        }
+    }
+}
+
+/// Writes the NDJSON lines of the export, each kind named as the API's event
+/// (`currency_earned`, `currency_spent`, `purchase`).
 pub async fn export(
     store: &SharedStore,
     game_id: Uuid,
@@ -88,7 +115,8 @@ pub async fn export(
         if entry.ts.date_naive() < since {
             continue;
         }
-        serde_json::to_writer(&mut *out, &entry).map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut *out, &ExportLine::from(&entry))
+            .map_err(std::io::Error::from)?;
         out.write_all(b"\n")?;
         written += 1;
     }

@@ -87,7 +87,9 @@ pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> Hold
         if players == 0 {
             0.0
         } else {
-            g.paid.iter().map(|c| *c as f64).sum::<f64>() / players as f64 / 100.0
+            // A fold from +0.0, not `sum`: an empty float sum is -0.0, which would print as an
+            // ARPU of `-0.0` for a group with no payers.
+            g.paid.iter().fold(0.0, |sum, c| sum + *c as f64) / players as f64 / 100.0
         }
     };
     let (treatment_arpu, control_arpu) = (arpu(&treatment), arpu(&control));
@@ -214,6 +216,18 @@ mod tests {
         );
         assert_eq!(r.ineligible_reasons[2].value, 10.0);
         assert_eq!(r.ineligible_reasons[2].required, 30.0);
+    }
+
+    #[test]
+    fn a_group_without_payers_has_an_arpu_of_plain_zero() {
+        let none = || Group {
+            zeros: 5,
+            paid: &[],
+        };
+        let r = compare(none(), none(), 10);
+        assert!(r.treatment_arpu.is_sign_positive() && r.control_arpu.is_sign_positive());
+        let json = serde_json::to_string(&r).expect("json");
+        assert!(!json.contains("-0"), "{json}");
     }
 
     #[test]

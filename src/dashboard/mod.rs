@@ -29,6 +29,7 @@ pub mod previews;
 pub mod runs;
 pub mod session;
 pub mod sign_in;
+pub mod sign_in_token;
 pub mod throttle;
 
 use axum::Router;

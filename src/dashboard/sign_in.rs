@@ -2,11 +2,12 @@
 //! per address and per email), `POST /dashboard/sign-out`.
 //!
 //! The sign-in form has its own CSRF barrier, since no session exists yet (a forged sign-in
-//! would put the victim in the attacker's account): showing the form sets a random token in
-//! an `HttpOnly`, `SameSite=Strict` cookie scoped to the form's path and writes the same token
-//! in a hidden field. A sign-in whose field does not equal its cookie (compared in constant
-//! time) is refused with 403 before any password is checked or any attempt counted, and the
-//! form is shown again with a fresh token.
+//! would put the victim in the attacker's account): showing the form sets a token the server
+//! signed ([`super::sign_in_token`]) in an `HttpOnly`, `SameSite=Strict` cookie scoped to the
+//! form's path and writes the same token in a hidden field. A sign-in whose field does not
+//! equal its cookie (compared in constant time), or whose token this deployment did not sign
+//! or has expired, is refused with 403 before any password is checked or any attempt counted,
+//! and the form is shown again with a fresh token.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -21,7 +22,6 @@ use serde::Deserialize;
 use super::failure::PageError;
 use super::layout;
 use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
-use crate::config::DashboardSettings;
 use crate::service::web_sessions;
 use crate::service::{ServiceError, members};
 use crate::state::AppState;
@@ -66,13 +66,17 @@ fn form_page(token: &str, email: &str, problem: Option<&str>) -> Markup {
 }
 
 /// The form with a fresh token, and the cookie holding it.
-fn fresh_form(
-    settings: &DashboardSettings,
+async fn fresh_form(
+    state: &AppState,
     status: StatusCode,
     email: &str,
     problem: Option<&str>,
 ) -> Response {
-    let token = web_sessions::random_token();
+    let settings = &state.services.settings.dashboard;
+    let token = match state.sign_in_forms.mint(&state.services, FORM_TTL_S).await {
+        Ok(token) => token,
+        Err(e) => return PageError::from(e).into_response(),
+    };
     let cookie = format!(
         "{FORM_COOKIE}={token}; HttpOnly; SameSite=Strict; Path={FORM_PATH}; Max-Age={FORM_TTL_S}{}",
         session::secure(settings)
@@ -87,7 +91,7 @@ fn fresh_form(
 
 /// `GET /dashboard/sign-in`.
 pub async fn form(State(state): State<AppState>) -> Response {
-    fresh_form(&state.services.settings.dashboard, StatusCode::OK, "", None)
+    fresh_form(&state, StatusCode::OK, "", None).await
 }
 
 /// `POST /dashboard/sign-in`: opens a session and sets its cookie, or shows the form again
@@ -100,17 +104,25 @@ pub async fn submit(
     axum::Form(creds): axum::Form<Credentials>,
 ) -> Response {
     let settings = &state.services.settings.dashboard;
-    let Some(token) = session::cookie(&headers, FORM_COOKIE)
-        .filter(|expected| session::same_token(Some(&creds.csrf), expected))
-    else {
+    let doubled = session::cookie(&headers, FORM_COOKIE)
+        .filter(|expected| session::same_token(Some(&creds.csrf), expected));
+    let signed = match doubled {
+        Some(token) => match state.sign_in_forms.verify(&state.services, token).await {
+            Ok(signed) => signed.then_some(token),
+            Err(e) => return PageError::from(e).into_response(),
+        },
+        None => None,
+    };
+    let Some(token) = signed else {
         return fresh_form(
-            settings,
+            &state,
             StatusCode::FORBIDDEN,
             &creds.email,
             Some(
                 "This sign-in form was not one this site just gave you (it expired, or was sent from another site), so nothing was checked: sign in again with the form below.",
             ),
-        );
+        )
+        .await;
     };
     // The token checked out: the form shown again keeps it.
     let again = |status: StatusCode, problem: &str| {

@@ -31,8 +31,18 @@ pub(crate) struct Keyed<K: Hash + Eq + Clone> {
 impl<K: Hash + Eq + Clone> Keyed<K> {
     /// At most `per_minute` checks per key per minute.
     pub(crate) fn new(per_minute: NonZeroU32) -> Self {
+        Self::with_quota(Quota::per_minute(per_minute))
+    }
+
+    /// At most `per_hour` checks per key per hour (a burst of all of them, then one every
+    /// hour / `per_hour`).
+    pub(crate) fn per_hour(per_hour: NonZeroU32) -> Self {
+        Self::with_quota(Quota::per_hour(per_hour))
+    }
+
+    fn with_quota(quota: Quota) -> Self {
         Self {
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+            limiter: RateLimiter::keyed(quota),
             checks: AtomicU32::new(0),
         }
     }

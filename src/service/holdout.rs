@@ -28,7 +28,6 @@ use offer_domain::holdout::is_holdout;
 use offer_domain::holdout_arpu::{self, HoldoutArpu};
 use offer_domain::mann_whitney::Group;
 use offer_domain::revenue_share::uplift_revenue_usd;
-use rand::RngExt;
 use sha2::Sha256;
 use uuid::Uuid;
 
@@ -350,19 +349,9 @@ pub async fn samples_csv(
     Ok(out)
 }
 
-/// The game's secret for player hashes: made at the first export, then always the same
-/// (`insert_new`: two nodes making one at once keep the first).
+/// The game's secret for player hashes: made at the first export, then always the same.
 async fn secret(state: &Services, game_id: Uuid) -> ServiceResult<Vec<u8>> {
-    let fresh: [u8; 32] = rand::rng().random();
-    state
-        .store
-        .insert_new(secrets(game_id), "samples_hmac", fresh.to_vec())
-        .await?;
-    state
-        .store
-        .get(secrets(game_id), "samples_hmac")
-        .await?
-        .ok_or_else(|| ServiceError::Internal("the samples secret vanished".into()))
+    super::secrets::get_or_make(state, secrets(game_id), "samples_hmac").await
 }
 
 /// Where the secret of the samples' player hashes is kept.

@@ -35,6 +35,10 @@ const MAX_PLAYER_ID: usize = 128;
 /// How far in the future an imported `ts` may be: history is in the past, give or take the
 /// clocks of the machines it comes from.
 const MAX_FUTURE_HOURS: i64 = 24;
+/// The earliest imported `ts`: 2000-01-01T00:00:00Z, in Unix seconds. No game's history is
+/// older, and an older time (`0001-01-01`, a zeroed clock's 1970) would move the game's launch
+/// day and every figure counted from it.
+const EARLIEST_TS: i64 = 946_684_800;
 
 /// One past event of one player.
 #[derive(Debug, Clone)]
@@ -160,7 +164,8 @@ pub async fn import(
     Ok(outcome)
 }
 
-/// One event's rules: a player id, a `ts` not in the future, a money event, its fields.
+/// One event's rules: a player id, a `ts` from 2000 on and at most a day ahead, a money event,
+/// its fields.
 fn check(
     game: &offer_domain::game::Game,
     e: &ImportedEvent,
@@ -176,6 +181,9 @@ fn check(
             return Err(format!(
                 "ts is more than {MAX_FUTURE_HOURS} hours in the future: history is past"
             ));
+        }
+        Some(ts) if ts.timestamp() < EARLIEST_TS => {
+            return Err("ts is before 2000-01-01T00:00:00Z: no game's history is older".into());
         }
         Some(_) => {}
     }

@@ -36,6 +36,7 @@ pub mod previews;
 pub mod published_page;
 pub mod retention;
 pub mod runs;
+pub mod secrets;
 pub mod sessions;
 pub mod simulation;
 #[cfg(test)]

@@ -16,7 +16,6 @@ use utoipa::ToSchema;
 
 use super::inventory::InventoryItem;
 use super::{ServiceError, ServiceResult, Services, population};
-use crate::store::MoneyKind;
 use crate::store::inventory;
 
 /// Most ledger entries one page holds.
@@ -112,11 +111,7 @@ pub async fn record(
         .take(limit.min(MAX_PAGE))
         .map(|l| PlayerLedgerLine {
             tx_id: l.tx_id,
-            kind: match l.kind {
-                MoneyKind::Earned => "currency_earned",
-                MoneyKind::Spent => "currency_spent",
-                MoneyKind::Purchase => "purchase",
-            },
+            kind: l.kind.event_name(),
             currency_id: (!l.currency_id.is_empty()).then_some(l.currency_id),
             amount: l.amount,
             balance_after: l.balance_after,

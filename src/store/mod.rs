@@ -108,6 +108,19 @@ pub enum MoneyKind {
     Purchase,
 }
 
+impl MoneyKind {
+    /// The name of the SDK event that records this kind, as the API and every export call it
+    /// (`currency_earned`, `currency_spent`, `purchase`). The store keeps its own shorter
+    /// names (serde's), which stored data depends on.
+    pub fn event_name(self) -> &'static str {
+        match self {
+            Self::Earned => "currency_earned",
+            Self::Spent => "currency_spent",
+            Self::Purchase => "purchase",
+        }
+    }
+}
+
 /// One money event to apply atomically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MoneyOp {
@@ -169,8 +182,8 @@ pub enum MoneyOutcome {
     },
     /// The game's kill switch is at level 3 (SDK off); nothing changed.
     KillSwitch,
-    /// This `tx_id` was already used for a different change (another player, kind,
-    /// currency or amount); nothing changed, and the first change is not revealed.
+    /// The player already used this `tx_id` for a different change (another kind, currency
+    /// or amount); nothing changed, and the first change is not revealed.
     TxConflict,
 }
 

@@ -76,6 +76,7 @@ mod conn;
 mod money;
 mod money_keys;
 pub mod target;
+mod tx_layout;
 
 use std::future::Future;
 use std::time::Duration;
@@ -170,6 +171,7 @@ pub struct RedisStore {
     forget_script: Script,
     trim_script: Script,
     swap_expiring_script: Script,
+    per_player_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -257,6 +259,7 @@ impl RedisStore {
         let forget_script = Script::new(FORGET_TX_LUA);
         let trim_script = Script::new(TRIM_LEDGER_LUA);
         let swap_expiring_script = Script::new(SWAP_EXPIRING_LUA);
+        let per_player_script = Script::new(tx_layout::PER_PLAYER_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         let money = MoneyBatcher::new(conn.clone(), MoneyScripts::new(), timeout);
         // Load the scripts once (on a cluster, into every master); after a restart
@@ -272,6 +275,10 @@ impl RedisStore {
             forget_script.prepare_invoke().load_async(&mut conn).await?;
             trim_script.prepare_invoke().load_async(&mut conn).await?;
             swap_expiring_script
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
+            per_player_script
                 .prepare_invoke()
                 .load_async(&mut conn)
                 .await?;
@@ -298,7 +305,21 @@ impl RedisStore {
             forget_script,
             trim_script,
             swap_expiring_script,
+            per_player_script,
         })
+    }
+
+    /// The money keys of a game and environment, once this node has brought their
+    /// idempotency records to the per-player layout.
+    async fn money_keys_of(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+    ) -> StoreResult<std::sync::Arc<money_keys::MoneyKeys>> {
+        let keys = self.money_keys.get(game_id, env);
+        tx_layout::ensure_per_player(&self.per_player_script, &self.conn, &keys, self.timeout)
+            .await?;
+        Ok(keys)
     }
 
     /// Applies one money event in a script call of its own, never combined with other
@@ -306,12 +327,8 @@ impl RedisStore {
     /// batching. The engine always uses [`Store::apply_money`]; this is the baseline the
     /// load tool measures it against.
     pub async fn apply_money_alone(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
-        self.money
-            .apply_alone(&MoneyCall::new(
-                &self.money_keys.get(op.game_id, op.env),
-                op,
-            )?)
-            .await
+        let keys = self.money_keys_of(op.game_id, op.env).await?;
+        self.money.apply_alone(&MoneyCall::new(&keys, op)?).await
     }
 
     /// Runs a retention script over `keys` (one game's: one slot): drops at most `limit`
@@ -503,7 +520,7 @@ impl Store for RedisStore {
     /// Applies the event at once when nothing of its game is in flight, else in the game's
     /// next batch (see the module documentation).
     async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
-        let call = MoneyCall::new(&self.money_keys.get(op.game_id, op.env), op)?;
+        let call = MoneyCall::new(&*self.money_keys_of(op.game_id, op.env).await?, op)?;
         self.money.apply(op.game_id, call).await
     }
 

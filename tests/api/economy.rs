@@ -290,6 +290,15 @@ async fn one_bad_event_refuses_the_import_and_writes_nothing() {
             ),
             1,
         ),
+        // History older than 2000 is refused, a session start too: it would move the launch.
+        (
+            past("p1", earned("gold", 5, "b5"), ancient(1999, 12, 31)),
+            1,
+        ),
+        (
+            past("p1", json!({"type": "session_start"}), ancient(1, 1, 1)),
+            1,
+        ),
     ] {
         let body = json!({"events": [past("p1", earned("gold", 5, "b1"), yesterday), bad]});
         let err = app
@@ -303,6 +312,24 @@ async fn one_bad_event_refuses_the_import_and_writes_nothing() {
     }
     let report = app.get_json(fsr_path(&sdk.game, "")).await;
     assert_eq!(report["currency_summary"], json!([]));
+    let arpu = app
+        .get_json(format!("/v1/games/{}/holdout-arpu", sdk.game))
+        .await;
+    assert_eq!(arpu["days_live"], 0, "{arpu}");
+    // 2000-01-01 itself is history an import takes.
+    let body = json!({"events": [past("p1", earned("gold", 5, "b6"), ancient(2000, 1, 1))]});
+    app.post(import_path(&sdk.game), body)
+        .expect(StatusCode::OK)
+        .await;
+}
+
+/// Midnight UTC of a day.
+fn ancient(year: i32, month: u32, day: u32) -> chrono::DateTime<chrono::Utc> {
+    chrono::NaiveDate::from_ymd_opt(year, month, day)
+        .expect("a day")
+        .and_hms_opt(0, 0, 0)
+        .expect("midnight")
+        .and_utc()
 }
 
 #[tokio::test]

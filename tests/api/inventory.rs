@@ -83,6 +83,33 @@ async fn a_purchase_puts_its_items_in_the_inventory_once() {
     assert_eq!(player["lifetime_spend_cents"], 198);
 }
 
+/// A `tx_id` is the player's own: another player who guesses it and sends it first spoils
+/// nothing, for money and items alike.
+#[tokio::test]
+async fn another_player_sending_a_guessed_tx_id_first_spoils_nothing() {
+    let app = spawn_app().await;
+    let (sdk, mut victim, session) = ready_client(&app).await;
+    let mut guesser = connect(&app, &sdk.key, Fmt::Json).await;
+    guesser.hello(fresh(&sdk.game), None).await;
+    guesser.send(event(purchase(&["potion"], "b1"))).await;
+    guesser.recv_type("inventory").await;
+    guesser.send(event(earned("gems", 5, "e1"))).await;
+    guesser.recv_answer().await;
+    victim.send(event(purchase(&["sword"], "b1"))).await;
+    assert_fields(
+        &victim.recv_answer().await,
+        json!({"type": "inventory", "items": [{"item_id": "sword", "quantity": 1}]}),
+    );
+    victim.send(event(earned("gems", 40, "e1"))).await;
+    assert_fields(
+        &victim.recv_answer().await,
+        json!({"type": "balance", "currency_id": "gems", "balance": 40}),
+    );
+    let player = record(&app, &sdk, session).await;
+    assert_eq!(player["lifetime_spend_cents"], 99, "{player}");
+    assert_eq!(player["balances"]["gems"], 40, "{player}");
+}
+
 #[tokio::test]
 async fn item_used_takes_consumables_out_and_never_below_zero() {
     let app = spawn_app().await;

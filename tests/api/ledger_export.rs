@@ -71,7 +71,10 @@ async fn exports_the_ledger(backend: Backend) {
         .collect();
     assert_eq!(
         summary,
-        [("t1", "earned", 100, 100), ("t2", "spent", 30, 70)]
+        [
+            ("t1", "currency_earned", 100, 100),
+            ("t2", "currency_spent", 30, 70)
+        ]
     );
     // Nothing happened from tomorrow on; another game has no lines.
     let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1))

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::browser::add_member;
 use super::fixtures::item;
 use super::helpers::{Role, default_backend, spawn_app, spawn_tuned};
-use super::web::{get_page, post_form, post_sign_in, set_cookie, sign_in, sign_in_form};
+use super::web::{
+    get_page, post_form, post_sign_in, post_sign_in_from, set_cookie, sign_in, sign_in_form,
+};
 
 #[tokio::test]
 async fn the_session_cookie_is_http_only_strict_and_secure_when_configured() {
@@ -252,6 +254,13 @@ async fn a_sign_in_without_the_forms_own_token_is_refused_before_any_password_is
     }
     let (cookie, token) = sign_in_form(&app).await;
     let (_, other_form_token) = sign_in_form(&app).await;
+    let made_up = "b".repeat(64);
+    let made_up_cookie = format!("offer_sign_in={made_up}");
+    // The real token with its expiry moved a year on: the signature no longer matches.
+    let (expiry, rest) = token.split_once('.').expect("expiry.nonce.mac");
+    let later: i64 = expiry.parse::<i64>().expect("expiry") + 365 * 86_400;
+    let stretched = format!("{later}.{rest}");
+    let stretched_cookie = format!("offer_sign_in={stretched}");
     let right = [
         ("email", "ada@studio-a.test"),
         ("password", super::browser::PASSWORD),
@@ -263,6 +272,17 @@ async fn a_sign_in_without_the_forms_own_token_is_refused_before_any_password_is
             Some(cookie.as_str()),
             Some(other_form_token.as_str()),
             "another form's token",
+        ),
+        // Any value equal in cookie and field is not enough: the server signs its tokens.
+        (
+            Some(made_up_cookie.as_str()),
+            Some(made_up.as_str()),
+            "a made-up token",
+        ),
+        (
+            Some(stretched_cookie.as_str()),
+            Some(stretched.as_str()),
+            "a token with a later expiry",
         ),
     ] {
         let mut fields = right.to_vec();
@@ -296,7 +316,7 @@ async fn a_sign_in_without_the_forms_own_token_is_refused_before_any_password_is
 #[tokio::test]
 async fn sign_in_attempts_past_the_limit_are_refused_with_retry_after() {
     let app = spawn_tuned(default_backend(), |s| {
-        s.dashboard.sign_ins_per_email_per_minute = std::num::NonZeroU32::new(3).expect("3");
+        s.dashboard.sign_ins_per_ip_and_email_per_minute = std::num::NonZeroU32::new(3).expect("3");
     })
     .await;
     add_member(&app, "ada@studio-a.test", "admin").await;
@@ -304,11 +324,56 @@ async fn sign_in_attempts_past_the_limit_are_refused_with_retry_after() {
         let wrong = post_sign_in(&app, "ada@studio-a.test", "guess guess guess").await;
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     }
-    // Past the limit even the right password is refused: guessing gains nothing.
+    // Past the limit even the right password is refused from that address: guessing gains
+    // nothing.
     let limited = post_sign_in(&app, "Ada@studio-a.test", super::browser::PASSWORD).await;
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(limited.headers().contains_key(RETRY_AFTER));
     assert!(!limited.headers().contains_key("set-cookie"));
+    // The owner, from another address, still signs in: one address's guesses lock no one out.
+    let owner = post_sign_in_from(
+        &app,
+        [127, 0, 0, 2].into(),
+        "ada@studio-a.test",
+        super::browser::PASSWORD,
+    )
+    .await;
+    assert_eq!(owner.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn guesses_spread_over_addresses_meet_the_emails_own_slower_limit() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.dashboard.sign_ins_per_ip_and_email_per_minute = std::num::NonZeroU32::new(2).expect("2");
+        s.dashboard.sign_ins_per_email_per_hour = std::num::NonZeroU32::new(4).expect("4");
+    })
+    .await;
+    add_member(&app, "ada@studio-a.test", "admin").await;
+    for from in [[127, 0, 0, 3], [127, 0, 0, 4]] {
+        for _ in 0..2 {
+            let wrong =
+                post_sign_in_from(&app, from.into(), "ada@studio-a.test", "guess guess").await;
+            assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+        }
+    }
+    let limited = post_sign_in_from(
+        &app,
+        [127, 0, 0, 5].into(),
+        "ada@studio-a.test",
+        super::browser::PASSWORD,
+    )
+    .await;
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Another member's email is not limited by Ada's.
+    add_member(&app, "bo@studio-a.test", "admin").await;
+    let other = post_sign_in_from(
+        &app,
+        [127, 0, 0, 5].into(),
+        "bo@studio-a.test",
+        super::browser::PASSWORD,
+    )
+    .await;
+    assert_eq!(other.status(), StatusCode::SEE_OTHER);
 }
 
 #[tokio::test]

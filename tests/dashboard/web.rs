@@ -83,7 +83,7 @@ pub fn set_cookie(answer: &Response) -> String {
 
 /// The first `name="csrf"` token of a page.
 pub fn csrf_of(page: &str) -> String {
-    regex::Regex::new(r#"name="csrf" value="([0-9a-f]+)""#)
+    regex::Regex::new(r#"name="csrf" value="([0-9a-f.]+)""#)
         .expect("regex")
         .captures(page)
         .expect("a CSRF field on the page")[1]
@@ -119,6 +119,41 @@ pub async fn post_sign_in(app: &TestApp, email: &str, password: &str) -> Respons
         &[("email", email), ("password", password), ("csrf", &token)],
     )
     .await
+}
+
+/// Posts the sign-in form as a browser at the loopback address `from` (any of 127/8) does:
+/// form and sign-in both sent from that address, so the engine sees it as the client's.
+pub async fn post_sign_in_from(
+    app: &TestApp,
+    from: std::net::IpAddr,
+    email: &str,
+    password: &str,
+) -> Response {
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(from)
+        .build()
+        .expect("client");
+    let form = client
+        .get(format!("http://{}/dashboard/sign-in", app.addr))
+        .send()
+        .await
+        .expect("get");
+    let cookie = set_cookie(&form)
+        .split(';')
+        .next()
+        .expect("name=value")
+        .to_owned();
+    let token = csrf_of(&form.text().await.expect("page"));
+    let fields = [("email", email), ("password", password), ("csrf", &token)];
+    client
+        .post(format!("http://{}/dashboard/sign-in", app.addr))
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(COOKIE, cookie)
+        .body(serde_urlencoded_pairs(&fields))
+        .send()
+        .await
+        .expect("post")
 }
 
 /// Signs `email` in and reads the CSRF token of the games page.

@@ -64,6 +64,7 @@ use chrono::Utc;
 use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
 use super::conn::CommandConn;
 use super::money_keys::MoneyKeys;
+use super::tx_layout::tx_field;
 use super::{bounded, flag};
 
 /// The wallet step over exactly one event, each check and write one command as it comes. A
@@ -101,7 +102,8 @@ pub(super) const MANY_LUA: &str = include_str!("money/many.lua");
 #[derive(Debug)]
 pub(super) struct MoneyCall {
     keys: [Arc<str>; 8],
-    tx_id: String,
+    /// The name of the event's idempotency record: the player's `tx_id` ([`tx_field`]).
+    tx_field: String,
     kind: &'static str,
     currency_id: String,
     amount: i64,
@@ -130,7 +132,7 @@ impl MoneyCall {
                 Arc::clone(&keys.tx_received),
                 day.spend,
             ],
-            tx_id: op.tx_id.clone(),
+            tx_field: tx_field(&op.player_id, &op.tx_id),
             kind: match op.kind {
                 MoneyKind::Earned => "earned",
                 MoneyKind::Spent => "spent",
@@ -239,7 +241,7 @@ const GROUP_KEYS: [usize; 7] = [0, 1, 3, 4, 5, 6, 7];
 /// The `EVALSHA` of [`ONE_LUA`] over one event.
 fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
     let bytes = call.keys.iter().map(|key| key.len()).sum::<usize>()
-        + call.tx_id.len()
+        + call.tx_field.len()
         + call.currency_id.len()
         + call.ledger_head.len()
         + call.fingerprint.len()
@@ -254,7 +256,7 @@ fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
         let key: &str = key;
         cmd.arg(key);
     }
-    cmd.arg(call.tx_id.as_str())
+    cmd.arg(call.tx_field.as_str())
         .arg(call.kind)
         .arg(call.currency_id.as_str())
         .arg(call.amount)
@@ -306,7 +308,7 @@ fn many_command(script: &Script, calls: &[&MoneyCall]) -> Cmd {
             .iter()
             .map(|call| {
                 call.keys[WALLET].len()
-                    + call.tx_id.len()
+                    + call.tx_field.len()
                     + call.ledger_head.len()
                     + call.fingerprint.len()
                     + 40
@@ -335,7 +337,7 @@ fn many_command(script: &Script, calls: &[&MoneyCall]) -> Cmd {
         cmd.arg(group + 1).arg(*count);
     }
     for call in calls {
-        cmd.arg(call.tx_id.as_str());
+        cmd.arg(call.tx_field.as_str());
     }
     for call in calls {
         cmd.arg(call.amount);

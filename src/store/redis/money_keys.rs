@@ -32,6 +32,9 @@ pub(super) struct MoneyKeys {
     pub(super) spend: Arc<str>,
     /// The idempotency records' receive times.
     pub(super) tx_received: Arc<str>,
+    /// Set once this node has brought the tx hash to the per-player layout
+    /// ([`super::tx_layout`]).
+    pub(super) per_player: tokio::sync::OnceCell<()>,
     /// The day keys of the day last asked for: events carry their own time, so a call near
     /// midnight may ask for two days in turn, and each change rebuilds them once.
     days: Mutex<Option<DayKeys>>,
@@ -58,6 +61,7 @@ impl MoneyKeys {
             ledger: keys.ledger(game_id, env).into(),
             spend: keys.spend(game_id, env).into(),
             tx_received: keys.tx_received(game_id, env).into(),
+            per_player: tokio::sync::OnceCell::new(),
             days: Mutex::new(None),
         }
     }

@@ -3,9 +3,10 @@
 //!
 //! [`apply`] runs on the writer thread inside a savepoint of the group's transaction, so it
 //! is all or nothing and sees every earlier event of its group. It makes every check before
-//! its first write, in the order of the Redis script: (a) the idempotency record (a known
-//! `tx_id` answers `Duplicate` with the balance its ledger line recorded, or `TxConflict`
-//! when the player, kind, currency or amount differ), (b) the kill level (a level that
+//! its first write, in the order of the Redis script: (a) the idempotency record (a `tx_id`
+//! the player used before answers `Duplicate` with the balance its ledger line recorded, or
+//! `TxConflict` when the kind, currency or amount differ; another player's equal `tx_id` is
+//! another event), (b) the kill level (a level that
 //! turns the SDK off, or no level at all, answers `KillSwitch`), (c) for a spend that is not
 //! imported, the balance. Only then does it write the balance (or the lifetime spend, for a
 //! purchase), the ledger line, the idempotency record (pointing at that line) and the day
@@ -32,10 +33,9 @@ use super::schema::{DayField, day_code, env_code, kind_code, kind_from_code, tx_
 pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     let game = op.game_id.as_bytes().as_slice();
     let env = env_code(op.env);
-    let hash = tx_hash(op.game_id, op.env, &op.tx_id);
-    if let Some(first) = first_application(conn, hash, game, env, &op.tx_id)? {
-        let same = first.player_id == op.player_id
-            && first.kind == op.kind
+    let hash = tx_hash(op.game_id, op.env, &op.player_id, &op.tx_id);
+    if let Some(first) = first_application(conn, hash, game, env, &op.player_id, &op.tx_id)? {
+        let same = first.kind == op.kind
             && first.currency_id == op.currency_id
             && first.amount == op.amount;
         return Ok(if same {
@@ -149,24 +149,26 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     })
 }
 
-/// What the first application of a `tx_id` recorded, while its idempotency record is kept:
-/// the records with its hash lead to candidate ledger lines, and only the line of exactly this
-/// game, environment and `tx_id` counts. `CROSS JOIN` keeps the hash index as the outer
+/// What the first application of a player's `tx_id` recorded, while its idempotency record is
+/// kept: the records with its hash lead to candidate ledger lines, and only the line of exactly
+/// this game, environment, player and `tx_id` counts (a `tx_id` is the player's own: another
+/// player's equal `tx_id` is another event). `CROSS JOIN` keeps the hash index as the outer
 /// loop: left to itself the planner may walk the whole game's ledger by its index instead.
 fn first_application(
     conn: &Connection,
     hash: i64,
     game: &[u8],
     env: i64,
+    player_id: &str,
     tx_id: &str,
 ) -> StoreResult<Option<LedgerEntry>> {
     let mut stmt = conn.prepare_cached(
         "SELECT l.tx_id, l.player, l.kind, l.currency, l.amount, l.balance_after, l.ts, l.ts_nanos
          FROM tx t CROSS JOIN ledger l ON l.id = t.id
-         WHERE t.hash = ?1 AND l.game = ?2 AND l.env = ?3 AND l.tx_id = ?4",
+         WHERE t.hash = ?1 AND l.game = ?2 AND l.env = ?3 AND l.player = ?4 AND l.tx_id = ?5",
     )?;
     let row = stmt
-        .query_row(params![hash, game, env, tx_id], LedgerRow::read)
+        .query_row(params![hash, game, env, player_id, tx_id], LedgerRow::read)
         .optional()?;
     row.map(LedgerRow::entry).transpose()
 }
@@ -487,7 +489,7 @@ mod tests {
             MoneyOutcome::Applied { balance: 5 }
         );
         // Make the record of `c` collide with `b`'s hash.
-        let b_hash = tx_hash(game, Environment::Production, "b");
+        let b_hash = tx_hash(game, Environment::Production, "p1", "b");
         conn.execute("UPDATE tx SET hash = ?1", params![b_hash])
             .expect("collide");
         assert_eq!(

@@ -8,7 +8,7 @@
 //! | `wallets` | game, env, player, currency | balance |
 //! | `spend` | game, env, player | lifetime real-money spend in cents |
 //! | `ledger` | id (append order, never reused) | one money event; indexed by game and env |
-//! | `tx` | the ledger id of a `tx_id`'s line | a hash of game, env and `tx_id` (indexed) |
+//! | `tx` | the ledger id of a `tx_id`'s line | a hash of game, env, player and `tx_id` (indexed) |
 //! | `received` | a ledger id | when every line up to it had been received ([`super::retention`]) |
 //! | `days` | game, env, day, field, currency | one total of a day aggregate |
 //! | `spend_days` | game, env, day, player | a payer's real-money spend on one day, in cents |
@@ -21,8 +21,10 @@
 //! nanoseconds (any time the SDK may send reads back exactly). Tables keyed by their natural
 //! key are clustered on it (`WITHOUT ROWID`), so the key is stored once.
 //!
+//! A `tx_id` is unique per player, not per game: one player's ids never collide with
+//! another's, so no player can spoil another's event by guessing its `tx_id`.
 //! The idempotency record holds no copy of the `tx_id`: its hash finds the candidate ledger
-//! lines and the lookup compares their game, environment and `tx_id` exactly, so a hash
+//! lines and the lookup compares their game, environment, player and `tx_id` exactly, so a hash
 //! collision costs one more row read, never a wrong answer. Since ledger ids grow with time,
 //! the retention sweep deletes records by id range up to the last `received` mark old
 //! enough, without an index by age. Per money event the file grows by about 160 bytes: the
@@ -43,8 +45,8 @@ use super::super::{MoneyKind, Scope, StoreError, StoreResult};
 use super::SyncMode;
 
 /// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
-/// `spend_days`.
-const VERSION: i64 = 3;
+/// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]).
+const VERSION: i64 = 4;
 
 /// The payers' revenue by day (layout 3). A file brought up from an older layout has no
 /// days for the purchases it applied before: those count on no day.
@@ -154,8 +156,9 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
     Ok(conn)
 }
 
-/// Creates the tables in a new file, adds the later ones to a file of an older layout;
-/// refuses a file of a newer layout.
+/// Creates the tables in a new file, brings a file of an older layout up to date (adds the
+/// later tables, and from layout 3 down rehashes the kept idempotency records by player);
+/// refuses a file of a newer layout. All of it in one transaction.
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let decisions = super::decisions::CREATE;
@@ -164,6 +167,7 @@ fn migrate(conn: &Connection) -> StoreResult<()> {
         0 => format!("{CREATE} {decisions} {expiring} {SPEND_DAYS}"),
         1 => format!("{decisions} {expiring} {SPEND_DAYS}"),
         2 => format!("{expiring} {SPEND_DAYS}"),
+        3 => String::new(),
         VERSION => return Ok(()),
         other => {
             return Err(StoreError::Corrupt(format!(
@@ -171,9 +175,39 @@ fn migrate(conn: &Connection) -> StoreResult<()> {
             )));
         }
     };
-    conn.execute_batch(&format!(
-        "BEGIN; {steps} PRAGMA user_version = {VERSION}; COMMIT;"
-    ))?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(&steps)?;
+    if version > 0 {
+        rehash_by_player(&tx)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Layout 4: every kept idempotency record hashed again with its ledger line's player, so a
+/// retry of an event applied before the upgrade is still recognised, and two players' equal
+/// `tx_id`s no longer collide. Reads all records first (they are bounded by the retention),
+/// then rewrites them.
+fn rehash_by_player(conn: &Connection) -> StoreResult<()> {
+    let records = conn
+        .prepare(
+            "SELECT t.id, l.game, l.env, l.player, l.tx_id FROM tx t JOIN ledger l ON l.id = t.id",
+        )?
+        .query_map([], |row| {
+            let game: Vec<u8> = row.get(1)?;
+            let player: String = row.get(3)?;
+            let tx_id: String = row.get(4)?;
+            Ok((
+                row.get::<_, i64>(0)?,
+                tx_hash_of(&game, row.get(2)?, &player, &tx_id),
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut update = conn.prepare("UPDATE tx SET hash = ?2 WHERE id = ?1")?;
+    for (id, hash) in records {
+        update.execute(rusqlite::params![id, hash])?;
+    }
     Ok(())
 }
 
@@ -248,14 +282,23 @@ impl DayField {
     }
 }
 
-/// The idempotency record's hash of a `tx_id` of one game and environment: the first 8 bytes
-/// of SHA-256 over the game's 16 bytes, the environment's code and the `tx_id` (fixed-length
-/// fields first, so no two inputs run together). Stable across builds, since it is stored.
-pub fn tx_hash(game_id: uuid::Uuid, env: Environment, tx_id: &str) -> i64 {
+/// The idempotency record's hash of one player's `tx_id` in one game and environment: the
+/// first 8 bytes of SHA-256 over the game's 16 bytes, the environment's code, the player id's
+/// length, the player id and the `tx_id` (each field fixed-length or length-prefixed, so no
+/// two inputs run together). Stable across builds, since it is stored.
+pub fn tx_hash(game_id: uuid::Uuid, env: Environment, player_id: &str, tx_id: &str) -> i64 {
+    tx_hash_of(game_id.as_bytes(), env_code(env), player_id, tx_id)
+}
+
+/// [`tx_hash`] over the stored forms of game and environment (the layout migration reads
+/// them from ledger lines).
+fn tx_hash_of(game: &[u8], env: i64, player_id: &str, tx_id: &str) -> i64 {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
-    hasher.update(game_id.as_bytes());
-    hasher.update(env_code(env).to_be_bytes());
+    hasher.update(game);
+    hasher.update(env.to_be_bytes());
+    hasher.update((player_id.len() as u64).to_be_bytes());
+    hasher.update(player_id.as_bytes());
     hasher.update(tx_id.as_bytes());
     let digest = hasher.finalize();
     let mut first = [0u8; 8];
@@ -266,4 +309,75 @@ pub fn tx_hash(game_id: uuid::Uuid, env: Environment, tx_id: &str) -> i64 {
 /// A UTC day as stored.
 pub fn day_code(day: chrono::NaiveDate) -> i64 {
     i64::from(chrono::Datelike::num_days_from_ce(&day))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use rusqlite::params;
+    use sha2::{Digest, Sha256};
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::store::sqlite::money::apply;
+    use crate::store::{MoneyOp, MoneyOutcome};
+
+    fn earn(game_id: Uuid, player_id: &str, amount: i64) -> MoneyOp {
+        MoneyOp {
+            game_id,
+            env: Environment::Production,
+            player_id: player_id.into(),
+            tx_id: "t-1".into(),
+            kind: MoneyKind::Earned,
+            currency_id: "gold".into(),
+            amount,
+            ts: Utc::now(),
+            holdout: false,
+            import: false,
+            cohort: None,
+        }
+    }
+
+    /// The hash layout 3 gave a record: game, environment and `tx_id`, no player.
+    fn game_wide_hash(game_id: Uuid, tx_id: &str) -> i64 {
+        let mut hasher = Sha256::new();
+        hasher.update(game_id.as_bytes());
+        hasher.update(env_code(Environment::Production).to_be_bytes());
+        hasher.update(tx_id.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&hasher.finalize()[..8]);
+        i64::from_be_bytes(first)
+    }
+
+    #[test]
+    fn a_layout_3_file_keeps_its_records_per_player() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let game = Uuid::new_v4();
+        assert_eq!(
+            apply(&conn, &earn(game, "p1", 40)).expect("apply"),
+            MoneyOutcome::Applied { balance: 40 }
+        );
+        // Make the file what layout 3 wrote: the record hashed without its player.
+        conn.execute(
+            "UPDATE tx SET hash = ?1",
+            params![game_wide_hash(game, "t-1")],
+        )
+        .expect("old hash");
+        conn.pragma_update(None, "user_version", 3)
+            .expect("layout 3");
+        migrate(&conn).expect("migrate");
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .expect("version");
+        assert_eq!(version, VERSION);
+        assert_eq!(
+            apply(&conn, &earn(game, "p1", 40)).expect("retry"),
+            MoneyOutcome::Duplicate { balance: 40 }
+        );
+        assert_eq!(
+            apply(&conn, &earn(game, "p2", 5)).expect("another player"),
+            MoneyOutcome::Applied { balance: 5 }
+        );
+    }
 }

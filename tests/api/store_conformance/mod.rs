@@ -178,6 +178,7 @@ conformance!(overspend, money::case_overspend_writes_nothing);
 conformance!(replay, money::case_replay_counts_once);
 conformance!(kill, money::case_kill_switch_writes_nothing);
 conformance!(tx_conflict, money::case_reused_tx_id_is_a_conflict);
+conformance!(tx_per_player, money::case_tx_id_is_unique_per_player);
 conformance!(spend, money::case_purchases_keep_lifetime_spend);
 conformance!(revenue, economy::case_purchase_revenue_by_group);
 conformance!(revenue_days, economy::case_purchases_kept_by_day_and_payer);

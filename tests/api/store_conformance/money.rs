@@ -68,22 +68,63 @@ pub(super) async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
     let g = Uuid::new_v4();
     let earn = op(g, "e1", MoneyKind::Earned, 40);
     assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
-    // The same tx_id with another amount, or by another player, changes nothing and does
-    // not reveal the first change.
+    // The same tx_id with another amount changes nothing and does not reveal the first change.
     let other_amount = op(g, "e1", MoneyKind::Earned, 41);
     assert_eq!(apply(s, &other_amount).await, MoneyOutcome::TxConflict);
-    let other_player = MoneyOp {
-        player_id: "p2".into(),
-        ..earn.clone()
-    };
-    assert_eq!(apply(s, &other_player).await, MoneyOutcome::TxConflict);
     let (balance, ledger, _) = snapshot(s, g).await;
     assert_eq!((balance, ledger.len()), (40, 1));
-    assert_eq!(gold(s, g, Environment::Production, "p2").await, 0);
     assert_eq!(
         apply(s, &earn).await,
         MoneyOutcome::Duplicate { balance: 40 }
     );
+}
+
+/// A `tx_id` is the player's own: another player who sends it first (a guess, or by chance)
+/// neither spoils the owner's event nor learns anything, and each player's retry counts once.
+pub(super) async fn case_tx_id_is_unique_per_player(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let victim = op(g, "t-1", MoneyKind::Earned, 40);
+    let guesser = MoneyOp {
+        player_id: "p2".into(),
+        amount: 1,
+        ..victim.clone()
+    };
+    assert_eq!(
+        apply(s, &guesser).await,
+        MoneyOutcome::Applied { balance: 1 }
+    );
+    assert_eq!(
+        apply(s, &victim).await,
+        MoneyOutcome::Applied { balance: 40 }
+    );
+    assert_eq!(
+        apply(s, &victim).await,
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+    assert_eq!(
+        apply(s, &guesser).await,
+        MoneyOutcome::Duplicate { balance: 1 }
+    );
+    assert_eq!(
+        apply(
+            s,
+            &MoneyOp {
+                amount: 2,
+                ..guesser.clone()
+            }
+        )
+        .await,
+        MoneyOutcome::TxConflict
+    );
+    assert_eq!(gold(s, g, Environment::Production, "p1").await, 40);
+    assert_eq!(gold(s, g, Environment::Production, "p2").await, 1);
+    let (_, ledger, _) = snapshot(s, g).await;
+    let lines: Vec<(&str, &str, i64)> = ledger
+        .iter()
+        .map(|l| (l.player_id.as_str(), l.tx_id.as_str(), l.amount))
+        .collect();
+    assert_eq!(lines, [("p2", "t-1", 1), ("p1", "t-1", 40)]);
 }
 
 pub(super) async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {

@@ -37,19 +37,99 @@ fn url() -> String {
 
 /// Stores a string at `key`, so that a hash command on it fails as the wrong type.
 fn set_string(url: &str, key: &str) {
-    let set = ::redis::cmd("SET").arg(key).arg("not a hash").clone();
+    raw(url, ::redis::cmd("SET").arg(key).arg("not a hash"));
+}
+
+/// Runs one command straight on the server (or the cluster) behind `url`.
+fn raw(url: &str, cmd: &::redis::Cmd) {
     match RedisTarget::parse(url).expect("a Redis URL") {
         RedisTarget::Single(info) => {
             let client = ::redis::Client::open(info).expect("client");
             let mut conn = client.get_connection().expect("connection");
-            set.query::<()>(&mut conn).expect("SET");
+            cmd.query::<()>(&mut conn).expect("a raw command");
         }
         RedisTarget::Cluster(nodes) => {
             let client = ::redis::cluster::ClusterClient::new(nodes).expect("cluster client");
             let mut conn = client.get_connection().expect("cluster connection");
-            set.query::<()>(&mut conn).expect("SET");
+            cmd.query::<()>(&mut conn).expect("a raw command");
         }
     }
+}
+
+/// Idempotency records written before they were keyed by player (named by the bare `tx_id`)
+/// are renamed before the game's first money event on a node: a retry of such an event is
+/// still a duplicate for its player, another player's equal `tx_id` is a new event, and the
+/// records still expire with the retention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
+    let url = url();
+    let prefix = unique_prefix();
+    let keys = Keys::new(&prefix);
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let received = chrono::Utc::now().timestamp_millis() - 1000;
+    raw(
+        &url,
+        ::redis::cmd("HSET")
+            .arg(keys.tx(g, env))
+            .arg("old|1")
+            .arg("40|p|1|Earned|gold|40"),
+    );
+    raw(
+        &url,
+        ::redis::cmd("ZADD")
+            .arg(keys.tx_received(g, env))
+            .arg(received)
+            .arg("old|1"),
+    );
+    raw(
+        &url,
+        ::redis::cmd("HSET")
+            .arg(keys.wallet(g, env, "p|1"))
+            .arg("gold")
+            .arg(40),
+    );
+    let store = RedisStore::connect(&url, &prefix, Duration::from_secs(2))
+        .await
+        .expect("connect");
+    let retry = by("p|1", op(g, "old|1", MoneyKind::Earned, 40));
+    assert_eq!(
+        store.apply_money(&retry).await.expect("retry"),
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+    assert_eq!(
+        store
+            .apply_money(&by("p2", op(g, "old|1", MoneyKind::Earned, 3)))
+            .await
+            .expect("another player"),
+        MoneyOutcome::Applied { balance: 3 }
+    );
+    // A second node (or a restart) finds the records renamed and renames nothing twice.
+    let again = RedisStore::connect(&url, &prefix, Duration::from_secs(2))
+        .await
+        .expect("connect");
+    assert_eq!(
+        again.apply_money(&retry).await.expect("retry"),
+        MoneyOutcome::Duplicate { balance: 40 }
+    );
+    // The renamed record keeps its receive time, so the retention still forgets it.
+    let forgotten = again
+        .forget_tx_before(
+            g,
+            env,
+            chrono::Utc::now() + chrono::Duration::seconds(5),
+            100,
+        )
+        .await
+        .expect("forget");
+    assert_eq!(forgotten, 2);
+    assert_eq!(
+        again
+            .apply_money(&retry)
+            .await
+            .expect("after the retention"),
+        MoneyOutcome::Applied { balance: 80 }
+    );
 }
 
 /// Applies `events` of one game in one combined call: two lone earns of another player go
