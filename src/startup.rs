@@ -176,7 +176,13 @@ impl Application {
             state.clone(),
             crate::ws::routes().merge(crate::dashboard::routes()),
         );
-        let server = Server::new(self.listener, app, self.limits).await;
+        let server = Server::new(
+            self.listener,
+            app,
+            self.limits,
+            state.metrics.connections().clone(),
+        )
+        .await;
         let serving = tokio::spawn(server.run(shutdown.clone()));
         let _ = shutdown.wait_for(|stop| *stop).await;
         tracing::info!("shutting down: draining in-flight requests and sockets");
