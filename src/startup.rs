@@ -301,7 +301,8 @@ pub fn run(settings: Settings) -> Result<(), StartError> {
         );
         tracing::info!(
             max_connections = app.limits().max_connections,
-            "accepting at most this many connections at once"
+            reserved_connections = app.limits().reserved_connections,
+            "accepting at most this many connections at once, and the reserve past them for the operators"
         );
         if let Some(token) = app.dev_token() {
             println!(

@@ -2,9 +2,11 @@
 //!
 //! Liveness and readiness answer different questions. `/healthz` says the process answers,
 //! nothing more: it reads no store and no count, and the edge serves it from its reserve of
-//! connections even when every general place is taken, so a node full of clients is never
-//! restarted as dead. `/readyz` says whether the node takes new clients: not when its store
-//! does not answer, and not while every place under `server.max_connections` is taken.
+//! connections even when every general place is taken (past the reserve too, the edge answers
+//! it alike by itself), so a node full of clients is never restarted as dead. `/readyz` says
+//! whether the node takes new clients: not when its store does not answer, and not while every
+//! place under `server.max_connections` is taken (the probe's own connection counts: a probe
+//! that took the last place finds the node full, as the next client would).
 
 use axum::Json;
 use axum::extract::State;
