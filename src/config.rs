@@ -123,6 +123,10 @@ pub struct ServerSettings {
     pub max_body_bytes: usize,
     /// Most client connections open at once (capped by the open-file limit at start).
     pub max_connections: usize,
+    /// Connections past `max_connections` kept for the probes, `/metrics`, the dashboard and
+    /// the studio's API, each serving one request, so a node full of sockets still answers
+    /// its operators and its liveness probe.
+    pub reserved_connections: usize,
     /// Time to receive a whole request head.
     pub header_timeout_ms: u64,
     /// Time to receive a whole request body after its head.
@@ -298,6 +302,12 @@ pub struct WebSocketSettings {
     pub idle_timeout_s: u64,
     /// Time a new socket has to send `hello` before it is closed.
     pub hello_timeout_s: u64,
+    /// Most sockets open at once from one client address (an IPv6 client's /64 counts as
+    /// one address), so one client cannot take every connection of the node.
+    pub max_sockets_per_address: usize,
+    /// Most sockets open at once with one SDK key, so one game's key (public in every copy
+    /// of the game) cannot take every connection of the node from the other games.
+    pub max_sockets_per_key: usize,
 }
 
 impl Settings {
@@ -438,18 +448,24 @@ impl Settings {
         }
         let server = &self.server;
         if server.max_connections == 0
+            || server.reserved_connections == 0
             || server.header_timeout_ms == 0
             || server.body_timeout_ms == 0
             || server.idle_timeout_ms == 0
         {
             return Err(ConfigError(
-                "server.max_connections, header_timeout_ms, body_timeout_ms and idle_timeout_ms must be positive"
+                "server.max_connections, reserved_connections, header_timeout_ms, body_timeout_ms and idle_timeout_ms must be positive"
                     .into(),
             ));
         }
         if server.max_header_bytes < 8192 {
             return Err(ConfigError(
                 "server.max_header_bytes must be at least 8192".into(),
+            ));
+        }
+        if self.websocket.max_sockets_per_address == 0 || self.websocket.max_sockets_per_key == 0 {
+            return Err(ConfigError(
+                "websocket.max_sockets_per_address and max_sockets_per_key must be positive".into(),
             ));
         }
         if self.websocket.outbound_queue == 0 || self.websocket.max_frame_bytes < 1024 {

@@ -19,6 +19,10 @@ use crate::service::runs::RunRefusal;
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_S: &str = "1";
 
+/// Seconds a client should wait before opening a socket again after a per-client socket
+/// limit: a place frees only when one of its own sockets closes.
+const SOCKETS_RETRY_AFTER_S: &str = "5";
+
 /// Everything a REST or WebSocket request can fail with: what only the transport can find
 /// wrong (a malformed request or body, a wrong method, a node at its connection limit), or
 /// what a use case refused.
@@ -37,8 +41,19 @@ pub enum ApiError {
     #[error("the request head is too large")]
     HeadersTooLarge,
     /// The node already holds `server.max_connections` connections (503, safe to retry).
-    #[error("too many connections, retry shortly")]
+    #[error("the node holds all the connections it takes (server.max_connections); retry shortly")]
     TooManyConnections,
+    /// The client's address (`scope` "address") or its SDK key ("key") already holds `limit`
+    /// open WebSockets, `websocket.max_sockets_per_address` or `max_sockets_per_key` (429).
+    #[error(
+        "too many WebSockets open at once for this {scope} (at most {limit}); close one or retry later"
+    )]
+    TooManySockets {
+        /// What the limit counts by: `address` or `key`.
+        scope: &'static str,
+        /// The limit.
+        limit: usize,
+    },
     /// A use case's refusal, or a credential check's.
     #[error(transparent)]
     Service(#[from] ServiceError),
@@ -81,6 +96,9 @@ impl ApiError {
             Self::TooManyConnections => {
                 return (StatusCode::SERVICE_UNAVAILABLE, "unavailable");
             }
+            Self::TooManySockets { .. } => {
+                return (StatusCode::TOO_MANY_REQUESTS, "too_many_connections");
+            }
             Self::Service(e) => e,
         };
         service_status(e)
@@ -106,6 +124,9 @@ impl ApiError {
                 (self.to_string(), json!({ "retry_after": retry_after }))
             }
             Self::Service(ServiceError::Run(refusal)) => (self.to_string(), refusal.details()),
+            Self::TooManySockets { scope, limit } => {
+                (self.to_string(), json!({ "scope": scope, "limit": limit }))
+            }
             _ => (self.to_string(), json!({})),
         };
         ErrorBody {
@@ -129,6 +150,12 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
+        }
+        if let Self::TooManySockets { .. } = &self {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(SOCKETS_RETRY_AFTER_S),
+            );
         }
         if let Self::Service(ServiceError::RateLimited(retry_after)) = &self {
             response

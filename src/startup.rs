@@ -176,7 +176,13 @@ impl Application {
             state.clone(),
             crate::ws::routes().merge(crate::dashboard::routes()),
         );
-        let server = Server::new(self.listener, app, self.limits).await;
+        let server = Server::new(
+            self.listener,
+            app,
+            self.limits,
+            state.metrics.connections().clone(),
+        )
+        .await;
         let serving = tokio::spawn(server.run(shutdown.clone()));
         let _ = shutdown.wait_for(|stop| *stop).await;
         tracing::info!("shutting down: draining in-flight requests and sockets");
@@ -295,7 +301,8 @@ pub fn run(settings: Settings) -> Result<(), StartError> {
         );
         tracing::info!(
             max_connections = app.limits().max_connections,
-            "accepting at most this many connections at once"
+            reserved_connections = app.limits().reserved_connections,
+            "accepting at most this many connections at once, and the reserve past them for the operators"
         );
         if let Some(token) = app.dev_token() {
             println!(

@@ -76,6 +76,7 @@ impl FromRef<AppState> for WsContext {
             services: state.services.clone(),
             auth: state.auth.clone(),
             hub: state.hub.clone(),
+            connections: state.metrics.connections().clone(),
         }
     }
 }

@@ -1,4 +1,12 @@
 //! Operations endpoints: liveness, readiness, metrics and the OpenAPI document.
+//!
+//! Liveness and readiness answer different questions. `/healthz` says the process answers,
+//! nothing more: it reads no store and no count, and the edge serves it from its reserve of
+//! connections even when every general place is taken (past the reserve too, the edge answers
+//! it alike by itself), so a node full of clients is never restarted as dead. `/readyz` says
+//! whether the node takes new clients: not when its store does not answer, and not while every
+//! place under `server.max_connections` is taken (the probe's own connection counts: a probe
+//! that took the last place finds the node full, as the next client would).
 
 use axum::Json;
 use axum::extract::State;
@@ -9,7 +17,7 @@ use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use super::openapi::{Unauthenticated, Unavailable};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::state::AppState;
 
@@ -20,17 +28,22 @@ pub struct Health {
     pub status: &'static str,
 }
 
-/// The process is alive. Open: no credential.
+/// The process is alive. Open: no credential. Answered even when the node holds
+/// `server.max_connections` connections (from the edge's reserve).
 #[utoipa::path(get, path = "/healthz", tag = "operations", security(()),
     responses((status = 200, description = "Alive", body = Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok" })
 }
 
-/// The store answers; 503 `unavailable` when it does not. Open: no credential.
+/// The node takes new clients: its store answers and a place under `server.max_connections`
+/// is free; 503 `unavailable` otherwise, its message saying which. Open: no credential.
 #[utoipa::path(get, path = "/readyz", tag = "operations", security(()),
     responses((status = 200, description = "Ready", body = Health), Unavailable))]
 pub async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Health>> {
+    if state.metrics.connections().full() {
+        return Err(ApiError::TooManyConnections);
+    }
     state.services.ready().await?;
     Ok(Json(Health { status: "ok" }))
 }

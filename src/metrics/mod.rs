@@ -1,12 +1,15 @@
-//! Prometheus metrics: request counts and latency histograms by route, rendered at
-//! `/metrics`. Each application owns its registry, so parallel test servers never mix.
-//! Requests are recorded through [`RouteMetrics`], the per-route handles.
+//! Prometheus metrics: request counts and latency histograms by route, and the node's
+//! connections (open, refused), rendered at `/metrics`. Each application owns its registry,
+//! so parallel test servers never mix. Requests are recorded through [`RouteMetrics`], the
+//! per-route handles; connections through [`Connections`].
 
+mod connections;
 mod routes;
 
+pub use connections::{Connections, OpenConnection, Refusal};
 pub use routes::RouteMetrics;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
@@ -21,6 +24,8 @@ pub struct Metrics {
     /// decision log's count at each scrape (under the lock, so two scrapes never add the
     /// same records twice).
     unstored: Mutex<IntCounter>,
+    /// Open and refused connections, shared with the HTTP edge and the WebSocket gateway.
+    connections: Arc<Connections>,
 }
 
 impl Metrics {
@@ -49,12 +54,19 @@ impl Metrics {
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(unstored.clone()))?;
+        let connections = Arc::new(Connections::register(&registry)?);
         Ok(Self {
             registry,
             requests,
             latency,
             unstored: Mutex::new(unstored),
+            connections,
         })
+    }
+
+    /// The connection metrics, for the edge and the gateway to report to and `/readyz` to read.
+    pub fn connections(&self) -> &Arc<Connections> {
+        &self.connections
     }
 
     /// The registry, for components registering their own metrics.

@@ -1,9 +1,12 @@
 //! The answers the edge writes on the socket itself, where no router runs: to a request head
-//! hyper could not parse, and to a connection past the limit.
+//! hyper could not parse, and to a connection past the limit (and past the reserve).
 //!
 //! Each is the documented error shape, rendered once at start from its [`ApiError`] (so its
 //! status, code, message and headers are decided in the one place every error is), then
-//! sent as a complete HTTP/1.1 response with `Connection: close`.
+//! sent as a complete HTTP/1.1 response with `Connection: close`. The one exception is the
+//! liveness probe's answer to a connection with no place left even in the reserve: liveness
+//! is that the process answers, so `GET /healthz` is answered 200 `{"status": "ok"}`, as its
+//! route answers it, wherever it arrives.
 //!
 //! After such an answer the socket lingers: it stops writing, then reads and discards what
 //! the client is still sending, for at most [`LINGER`]. Closing a socket with unread bytes
@@ -12,6 +15,7 @@
 
 use std::time::Duration;
 
+use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,12 +26,20 @@ use crate::error::ApiError;
 /// Longest time a socket lingers after an answer of the edge.
 pub(super) const LINGER: Duration = Duration::from_secs(2);
 
+/// The liveness route's answer body (`GET /healthz`).
+const ALIVE_BODY: &str = r#"{"status":"ok"}"#;
+
+/// The request lines of a liveness probe, as the first bytes of a connection.
+const PROBE_LINES: [&[u8]; 2] = [b"GET /healthz HTTP/1.", b"GET /healthz?"];
+
 /// The rendered answers.
+#[derive(Clone)]
 pub(super) struct Answers {
     bad_request: Bytes,
     uri_too_long: Bytes,
     headers_too_large: Bytes,
     too_many_connections: Bytes,
+    alive: Bytes,
 }
 
 impl Answers {
@@ -41,6 +53,10 @@ impl Answers {
             uri_too_long: render(ApiError::UriTooLong).await,
             headers_too_large: render(ApiError::HeadersTooLarge).await,
             too_many_connections: render(ApiError::TooManyConnections).await,
+            alive: render(
+                ([(CONTENT_TYPE, "application/json")], ALIVE_BODY.to_owned()).into_response(),
+            )
+            .await,
         }
     }
 
@@ -61,11 +77,21 @@ impl Answers {
     pub(super) fn too_many_connections(&self) -> Bytes {
         self.too_many_connections.clone()
     }
+
+    /// The answer to a connection with no place at all whose first bytes are `first`: the
+    /// liveness probe's own answer to a liveness probe, otherwise the refusal.
+    fn to_refused(&self, first: &[u8]) -> Bytes {
+        if PROBE_LINES.iter().any(|line| first.starts_with(line)) {
+            self.alive.clone()
+        } else {
+            self.too_many_connections.clone()
+        }
+    }
 }
 
-/// `error` as a complete HTTP/1.1 response that closes the connection.
-async fn render(error: ApiError) -> Bytes {
-    let (parts, body) = error.into_response().into_parts();
+/// `response` as a complete HTTP/1.1 response that closes the connection.
+async fn render(response: impl IntoResponse) -> Bytes {
+    let (parts, body) = response.into_response().into_parts();
     // An error body is a JSON document already in memory: reading it cannot fail.
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
@@ -96,14 +122,15 @@ async fn render(error: ApiError) -> Bytes {
     Bytes::from(out)
 }
 
-/// Refuses a connection past the limit: waits (at most [`LINGER`]) for the client's first
-/// bytes, then lingers with `answer`. An HTTP client that receives an answer before it has
-/// written its request treats it as a protocol error instead of reading it, so the refusal
-/// is only written once a request has begun to arrive.
-pub(super) async fn refuse<S>(mut stream: TcpStream, answer: Bytes, slot: S) {
+/// Refuses a connection past the limit and the reserve: waits (at most [`LINGER`]) for the
+/// client's first bytes, then lingers with the refusal, or with the liveness answer when they
+/// begin a liveness probe. An HTTP client that receives an answer before it has written its
+/// request treats it as a protocol error instead of reading it, so the refusal is only
+/// written once a request has begun to arrive.
+pub(super) async fn refuse<S>(mut stream: TcpStream, answers: Answers, slot: S) {
     let mut first = [0u8; 1024];
     match tokio::time::timeout(LINGER, stream.read(&mut first)).await {
-        Ok(Ok(n)) if n > 0 => linger(stream, answer, slot).await,
+        Ok(Ok(n)) if n > 0 => linger(stream, answers.to_refused(&first[..n]), slot).await,
         // Closed, failed or silent: there is no one to answer.
         _ => drop(slot),
     }

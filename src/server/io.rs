@@ -12,8 +12,8 @@
 //! [`linger`]) so the client reads the answer.
 //!
 //! It first reads back the bytes of the first head, which the edge read before hyper took
-//! over ([`super::head`]). It also holds the connection's slot under `server.max_connections`,
-//! so that an upgraded socket (a WebSocket, which outlives the HTTP connection) keeps counting
+//! over ([`super::head`]). It also holds the connection's slot under `server.max_connections`
+//! (or in the reserve), so that an upgraded socket (a WebSocket, which outlives the HTTP connection) keeps counting
 //! until it closes.
 
 use std::io;
@@ -24,11 +24,10 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::sync::OwnedSemaphorePermit;
 
-use super::Shared;
 use super::answers::linger;
 use super::track::Track;
+use super::{Shared, Slot};
 
 /// Whether this connection's socket carried an answer of the edge instead of hyper's.
 enum OwnAnswer {
@@ -50,8 +49,8 @@ pub(super) struct EdgeIo {
     replayed: usize,
     track: Arc<Track>,
     shared: Arc<Shared>,
-    /// The connection's place under `server.max_connections`.
-    slot: Option<OwnedSemaphorePermit>,
+    /// The connection's place under `server.max_connections` (or in the reserve).
+    slot: Option<Slot>,
     own_answer: OwnAnswer,
 }
 
@@ -62,7 +61,7 @@ impl EdgeIo {
         replay: Vec<u8>,
         track: Arc<Track>,
         shared: Arc<Shared>,
-        slot: OwnedSemaphorePermit,
+        slot: Slot,
     ) -> Self {
         Self {
             stream: Some(stream),

@@ -9,6 +9,10 @@
 //! - **A connection limit** (`server.max_connections`, capped by the open-file limit): past
 //!   it a new connection is answered 503 `unavailable` and closed, so the process keeps the
 //!   descriptors it needs to answer everyone else.
+//! - **A reserve for the operators** (`server.reserved_connections`): past the limit, a
+//!   connection whose first request is a probe's, `/metrics`', the dashboard's or the studio
+//!   API's is still served, that one request only (`reserve`), so liveness and the kill switch
+//!   never wait for a free place. `/readyz` says the node is full meanwhile.
 //! - **Answers in the error shape before the router**: hyper's own answers to heads it cannot
 //!   parse are replaced on the socket (`io`), and heads are limited to
 //!   `server.max_header_bytes`.
@@ -22,6 +26,7 @@ mod connection;
 mod head;
 mod io;
 mod registry;
+mod reserve;
 mod service;
 mod track;
 
@@ -33,11 +38,12 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::ServerSettings;
+use crate::metrics::{Connections, OpenConnection, Refusal};
 
-use self::answers::Answers;
+use self::answers::{Answers, LINGER};
 use self::connection::Guarded;
 use self::head::first_head;
 use self::io::EdgeIo;
@@ -65,8 +71,10 @@ const REFUSAL_WARNING_EVERY_MS: u64 = 10_000;
 /// The limits in force (from `[server]`, the connection limit capped by the open-file limit).
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Most connections open at once.
+    /// Most connections open at once in the general pool.
     pub max_connections: usize,
+    /// Connections past `max_connections` kept for the operators' requests (see `reserve`).
+    pub reserved_connections: usize,
     /// Largest request head.
     pub max_header_bytes: usize,
     deadlines: Deadlines,
@@ -74,13 +82,15 @@ pub struct Limits {
 
 impl Limits {
     /// The limits of `settings`. Raises this process's soft open-file limit to its hard limit
-    /// and caps the connection limit below it, so a flood of connections meets the clear
-    /// refusal instead of a process out of descriptors.
+    /// and caps the connection limit below it (less the reserve), so a flood of connections
+    /// meets the clear refusal instead of a process out of descriptors.
     pub fn from_settings(settings: &ServerSettings) -> Self {
         let files = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(u64::MAX);
         let cap =
             usize::try_from(files.saturating_sub(RESERVED_FILES).max(1)).unwrap_or(usize::MAX);
-        let max_connections = settings.max_connections.min(cap);
+        let max_connections = settings
+            .max_connections
+            .min(cap.saturating_sub(settings.reserved_connections).max(1));
         if max_connections < settings.max_connections {
             tracing::info!(
                 configured = settings.max_connections,
@@ -91,6 +101,7 @@ impl Limits {
         }
         Self {
             max_connections,
+            reserved_connections: settings.reserved_connections,
             max_header_bytes: settings.max_header_bytes,
             deadlines: Deadlines {
                 header_ms: settings.header_timeout_ms,
@@ -120,6 +131,10 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 struct Shared {
     /// hyper's HTTP/1.1 settings.
     http: hyper::server::conn::http1::Builder,
+    /// The same, without keep-alive: a reserve connection serves one request.
+    http_once: hyper::server::conn::http1::Builder,
+    /// Open and refused connections, as `/metrics` and `/readyz` show them.
+    connections: Arc<Connections>,
     clock: Clock,
     limits: Limits,
     answers: Answers,
@@ -133,6 +148,8 @@ pub struct Server {
     shared: Arc<Shared>,
     /// Places under `server.max_connections`.
     slots: Arc<Semaphore>,
+    /// Places under `server.reserved_connections`, once `slots` has none.
+    reserve: Arc<Semaphore>,
     /// Places for lingering refusals.
     refusals: Arc<Semaphore>,
     /// When refusals were last logged (0: never), so a flood logs one line every few seconds.
@@ -140,21 +157,33 @@ pub struct Server {
 }
 
 impl Server {
-    /// Serves `router` on `listener` within `limits`.
-    pub async fn new(listener: TcpListener, router: Router, limits: Limits) -> Self {
+    /// Serves `router` on `listener` within `limits`, reporting connections to `connections`.
+    pub async fn new(
+        listener: TcpListener,
+        router: Router,
+        limits: Limits,
+        connections: Arc<Connections>,
+    ) -> Self {
         let mut http = hyper::server::conn::http1::Builder::new();
         // hyper's read buffer bounds a request head; its own refusal (431) is replaced by
         // the error shape on the socket.
         http.max_buf_size(limits.max_header_bytes);
+        let mut http_once = http.clone();
+        http_once.keep_alive(false);
         let slots = Arc::new(Semaphore::new(limits.max_connections));
+        let reserve = Arc::new(Semaphore::new(limits.reserved_connections));
+        connections.set_max(limits.max_connections);
         Self {
             listener,
             router,
             slots,
+            reserve,
             refusals: Arc::new(Semaphore::new(LINGERING_REFUSALS)),
             last_refusal_warning: AtomicU64::new(0),
             shared: Arc::new(Shared {
                 http,
+                http_once,
+                connections,
                 clock: Clock::new(),
                 limits,
                 answers: Answers::render().await,
@@ -194,11 +223,22 @@ impl Server {
         }
     }
 
-    /// Serves a new connection, or refuses it past the limit.
+    /// Serves a new connection, from the reserve past the limit (if its first request is one
+    /// the reserve serves), or refuses it.
     fn admit(&self, stream: TcpStream, remote: SocketAddr) {
-        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
-            self.refuse(stream);
-            return;
+        let connections = &self.shared.connections;
+        let slot = match self.slots.clone().try_acquire_owned() {
+            Ok(place) => Slot::new(place, connections.opened(false), false),
+            Err(_) => {
+                self.warn_full();
+                match self.reserve.clone().try_acquire_owned() {
+                    Ok(place) => Slot::new(place, connections.opened(true), true),
+                    Err(_) => {
+                        self.refuse(stream);
+                        return;
+                    }
+                }
+            }
         };
         let shared = self.shared.clone();
         let router = self.router.clone();
@@ -209,13 +249,32 @@ impl Server {
         };
         tokio::spawn(async move {
             let mut stream = stream;
-            let Some(head) = first_head(&mut stream, &track, &shared).await else {
+            let head = if slot.reserve {
+                // The operators' clients send their request at once: a silent connection must
+                // not hold a place of the reserve for the whole header deadline.
+                tokio::time::timeout(LINGER, first_head(&mut stream, &track, &shared))
+                    .await
+                    .ok()
+                    .flatten()
+            } else {
+                first_head(&mut stream, &track, &shared).await
+            };
+            let Some(head) = head else {
                 return;
+            };
+            let builder = if slot.reserve {
+                if !reserve::serves(&head) {
+                    shared.connections.refused(Refusal::NodeFull);
+                    answers::linger(stream, shared.answers.too_many_connections(), slot).await;
+                    return;
+                }
+                &shared.http_once
+            } else {
+                &shared.http
             };
             let io = EdgeIo::new(stream, head, track.clone(), shared.clone(), slot);
             let service = EdgeService::new(router, track.clone(), shared.clone(), remote);
-            let http = shared
-                .http
+            let http = builder
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();
             // Boxed, so that the task of a connection still waiting for its head stays small.
@@ -224,24 +283,47 @@ impl Server {
         });
     }
 
-    /// Answers 503 in the error shape once the request begins, if few refusals are already lingering;
-    /// otherwise closes at once.
-    fn refuse(&self, stream: TcpStream) {
+    /// Logs that the general pool is full, at most once every few seconds.
+    fn warn_full(&self) {
         let now = self.shared.clock.now();
         let last = self.last_refusal_warning.load(Relaxed);
         if last == 0 || now.saturating_sub(last) >= REFUSAL_WARNING_EVERY_MS {
             self.last_refusal_warning.store(now.max(1), Relaxed);
             tracing::warn!(
                 max_connections = self.shared.limits.max_connections,
-                "refusing connections: server.max_connections reached"
+                reserved_connections = self.shared.limits.reserved_connections,
+                "server.max_connections reached: refusing connections but the operators' \
+                 (probes, metrics, dashboard, studio API), served from the reserve"
             );
         }
+    }
+
+    /// Answers 503 in the error shape once the request begins (a liveness probe 200: the
+    /// process answers), if few refusals are already lingering; otherwise closes at once.
+    fn refuse(&self, stream: TcpStream) {
+        self.shared.connections.refused(Refusal::NodeFull);
         if let Ok(place) = self.refusals.clone().try_acquire_owned() {
-            tokio::spawn(answers::refuse(
-                stream,
-                self.shared.answers.too_many_connections(),
-                place,
-            ));
+            tokio::spawn(answers::refuse(stream, self.shared.answers.clone(), place));
+        }
+    }
+}
+
+/// A connection's place, in the general pool or in the reserve, given back when the
+/// connection ends (an upgraded socket's when the socket closes), and counted in `/metrics`
+/// while it is held.
+struct Slot {
+    _place: OwnedSemaphorePermit,
+    _open: OpenConnection,
+    /// Taken from the reserve: the connection serves one request the reserve serves.
+    reserve: bool,
+}
+
+impl Slot {
+    fn new(place: OwnedSemaphorePermit, open: OpenConnection, reserve: bool) -> Self {
+        Self {
+            _place: place,
+            _open: open,
+            reserve,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! What only sockets need on a node: the shutdown signal every socket task watches and the
-//! count of open socket tasks the shutdown waits for, the configuration its clients were
+//! count of open socket tasks the shutdown waits for, the sockets open by client address and
+//! by key (for the limits of [`super::limits`]), the configuration its clients were
 //! last told about, the broadcast to every session of a game, encoded once for all of them,
 //! and the push of a player's inventory to its sessions.
 
@@ -12,6 +13,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::WsContext;
+use super::limits::SocketCounts;
 use super::protocol::ServerMessage;
 use crate::service::inventory::InventoryItem;
 use crate::signal::Signal;
@@ -28,6 +30,9 @@ pub struct Hub {
     open: AtomicUsize,
     /// Woken when the last socket task ends.
     none_open: Notify,
+    /// Sockets open by client address and by SDK key, each counted from before its upgrade
+    /// until it closes.
+    pub sockets: Arc<SocketCounts>,
     /// Per game, a checksum of the configuration this node's sockets were last told about,
     /// so `config` is pushed only for changes a client can see.
     announced_config: DashMap<Uuid, u32>,

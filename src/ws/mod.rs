@@ -8,7 +8,7 @@
 //! revocation and the node's shutdown signal ([`crate::signal`]): after its first poll, a
 //! signal or the heartbeat is a flag read, no lock or timer per turn of the loop, and the
 //! socket is read only once it woke ([`read_gate`]). [`budget`] bounds the refused messages
-//! it takes.
+//! it takes; [`limits`] the sockets one client address, and one SDK key, hold at once.
 //! `docs/protocol.md` is the protocol's reference.
 //!
 //! Where things live: the session's handle owns the per-session `seq` counter, the
@@ -20,19 +20,22 @@ pub mod budget;
 pub mod gateway;
 pub mod heartbeat;
 pub mod hub;
+pub mod limits;
 pub mod protocol;
 pub mod read_gate;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::{FromRef, State};
+use axum::extract::{ConnectInfo, FromRef, State};
 use axum::response::{IntoResponse, Response};
 
 use crate::auth::{AuthService, SdkCaller};
 use crate::error::ApiError;
+use crate::metrics::Connections;
 use crate::service::Services;
 use hub::Hub;
 use protocol::{Format, JSON_PROTOCOL, MSGPACK_PROTOCOL};
@@ -48,6 +51,8 @@ pub struct WsContext {
     pub auth: Arc<AuthService>,
     /// What only sockets need on this node.
     pub hub: Arc<Hub>,
+    /// Where refused upgrades are counted for `/metrics`.
+    pub connections: Arc<Connections>,
 }
 
 /// The socket's route, for the router to mount beside the REST routes.
@@ -63,11 +68,13 @@ where
 /// `GET /v1/sdk/ws`: authenticates, negotiates the subprotocol and hands the socket to its
 /// task. Not in the OpenAPI document: it is not a REST operation.
 ///
-/// In order: a bad key is a 401/403, a request that is not a WebSocket upgrade a 400, and an
-/// upgrade that offers neither subprotocol a 400, all in the documented error shape and
+/// In order: a bad key is a 401/403, a request that is not a WebSocket upgrade a 400, an
+/// upgrade that offers neither subprotocol a 400, and one from a client address or with a
+/// key already at its socket limit ([`limits`]) a 429, all in the documented error shape and
 /// before any socket exists. A client that offers both subprotocols gets `svc.v1.json`.
 pub async fn upgrade(
     State(state): State<WsContext>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     caller: SdkCaller,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
@@ -96,5 +103,17 @@ pub async fn upgrade(
         ))
         .into_response();
     };
-    ws.on_upgrade(move |socket| gateway::run(state, caller, format, socket))
+    let taken = state
+        .hub
+        .sockets
+        .take(peer.ip(), caller.key.key_id, cfg, &state.connections);
+    let place = match taken {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
+    ws.on_upgrade(move |socket| async move {
+        gateway::run(state, caller, format, socket).await;
+        // The socket is closed: its place under the per-client limits is free.
+        drop(place);
+    })
 }

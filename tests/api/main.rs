@@ -14,6 +14,7 @@ mod balance_push;
 mod billing;
 mod catalogue;
 mod cluster;
+mod connection_limits;
 mod crash;
 mod custom_pages;
 mod device;

@@ -285,6 +285,7 @@ async fn start_side(
     let secret = secret();
     let mut cmd = Command::new(&args.engine_bin);
     cmd.arg("serve")
+        .envs(crate::servers::ENGINE_ENV)
         .env("OFFER__SERVER__BIND", addr.to_string())
         .env("OFFER__AUTH__JWT_SECRET", &secret)
         .env("OFFER__STORE__REDIS_URL", &redis_url);

@@ -312,6 +312,7 @@ async fn start_engine_child(
     let addr = free_port()?;
     let mut cmd = Command::new(&args.engine_bin);
     cmd.arg("serve")
+        .envs(crate::servers::ENGINE_ENV)
         .env("OFFER__SERVER__BIND", addr.to_string())
         .env("OFFER__AUTH__JWT_SECRET", secret)
         .env("OFFER__STORE__REDIS_URL", "")

@@ -12,6 +12,14 @@ use crate::compare::Server;
 use crate::ws_load::{logs_dir, start_engine};
 use crate::{parse_duration, redis_server, setup};
 
+/// Settings of every engine the load tool starts. Its clients all connect from one loopback
+/// address, most of them with one SDK key, so the engine's per-client socket limits (far above
+/// what one address or one game's players reach in real traffic) are lifted.
+pub(crate) const ENGINE_ENV: [(&str, &str); 2] = [
+    ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_ADDRESS", "1000000"),
+    ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_KEY", "1000000"),
+];
+
 /// The engine a measurement starts, where the servers' output goes and how long a server may
 /// take to start.
 #[derive(Debug, Clone, Args)]

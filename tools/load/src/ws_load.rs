@@ -170,6 +170,7 @@ pub(crate) async fn spawn_engine(
     let addr = free_port()?;
     let mut cmd = Command::new(engine_bin);
     cmd.arg("serve")
+        .envs(crate::servers::ENGINE_ENV)
         .env("OFFER__SERVER__BIND", addr.to_string())
         .env("OFFER__AUTH__JWT_SECRET", secret)
         .env("OFFER__STORE__REDIS_URL", "")
