@@ -212,7 +212,10 @@ impl Journal {
 /// Whether a journal of `journal_bytes` holding `live_bytes` of queued records is due for a
 /// compaction.
 pub fn compaction_due(journal_bytes: u64, live_bytes: u64) -> bool {
-    journal_bytes > live_bytes.saturating_mul(2).saturating_add(COMPACT_SLACK_BYTES)
+    journal_bytes
+        > live_bytes
+            .saturating_mul(2)
+            .saturating_add(COMPACT_SLACK_BYTES)
 }
 
 #[cfg(test)]
@@ -236,7 +239,11 @@ mod tests {
         lines += r#"{"id":2,"event":{"type":"first_lo"#;
         journal.append(lines.as_bytes()).expect("append");
         let (_, loaded) = Journal::open(&d);
-        let kinds: Vec<_> = loaded.events.iter().map(|(id, e)| (*id, e.kind())).collect();
+        let kinds: Vec<_> = loaded
+            .events
+            .iter()
+            .map(|(id, e)| (*id, e.kind()))
+            .collect();
         assert_eq!(kinds, [(1, "boss_raid")]);
         assert!(loaded.needs_compaction);
         let _ = std::fs::remove_dir_all(d);

@@ -27,7 +27,8 @@ pub fn block_on_this_thread() -> std::io::Result<()> {
     let set = sigpipe_set()?;
     // SAFETY: `set` is an initialised signal set living for the call; a null old-set pointer
     // is allowed and means the previous mask is not returned.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) };
+    let rc =
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) };
     if rc == 0 {
         Ok(())
     } else {

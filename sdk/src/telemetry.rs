@@ -213,8 +213,7 @@ impl TelemetryQueue {
         for queued in self.money.iter().chain(self.other.iter()) {
             let separator = usize::from(!batch.is_empty());
             let longer = body_bytes + separator + queued.json.len();
-            if batch.len() >= max_events || (!batch.is_empty() && longer > limits::MAX_BODY_BYTES)
-            {
+            if batch.len() >= max_events || (!batch.is_empty() && longer > limits::MAX_BODY_BYTES) {
                 break;
             }
             body_bytes = longer;
@@ -258,7 +257,13 @@ impl TelemetryQueue {
         if self.compact_next || journal::compaction_due(after, self.live_bytes) {
             self.compact_next = false;
             self.unwritten.clear();
-            return Writes::Rewrite(self.money.iter().chain(self.other.iter()).cloned().collect());
+            return Writes::Rewrite(
+                self.money
+                    .iter()
+                    .chain(self.other.iter())
+                    .cloned()
+                    .collect(),
+            );
         }
         Writes::Append(std::mem::take(&mut self.unwritten))
     }
@@ -371,7 +376,11 @@ mod tests {
         );
         push(&mut q, earned("c"));
         push(&mut q, earned("d"));
-        assert_eq!(kinds(&q), ["currency_earned"; 4], "money is kept past the bound");
+        assert_eq!(
+            kinds(&q),
+            ["currency_earned"; 4],
+            "money is kept past the bound"
+        );
         push(&mut q, earned("e"));
         let refused = q.push(prepare(earned("f")).expect("prepared"));
         assert_eq!(refused, Err(TrackError::QueueFull { capacity: 5 }));
@@ -452,7 +461,11 @@ mod tests {
             let line = journal::queued_line(n, &q.money.back().expect("queued").json);
             write(&mut q, &mut journal);
             expected += line.len() as u64;
-            assert_eq!(journal.bytes(), expected, "one line more, nothing rewritten");
+            assert_eq!(
+                journal.bytes(),
+                expected,
+                "one line more, nothing rewritten"
+            );
         }
         assert_eq!(journal.compactions(), 0);
         // Each acknowledgement appends a `done` line, until the journal would pass twice the
@@ -460,10 +473,8 @@ mod tests {
         loop {
             let ids: Vec<u64> = q.batch(1).iter().map(|e| e.id).collect();
             q.acknowledge(&ids);
-            let due = journal::compaction_due(
-                journal.bytes() + q.unwritten.len() as u64,
-                q.live_bytes,
-            );
+            let due =
+                journal::compaction_due(journal.bytes() + q.unwritten.len() as u64, q.live_bytes);
             let before = journal.bytes();
             write(&mut q, &mut journal);
             if !due {
@@ -474,7 +485,11 @@ mod tests {
             assert_eq!(journal.compactions(), 1);
             break;
         }
-        assert_eq!(journal.bytes(), q.live_bytes, "the compacted journal holds the queue alone");
+        assert_eq!(
+            journal.bytes(),
+            q.live_bytes,
+            "the compacted journal holds the queue alone"
+        );
         let (again, loaded_journal) = TelemetryQueue::open(&d, 1_000_000, 1_000_000);
         assert_eq!(again.len(), q.len());
         assert_eq!(loaded_journal.bytes(), journal.bytes());

@@ -162,7 +162,9 @@ fn gems(live: &Live, player: &str) -> Option<i64> {
         &format!("/v1/games/{}/players/{player}", live.game_id),
         None,
     );
-    (status == 200).then(|| record["balances"]["gems"].as_i64()).flatten()
+    (status == 200)
+        .then(|| record["balances"]["gems"].as_i64())
+        .flatten()
 }
 
 #[test]
@@ -171,7 +173,12 @@ fn a_c_game_tracking_a_50_mb_event_lives_on_and_an_oversized_batch_holds_back_no
     let live = Live::start();
     // A 50 MB event, then 120 events of 25 kB (3 MB together, over the engine's 2 MiB body
     // limit) and 5 money events of 1000 gems after them.
-    let host = Host::start(&program, &live, "player_heavy", ["50", "120", "25", "0", "5"]);
+    let host = Host::start(
+        &program,
+        &live,
+        "player_heavy",
+        ["50", "120", "25", "0", "5"],
+    );
     eventually("the 120 small earnings and the 5 of 1000 land", || {
         gems(&live, "player_heavy") == Some(120 + 5 * 1000)
     });
@@ -182,8 +189,16 @@ fn a_c_game_tracking_a_50_mb_event_lives_on_and_an_oversized_batch_holds_back_no
         "the game ended by signal {:?}:\n{output}",
         status.signal()
     );
-    for line in ["track_huge -17", "track_large 120", "track_money 5", "shutdown 0"] {
-        assert!(output.lines().any(|l| l == line), "no `{line}` in:\n{output}");
+    for line in [
+        "track_huge -17",
+        "track_large 120",
+        "track_money 5",
+        "shutdown 0",
+    ] {
+        assert!(
+            output.lines().any(|l| l == line),
+            "no `{line}` in:\n{output}"
+        );
     }
 }
 
@@ -193,10 +208,16 @@ fn against_an_engine_taking_less_batches_halve_and_an_event_refused_alone_is_dro
     // An engine reading bodies of 64 KiB at most: the SDK's batches of up to 2 MiB are
     // refused (or cut off mid-upload) until halved to fit, and an event of 100 kB never fits.
     let live = Live::start_with(&[("OFFER__SERVER__MAX_BODY_BYTES", "65536")]);
-    let host = Host::start(&program, &live, "player_small", ["0", "120", "25", "100", "5"]);
-    eventually("the device log reports the event dropped as too large", || {
-        host.printed_prefix("offer-sdk: error sdk_event_too_large")
-    });
+    let host = Host::start(
+        &program,
+        &live,
+        "player_small",
+        ["0", "120", "25", "100", "5"],
+    );
+    eventually(
+        "the device log reports the event dropped as too large",
+        || host.printed_prefix("offer-sdk: error sdk_event_too_large"),
+    );
     eventually("every event that fits lands", || {
         gems(&live, "player_small") == Some(120 + 5 * 1000)
     });

@@ -106,10 +106,16 @@ fn a_full_queue_evicts_the_oldest_non_money_events_and_refuses_money_past_its_bo
     for n in 0..5 {
         sdk.track(earned(&format!("tx-{n}"), 0)).expect("queued");
     }
-    assert_eq!(sdk.pending_events(), 10, "each earning evicted a first_loss");
-    let SdkCallback::Error { message, .. } = wait_for(&sdk, "the eviction reported", |c| {
-        matches!(c, SdkCallback::Error { code, .. } if code == "sdk_events_dropped")
-    }) else {
+    assert_eq!(
+        sdk.pending_events(),
+        10,
+        "each earning evicted a first_loss"
+    );
+    let SdkCallback::Error { message, .. } = wait_for(
+        &sdk,
+        "the eviction reported",
+        |c| matches!(c, SdkCallback::Error { code, .. } if code == "sdk_events_dropped"),
+    ) else {
         unreachable!("filtered above")
     };
     assert!(message.contains("non-money"), "{message}");
