@@ -48,8 +48,9 @@ pub struct Shared {
     pub session_id: Uuid,
     /// The game's state and its source.
     pub state: SharedState,
-    /// Telemetry not yet acknowledged by the engine, in memory: the game's thread takes this
-    /// lock to track, never for longer than it takes to queue one event.
+    /// Telemetry not yet acknowledged by the engine, in memory. The game's thread takes this
+    /// lock to queue one event; the SDK's thread takes it to pick a batch or the records to
+    /// write, never while writing or sending.
     pub queue: Mutex<TelemetryQueue>,
     /// The queue's file, written by one thread at a time (the SDK's, or the game's at drop),
     /// without holding the queue's lock.
