@@ -35,6 +35,8 @@ namespace Offer
         SdkOff = -14,
         AlreadyLoggedIn = -15,
         Internal = -16,
+        EventTooLarge = -17,
+        QueueFull = -18,
     }
 
     /// <summary>The SDK: one per process, as the native library keeps one.</summary>
@@ -150,7 +152,9 @@ namespace Offer
             return (SvcResult)SVC_Login(ToUtf8(playerId));
         }
 
-        /// <summary>Queues an event given as the engine's event JSON.</summary>
+        /// <summary>Queues an event given as the engine's event JSON. EventTooLarge when it is
+        /// longer than the engine takes; QueueFull for a money event when 100,000 of them wait
+        /// already (keep it and track it later).</summary>
         public static SvcResult Track(string eventJson)
         {
             return (SvcResult)SVC_Track(ToUtf8(eventJson));

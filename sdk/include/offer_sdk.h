@@ -66,6 +66,17 @@ typedef void (*SVC_Callback)(const char *json, void *user_data);
 // The SDK failed inside (a panic, caught at the boundary rather than unwinding into C).
 #define SVC_ERR_INTERNAL -16
 
+// The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
+// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
+// queued.
+#define SVC_ERR_EVENT_TOO_LARGE -17
+
+// The money event of `SVC_Track` was not queued: the queue holds its most money events
+// (100,000) waiting for the engine, a long outage. Money events are never evicted; keep the
+// event and track it later. (Past 1,000 queued events, a new event evicts the oldest
+// non-money event instead.)
+#define SVC_ERR_QUEUE_FULL -18
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -100,8 +111,16 @@ SVC_Result SVC_Login(const char *player_id);
 
 // Queues an event, given as the engine's event JSON (for example
 // `{"type": "purchase", "item_ids": ["sword"], "price_cents": 499, "tx_id": "..."}`); returns
-// at once. [`SVC_ERR_INVALID_EVENT`] when it is not a known event, [`SVC_ERR_SDK_OFF`] at
-// kill-switch level 3.
+// at once, at the same cost however many events wait. [`SVC_ERR_INVALID_EVENT`] when it is
+// not a known event, [`SVC_ERR_SDK_OFF`] at kill-switch level 3, [`SVC_ERR_EVENT_TOO_LARGE`]
+// when it is longer than the engine takes, [`SVC_ERR_QUEUE_FULL`] for a money event when
+// 100,000 of them wait already.
+//
+// The queue is bounded: past 1,000 queued events, each new event evicts the oldest event that
+// is not a money event (`currency_earned`, `currency_spent`, `purchase`, `item_used`), and the
+// device log says so (`offer-sdk: error sdk_events_dropped: ...`, at `SVC_Poll`). Money
+// events are never evicted. The queue is kept on disk in the data directory, appending one
+// line per event, and survives a restart.
 //
 // # Safety
 // `event_json` is null or a valid NUL-terminated string.
@@ -117,8 +136,10 @@ SVC_Result SVC_RequestOffer(const char *event_type);
 // Delivers every waiting callback on the calling thread (call it once a frame from the
 // game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 // nothing registered are dropped. The SDK's `error` happenings have no callback among the
-// seven and are dropped too. A callback may call the SDK's functions. The first call with a
-// running SDK writes `offer-sdk: first frame` to standard error (the device log).
+// seven: each is written to standard error (the device log) as `offer-sdk: error CODE:
+// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
+// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+// running SDK writes `offer-sdk: first frame` to standard error.
 SVC_Result SVC_Poll(void);
 
 // Stops the SDK: its thread ends and what is still queued is written to disk for the next

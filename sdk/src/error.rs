@@ -65,4 +65,23 @@ pub enum TrackError {
     /// The kill switch is at level 3 (SDK off): telemetry is stopped.
     #[error("the SDK is switched off (kill switch level 3): telemetry is stopped")]
     SdkOff,
+    /// The event, as JSON, is longer than the engine reads in one request: it could never be
+    /// sent, so it is not queued.
+    #[error("the event is {bytes} bytes of JSON; the engine takes events of at most {limit}")]
+    TooLarge {
+        /// The event's length as JSON.
+        bytes: usize,
+        /// The longest event the engine takes (see `limits::MAX_EVENT_BYTES`).
+        limit: usize,
+    },
+    /// `capacity` money events wait for the engine already (a long outage): the event was not
+    /// queued, and the game keeps it to track later. Money events are never evicted.
+    #[error("{capacity} money events wait for the engine already: the queue takes no more")]
+    QueueFull {
+        /// The most money events the queue keeps.
+        capacity: usize,
+    },
+    /// The event could not be encoded as JSON.
+    #[error("the event cannot be encoded as JSON: {0}")]
+    Unencodable(String),
 }

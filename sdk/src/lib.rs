@@ -31,14 +31,17 @@ pub mod error;
 pub mod ffi;
 mod flush;
 pub mod identity;
+mod journal;
+mod limits;
 mod options;
 mod protocol;
 mod sdk;
+mod sigpipe;
 mod socket;
 mod state;
 mod storage;
 pub mod svc_config;
-pub mod telemetry;
+mod telemetry;
 mod worker;
 
 pub use callback::{InventoryItem, SdkCallback};

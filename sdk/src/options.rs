@@ -16,8 +16,12 @@ pub struct InitOptions {
     pub advertising_id: Option<String>,
     /// The player's JWT, for `player_id_source: jwt`.
     pub player_jwt: Option<String>,
-    /// The most non-money events the telemetry queue keeps (money events are never dropped).
+    /// The telemetry queue's length past which each new event evicts the oldest non-money
+    /// event (money events are never evicted).
     pub telemetry_capacity: usize,
+    /// The most money events the telemetry queue keeps; past it, `track` refuses a money
+    /// event (`TrackError::QueueFull`) and the game keeps it.
+    pub money_capacity: usize,
     /// The longest wait between two reconnection or resend attempts.
     pub backoff_cap: Duration,
     /// How often queued telemetry is sent when nothing wakes the sender sooner.
@@ -25,8 +29,9 @@ pub struct InitOptions {
 }
 
 impl InitOptions {
-    /// The defaults (a queue of 1,000 events, a 30 s backoff cap, a flush every 5 s) for the
-    /// given data and `svc_config.json` directories.
+    /// The defaults (non-money events evicted past 1,000 queued events, at most 100,000 money
+    /// events, a 30 s backoff cap, a flush every 5 s) for the given data and `svc_config.json`
+    /// directories.
     pub fn new(data_dir: impl Into<PathBuf>, svc_config_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
@@ -34,6 +39,7 @@ impl InitOptions {
             advertising_id: None,
             player_jwt: None,
             telemetry_capacity: 1_000,
+            money_capacity: 100_000,
             backoff_cap: Duration::from_secs(30),
             flush_interval: Duration::from_secs(5),
         }

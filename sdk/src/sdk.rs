@@ -16,7 +16,7 @@ use crate::identity::{self, PlayerInputs};
 use crate::options::InitOptions;
 use crate::state::{GameState, SharedState, StateSource};
 use crate::svc_config::SvcConfig;
-use crate::telemetry::TelemetryQueue;
+use crate::telemetry::{self, TelemetryQueue};
 use crate::worker::{self, Shared, Timing};
 use crate::{flush, socket};
 
@@ -65,14 +65,17 @@ impl Sdk {
         };
         let (sender, receiver) = std::sync::mpsc::channel();
         let (offer_requests, requests) = tokio::sync::mpsc::unbounded_channel();
+        let (queue, journal) = TelemetryQueue::open(
+            &options.data_dir,
+            options.telemetry_capacity,
+            options.money_capacity,
+        );
         let shared = Arc::new(Shared {
             config,
             session_id: session_id.unwrap_or_else(Uuid::new_v4),
             state: SharedState::load(&options.data_dir),
-            queue: Mutex::new(TelemetryQueue::load(
-                &options.data_dir,
-                options.telemetry_capacity,
-            )),
+            queue: Mutex::new(queue),
+            journal: Mutex::new(journal),
             callbacks: sender,
             player: watch::channel(player).0,
             flush: Notify::new(),
@@ -110,13 +113,18 @@ impl Sdk {
     }
 
     /// Queues an event for the engine (a money event without `tx_id` gets one), in memory:
-    /// the SDK's thread writes it to disk and sends it. Refused while the kill switch is at
-    /// level 3, when the engine refuses events anyway.
+    /// the SDK's thread writes it to disk and sends it. The cost is the event's own encoding,
+    /// whatever the queue holds. Refused while the kill switch is at level 3, when the engine
+    /// refuses events anyway; when the event, as JSON, is longer than the engine takes
+    /// ([`TrackError::TooLarge`]); and, for a money event, when the queue holds its most money
+    /// events ([`TrackError::QueueFull`]). Past the queue's capacity, the oldest non-money
+    /// event is evicted, and the game hears of it as an `sdk_events_dropped` error.
     pub fn track(&self, event: SdkEvent) -> Result<(), TrackError> {
         if !self.shared.state.kill_level().allows_sdk() {
             return Err(TrackError::SdkOff);
         }
-        worker::lock(&self.shared.queue).push(event);
+        let prepared = telemetry::prepare(event)?;
+        worker::lock(&self.shared.queue).push(prepared)?;
         self.shared.flush.notify_one();
         Ok(())
     }

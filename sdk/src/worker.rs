@@ -18,9 +18,10 @@ use uuid::Uuid;
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
 use crate::config::SdkConfig;
+use crate::journal::Journal;
 use crate::state::{GameState, SharedState};
 use crate::telemetry::TelemetryQueue;
-use crate::{flush, socket};
+use crate::{flush, sigpipe, socket};
 
 /// How long one HTTP request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,8 +48,13 @@ pub struct Shared {
     pub session_id: Uuid,
     /// The game's state and its source.
     pub state: SharedState,
-    /// Telemetry not yet acknowledged by the engine.
+    /// Telemetry not yet acknowledged by the engine, in memory. The game's thread takes this
+    /// lock to queue one event; the SDK's thread takes it to pick a batch or the records to
+    /// write, never while writing or sending.
     pub queue: Mutex<TelemetryQueue>,
+    /// The queue's file, written by one thread at a time (the SDK's, or the game's at drop),
+    /// without holding the queue's lock.
+    pub journal: Mutex<Journal>,
     /// Callbacks for the game.
     pub callbacks: std::sync::mpsc::Sender<SdkCallback>,
     /// The player id once known (at init with `auto_login`, at login otherwise).
@@ -111,6 +117,14 @@ pub fn spawn(
     let thread = std::thread::Builder::new()
         .name("offer-sdk".into())
         .spawn(move || {
+            // Before any socket exists, so no write of this thread (or of the threads its
+            // runtime starts, which inherit the mask) can raise SIGPIPE in the game.
+            if let Err(e) = sigpipe::block_on_this_thread() {
+                shared.emit(SdkCallback::Error {
+                    code: "sdk_signal_mask".into(),
+                    message: format!("cannot block SIGPIPE on the SDK's thread: {e}"),
+                });
+            }
             runtime.block_on(async move {
                 tokio::select! {
                     _ = stopped => {}
@@ -178,6 +192,8 @@ async fn session_loop(
                 last_reported = message;
             }
         }
+        // A write to the lost connection may have left a (blocked) SIGPIPE on this thread.
+        sigpipe::discard_pending();
         tokio::time::sleep(backoff.next_delay()).await;
     }
 }
@@ -294,7 +310,7 @@ async fn connect_once(
     socket::serve(shared, player_id, position, backoff, requests).await
 }
 
-/// The queue, whether or not a thread panicked while holding it.
-pub fn lock(queue: &Mutex<TelemetryQueue>) -> std::sync::MutexGuard<'_, TelemetryQueue> {
-    queue.lock().unwrap_or_else(PoisonError::into_inner)
+/// The queue (or the journal), whether or not a thread panicked while holding it.
+pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

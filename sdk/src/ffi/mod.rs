@@ -33,6 +33,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use offer_wire::event::SdkEvent;
 
+use crate::callback::SdkCallback;
 use crate::sdk::Sdk;
 use payload::Kind;
 use registry::Registered;
@@ -133,8 +134,16 @@ pub unsafe extern "C" fn SVC_Login(player_id: *const c_char) -> SVC_Result {
 
 /// Queues an event, given as the engine's event JSON (for example
 /// `{"type": "purchase", "item_ids": ["sword"], "price_cents": 499, "tx_id": "..."}`); returns
-/// at once. [`SVC_ERR_INVALID_EVENT`] when it is not a known event, [`SVC_ERR_SDK_OFF`] at
-/// kill-switch level 3.
+/// at once, at the same cost however many events wait. [`SVC_ERR_INVALID_EVENT`] when it is
+/// not a known event, [`SVC_ERR_SDK_OFF`] at kill-switch level 3, [`SVC_ERR_EVENT_TOO_LARGE`]
+/// when it is longer than the engine takes, [`SVC_ERR_QUEUE_FULL`] for a money event when
+/// 100,000 of them wait already.
+///
+/// The queue is bounded: past 1,000 queued events, each new event evicts the oldest event that
+/// is not a money event (`currency_earned`, `currency_spent`, `purchase`, `item_used`), and the
+/// device log says so (`offer-sdk: error sdk_events_dropped: ...`, at `SVC_Poll`). Money
+/// events are never evicted. The queue is kept on disk in the data directory, appending one
+/// line per event, and survives a restart.
 ///
 /// # Safety
 /// `event_json` is null or a valid NUL-terminated string.
@@ -179,8 +188,10 @@ pub unsafe extern "C" fn SVC_RequestOffer(event_type: *const c_char) -> SVC_Resu
 /// Delivers every waiting callback on the calling thread (call it once a frame from the
 /// game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 /// nothing registered are dropped. The SDK's `error` happenings have no callback among the
-/// seven and are dropped too. A callback may call the SDK's functions. The first call with a
-/// running SDK writes `offer-sdk: first frame` to standard error (the device log).
+/// seven: each is written to standard error (the device log) as `offer-sdk: error CODE:
+/// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
+/// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+/// running SDK writes `offer-sdk: first frame` to standard error.
 #[unsafe(no_mangle)]
 pub extern "C" fn SVC_Poll() -> SVC_Result {
     guarded(|| {
@@ -195,7 +206,13 @@ pub extern "C" fn SVC_Poll() -> SVC_Result {
                 return SVC_ERR_NOT_INITIALISED;
             };
             std::iter::from_fn(|| sdk.poll())
-                .filter_map(payload::of)
+                .filter_map(|callback| match callback {
+                    SdkCallback::Error { code, message } => {
+                        eprintln!("offer-sdk: error {code}: {message}");
+                        None
+                    }
+                    other => payload::of(other),
+                })
                 .filter_map(|(kind, json)| {
                     let registered = global.callbacks[kind.index()]?;
                     Some((registered, CString::new(json).ok()?))

@@ -42,6 +42,15 @@ pub const SVC_ERR_SDK_OFF: SVC_Result = -14;
 pub const SVC_ERR_ALREADY_LOGGED_IN: SVC_Result = -15;
 /// The SDK failed inside (a panic, caught at the boundary rather than unwinding into C).
 pub const SVC_ERR_INTERNAL: SVC_Result = -16;
+/// The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
+/// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
+/// queued.
+pub const SVC_ERR_EVENT_TOO_LARGE: SVC_Result = -17;
+/// The money event of `SVC_Track` was not queued: the queue holds its most money events
+/// (100,000) waiting for the engine, a long outage. Money events are never evicted; keep the
+/// event and track it later. (Past 1,000 queued events, a new event evicts the oldest
+/// non-money event instead.)
+pub const SVC_ERR_QUEUE_FULL: SVC_Result = -18;
 
 /// The code for an init refusal.
 pub(super) fn of_init(error: &InitError) -> SVC_Result {
@@ -61,5 +70,8 @@ pub(super) fn of_init(error: &InitError) -> SVC_Result {
 pub(super) fn of_track(error: &TrackError) -> SVC_Result {
     match error {
         TrackError::SdkOff => SVC_ERR_SDK_OFF,
+        TrackError::TooLarge { .. } => SVC_ERR_EVENT_TOO_LARGE,
+        TrackError::QueueFull { .. } => SVC_ERR_QUEUE_FULL,
+        TrackError::Unencodable(_) => SVC_ERR_INVALID_EVENT,
     }
 }

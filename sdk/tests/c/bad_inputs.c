@@ -4,6 +4,8 @@
  * Usage: bad_inputs DATA_DIR (a folder holding svc_config.json) UNUSED_BASE_URL
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "offer_sdk.h"
 
@@ -50,6 +52,19 @@ int main(int argc, char **argv) {
     printf("unknown_event %d\n", SVC_Track("{\"type\":\"no_such_event\"}"));
     printf("null_event %d\n", SVC_Track(NULL));
     printf("track %d\n", SVC_Track("{\"type\":\"first_loss\"}"));
+    /* A 3 MB `source`: longer than the engine takes in one request. */
+    const char *head = "{\"type\":\"currency_earned\",\"currency_id\":\"gems\",\"amount\":1,"
+                       "\"tx_id\":\"big\",\"source\":\"";
+    size_t source = 3u << 20;
+    char *too_large = malloc(strlen(head) + source + 3);
+    if (too_large == NULL) {
+        return 2;
+    }
+    strcpy(too_large, head);
+    memset(too_large + strlen(head), 's', source);
+    strcpy(too_large + strlen(head) + source, "\"}");
+    printf("track_too_large %d\n", SVC_Track(too_large));
+    free(too_large);
     printf("shutdown %d\n", SVC_Shutdown());
     printf("shutdown_again %d\n", SVC_Shutdown());
     return 0;

@@ -39,6 +39,9 @@ static class BadInputs
         Report("unknown_event", OfferSdk.Track("{\"type\":\"no_such_event\"}"));
         Report("null_event", OfferSdk.Track(null));
         Report("track", OfferSdk.Track("{\"type\":\"first_loss\"}"));
+        // A 3 MB source: longer than the engine takes in one request.
+        Report("track_too_large", OfferSdk.Track("{\"type\":\"currency_earned\",\"currency_id\":\"gems\"," +
+            "\"amount\":1,\"tx_id\":\"big\",\"source\":\"" + new string('s', 3 << 20) + "\"}"));
         Report("shutdown", OfferSdk.Shutdown());
         Report("shutdown_again", OfferSdk.Shutdown());
         return 0;

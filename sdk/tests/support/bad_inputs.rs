@@ -9,7 +9,7 @@ use std::process::Command;
 use super::{free_port, temp_dir};
 
 /// Every case of the bad-input programs, in the order they run, with its documented code.
-const CASES: [(&str, i32); 16] = [
+const CASES: [(&str, i32); 17] = [
     ("poll_before_init", -11),
     ("track_before_init", -11),
     ("null_config", -1),
@@ -24,6 +24,7 @@ const CASES: [(&str, i32); 16] = [
     ("unknown_event", -13),
     ("null_event", -1),
     ("track", 0),
+    ("track_too_large", -17),
     ("shutdown", 0),
     ("shutdown_again", -11),
 ];

@@ -70,6 +70,12 @@ pub struct Engine {
 impl Engine {
     /// Starts an engine on `port` with its data in `data` (a restart when `data` has some).
     pub fn start(port: u16, data: &Path) -> Self {
+        Self::start_with(port, data, &[])
+    }
+
+    /// [`Engine::start`] with settings of the engine's own, as `OFFER__...` variables (for
+    /// example a lower `server.max_body_bytes`).
+    pub fn start_with(port: u16, data: &Path, settings: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(engine_bin());
         for (k, _) in std::env::vars() {
             if k.starts_with("OFFER__") {
@@ -80,6 +86,7 @@ impl Engine {
             .current_dir(workspace_root())
             .env("OFFER__AUTH__DEV_SECRET_FILE", data.join("dev-jwt-secret"))
             .env("OFFER__STORE__PATH", data.join("offer-engine.db"))
+            .envs(settings.iter().copied())
             .args(["--bind", &format!("127.0.0.1:{port}")])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -293,8 +300,13 @@ pub struct Live {
 impl Live {
     /// Starts an engine on a free port and creates the game.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// [`Live::start`] with settings of the engine's own (see [`Engine::start_with`]).
+    pub fn start_with(settings: &[(&str, &str)]) -> Self {
         let engine_data = temp_dir("engine");
-        let engine = Engine::start(free_port(), &engine_data);
+        let engine = Engine::start_with(free_port(), &engine_data, settings);
         let admin = Admin::new(&engine);
         let (game_id, key) = admin.game_and_key();
         Self {
