@@ -89,6 +89,12 @@ fn is_placeholder(body: &[u8]) -> bool {
 
 /// Every key-shaped string in `text`, in order.
 pub fn scan(text: &str) -> Vec<SecretHit> {
+    scan_keys(text).into_iter().map(|(hit, _)| hit).collect()
+}
+
+/// Every key-shaped string in `text`, in order, each with the key itself: for a caller that
+/// must tell one key from another (the same key met twice is reported once), never to show.
+pub fn scan_keys(text: &str) -> Vec<(SecretHit, &str)> {
     let bytes = text.as_bytes();
     let mut hits = Vec::new();
     let mut line = 1u32;
@@ -122,11 +128,18 @@ pub fn scan(text: &str) -> Vec<SecretHit> {
         let shown = prefix_len.min(MAX_PREFIX_LEN);
         line += bytes[counted..i].iter().filter(|b| **b == b'\n').count() as u32;
         counted = i;
-        hits.push(SecretHit {
-            line,
-            kind: *kind,
-            prefix: String::from_utf8_lossy(&bytes[i - shown..i]).into_owned(),
-        });
+        // Prefix, marker and body are ASCII, so both ends fall on character boundaries.
+        let key = text
+            .get(i - prefix_len..body_start + body_len)
+            .unwrap_or_default();
+        hits.push((
+            SecretHit {
+                line,
+                kind: *kind,
+                prefix: String::from_utf8_lossy(&bytes[i - shown..i]).into_owned(),
+            },
+            key,
+        ));
         i = body_start + body_len;
     }
     hits
