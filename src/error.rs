@@ -106,6 +106,7 @@ impl ApiError {
                 (self.to_string(), json!({ "retry_after": retry_after }))
             }
             Self::Service(ServiceError::Run(refusal)) => (self.to_string(), refusal.details()),
+            Self::Service(ServiceError::PageInvalid(verdict)) => (self.to_string(), json!(verdict)),
             _ => (self.to_string(), json!({})),
         };
         ErrorBody {
@@ -156,6 +157,7 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
             (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
         }
         ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
+        ServiceError::PageInvalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "page_invalid"),
         ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
         ServiceError::Run(refusal) => match refusal {
             RunRefusal::SameMember | RunRefusal::ApproverUnknown => {
