@@ -153,7 +153,13 @@ impl Scope {
     }
 }
 
-/// A declaration a name can stand for.
+/// Where a method's local is looked up: its class's index, the method's, and its name.
+type LocalKey<'t> = (usize, usize, &'t str);
+
+/// A local declared in a method: the index of its statement, and its declaration.
+type Declared = (usize, usize);
+
+/// How far the folding of one declaration (what a name can stand for) has come.
 #[derive(Debug, Clone, Copy)]
 enum Resolution {
     /// Not yet folded.
@@ -174,7 +180,7 @@ struct Folder<'t> {
     members: HashMap<(usize, &'t str), usize>,
     /// Declarations of a method's locals by class, method and name: the statement index of
     /// each and its declaration.
-    locals: HashMap<(usize, usize, &'t str), Vec<(usize, usize)>>,
+    locals: HashMap<LocalKey<'t>, Vec<Declared>>,
     /// Each declaration's expression and the scope its names are looked up in.
     decls: Vec<(&'t Expr, Scope)>,
     /// Each declaration's value, once resolved (`None` when it does not fold).
