@@ -26,10 +26,12 @@ use std::collections::{HashMap, HashSet};
 use super::ast::{Arg, Expr, ExprKind, Stmt, StrPart, Template};
 use crate::secret_scan::{self, SecretHit};
 
-/// Longest folded string kept whole, in bytes.
-pub const MAX_FOLDED_BYTES: usize = 8 * 1024;
-/// Most pieces (known runs and gaps) of a folded string kept whole.
-pub const MAX_SEGMENTS: usize = 64;
+/// Longest folded string kept whole, in bytes. A constant is copied and scanned at each
+/// use, so this bounds the work of a template that uses one long constant thousands of
+/// times; a longer string loses nothing, as it is scanned whole before it is cut.
+pub const MAX_FOLDED_BYTES: usize = 512;
+/// Most pieces (known runs and gaps) of a folded string kept whole, for the same reason.
+pub const MAX_SEGMENTS: usize = 16;
 /// Bytes kept at each end of a string once it is cut down: more than a key's longest prefix
 /// that counts, its marker and the body characters that make it a key (16 + 9 + 16).
 pub const WINDOW: usize = 64;
@@ -185,8 +187,8 @@ struct Folder<'t> {
     decls: Vec<(&'t Expr, Scope)>,
     /// Each declaration's value, once resolved (`None` when it does not fold).
     values: Vec<Option<Value>>,
-    /// Whether folding reports what it builds (the second pass) or only resolves names.
-    scanning: bool,
+    /// The declarations' expressions, folded (and scanned) once, when names are resolved.
+    declared: HashSet<*const Expr>,
     /// Keys already reported.
     seen: HashSet<String>,
     hits: Vec<SecretHit>,
@@ -202,7 +204,6 @@ pub fn secret_hits(tree: &Template, source: &str) -> Vec<SecretHit> {
         .map(|(_, key)| key.to_owned())
         .collect();
     folder.resolve_names();
-    folder.scanning = true;
     folder.scan_roots();
     folder.hits
 }
@@ -216,7 +217,7 @@ impl<'t> Folder<'t> {
             locals: HashMap::new(),
             decls: Vec::new(),
             values: Vec::new(),
-            scanning: false,
+            declared: HashSet::new(),
             seen: HashSet::new(),
             hits: Vec::new(),
         };
@@ -271,6 +272,7 @@ impl<'t> Folder<'t> {
     }
 
     fn declare(&mut self, e: &'t Expr, scope: Scope) -> usize {
+        self.declared.insert(e as *const Expr);
         self.decls.push((e, scope));
         self.values.push(None);
         self.decls.len() - 1
@@ -346,6 +348,7 @@ impl<'t> Folder<'t> {
                     (Some(Resolution::Done) | None, _) | (Some(Resolution::Waiting), false) => {}
                     (Some(Resolution::Waiting), true) => {
                         let value = self.fold(e, scope);
+                        self.settle(value.as_ref(), e.line);
                         if let Some(slot) = self.values.get_mut(id) {
                             *slot = value;
                         }
@@ -367,7 +370,8 @@ impl<'t> Folder<'t> {
         }
     }
 
-    /// Folds every expression of the template once, scanning what each builds.
+    /// Folds, and scans, every expression of the template that is not a declaration (those
+    /// were when names were resolved).
     fn scan_roots(&mut self) {
         let tree = self.tree;
         for (c, class) in tree.classes.iter().enumerate() {
@@ -399,13 +403,16 @@ impl<'t> Folder<'t> {
     }
 
     fn root(&mut self, e: &Expr, scope: Scope) {
+        if self.declared.contains(&(e as *const Expr)) {
+            return;
+        }
         let value = self.fold(e, scope);
         self.settle(value.as_ref(), e.line);
     }
 
     /// Scans a value that goes no further (what its expression builds is complete).
     fn settle(&mut self, value: Option<&Value>, line: u32) {
-        let (true, Some(Value::Str(segs))) = (self.scanning, value) else {
+        let Some(Value::Str(segs)) = value else {
             return;
         };
         for seg in segs {
