@@ -10,6 +10,10 @@
 //! never matches, as `<` is not a body character.
 //!
 //! The matcher is written out by hand: one pass over the bytes, no backtracking.
+//!
+//! It reads text as written. A template can build a key from pieces no text holds whole
+//! (`'ab_live_sk_' + rest`); `template::folding` puts those strings together and runs this
+//! scan on them.
 
 /// Fewest body characters that make a key.
 pub const MIN_BODY_LEN: usize = 16;
@@ -175,6 +179,16 @@ mod tests {
         assert_eq!(
             scan("url?key=otherstudio_test_sk_0123456789abcdefXYZ&x").len(),
             1
+        );
+    }
+
+    #[test]
+    fn scan_keys_hands_back_each_key_whole() {
+        let text = format!("é 'ab_auth_{BODY}' and cd_test_sk_{BODY}!");
+        let keys: Vec<&str> = scan_keys(&text).into_iter().map(|(_, k)| k).collect();
+        assert_eq!(
+            keys,
+            [format!("ab_auth_{BODY}"), format!("cd_test_sk_{BODY}")]
         );
     }
 
