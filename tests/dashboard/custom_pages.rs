@@ -6,7 +6,8 @@
 //! writes anyway (without the CSRF token too); another studio's member gets a 404 for the
 //! page, its screenshots and the runs. A custom page's approval shows its template (escaped)
 //! and the validator's verdict on it now; approving one that no longer validates is refused
-//! on that page and leaves it pending.
+//! on that page and leaves it pending, and asking to publish it again is refused on the
+//! custom page's form.
 
 use std::time::{Duration, Instant};
 
@@ -380,6 +381,20 @@ async fn the_approval_page_shows_template_and_verdict_and_refuses_an_invalid_pag
     );
     let read = app.get_json(format!("/v1/approvals/{id}")).await;
     assert_eq!(read["status"], "pending");
+    // Asking again from the page's publish form is refused next to it, and queues nothing.
+    let answer = post_form(
+        &app,
+        &format!("/dashboard/games/{game}/custom-pages/{page}/publish-request"),
+        Some(&dev.cookie),
+        &[("csrf", &dev.csrf), ("version", "1")],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = answer.text().await.expect("body");
+    assert!(html.contains("id=\"error-publish\""), "{html}");
+    assert!(html.contains("cannot be published"), "{html}");
+    let all = app.get_json(format!("/v1/games/{game}/approvals")).await;
+    assert_eq!(all["approvals"].as_array().map(Vec::len), Some(1), "{all}");
     let status = app
         .get(format!("/v1/sdk/status/{game}"))
         .token(&sdk)
