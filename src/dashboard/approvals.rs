@@ -156,7 +156,7 @@ fn page_review(page: &PublishedPage, verdict: &Validation) -> Markup {
             @if verdict.valid {
                 p #validation-verdict { strong { "Valid" } }
             } @else {
-                p #validation-verdict.error { strong { "Not valid" } ": approving it is refused until a version that passes is asked for." }
+                p #validation-verdict.error { strong { "Not valid" } ": approving it is refused while a blocker remains." }
                 h3 { "Blockers" }
                 (findings("blockers", &verdict.blockers))
             }

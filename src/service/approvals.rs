@@ -6,8 +6,8 @@
 //! here, bus message to the others). A custom page is queued by each publish request
 //! ([`published_page::request`]); approving it publishes that version, if it still passes the
 //! validator: the decision and the published page are one atomic store step, and the change
-//! reaches every node's clients as a `config` message. A decision is a compare-and-swap from `pending`, so a second decision
-//! answers 409.
+//! reaches every node's clients as a `config` message. A decision is a compare-and-swap from
+//! `pending`, so a second decision answers 409.
 //!
 //! A pending approval left undecided past `offers.approval_expiry_s` expires. Expiry is
 //! applied when the record is read (listed, fetched or decided), with the same
@@ -230,9 +230,10 @@ async fn settle(
 /// definition servable at once on every node, or publishes the page's version (stored with
 /// the decision in one atomic step, then pushed to every node's clients) once the validator
 /// passes it again against the catalogue of now: a version that no longer validates is a
-/// [`ServiceError::PageInvalid`], and the approval stays pending. When the record changed since it was read but
-/// is still pending (a simulation result was attached meanwhile), the decision is taken
-/// again on the fresh record: only another decision or an expiry makes it a 409.
+/// [`ServiceError::PageInvalid`], and the approval stays pending. When the record changed
+/// since it was read but is still pending (a simulation result was attached meanwhile), the
+/// decision is taken again on the fresh record: only another decision or an expiry makes it
+/// a 409.
 pub async fn decide(
     state: &Services,
     handle: &GameHandle,
