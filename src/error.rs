@@ -127,6 +127,7 @@ impl ApiError {
             Self::TooManySockets { scope, limit } => {
                 (self.to_string(), json!({ "scope": scope, "limit": limit }))
             }
+            Self::Service(ServiceError::PageInvalid(verdict)) => (self.to_string(), json!(verdict)),
             _ => (self.to_string(), json!({})),
         };
         ErrorBody {
@@ -183,6 +184,7 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
             (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
         }
         ServiceError::Validation(_) => (StatusCode::UNPROCESSABLE_ENTITY, "validation_failed"),
+        ServiceError::PageInvalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "page_invalid"),
         ServiceError::SdkDisabled => (StatusCode::FORBIDDEN, "sdk_disabled"),
         ServiceError::Run(refusal) => match refusal {
             RunRefusal::SameMember | RunRefusal::ApproverUnknown => {

@@ -10,6 +10,10 @@
 //! never matches, as `<` is not a body character.
 //!
 //! The matcher is written out by hand: one pass over the bytes, no backtracking.
+//!
+//! It reads text as written. A template can build a key from pieces no text holds whole
+//! (`'ab_live_sk_' + rest`); `template::folding` puts those strings together and runs this
+//! scan on them.
 
 /// Fewest body characters that make a key.
 pub const MIN_BODY_LEN: usize = 16;
@@ -89,6 +93,12 @@ fn is_placeholder(body: &[u8]) -> bool {
 
 /// Every key-shaped string in `text`, in order.
 pub fn scan(text: &str) -> Vec<SecretHit> {
+    scan_keys(text).into_iter().map(|(hit, _)| hit).collect()
+}
+
+/// Every key-shaped string in `text`, in order, each with the key itself: for a caller that
+/// must tell one key from another (the same key met twice is reported once), never to show.
+pub fn scan_keys(text: &str) -> Vec<(SecretHit, &str)> {
     let bytes = text.as_bytes();
     let mut hits = Vec::new();
     let mut line = 1u32;
@@ -122,11 +132,18 @@ pub fn scan(text: &str) -> Vec<SecretHit> {
         let shown = prefix_len.min(MAX_PREFIX_LEN);
         line += bytes[counted..i].iter().filter(|b| **b == b'\n').count() as u32;
         counted = i;
-        hits.push(SecretHit {
-            line,
-            kind: *kind,
-            prefix: String::from_utf8_lossy(&bytes[i - shown..i]).into_owned(),
-        });
+        // Prefix, marker and body are ASCII, so both ends fall on character boundaries.
+        let key = text
+            .get(i - prefix_len..body_start + body_len)
+            .unwrap_or_default();
+        hits.push((
+            SecretHit {
+                line,
+                kind: *kind,
+                prefix: String::from_utf8_lossy(&bytes[i - shown..i]).into_owned(),
+            },
+            key,
+        ));
         i = body_start + body_len;
     }
     hits
@@ -162,6 +179,16 @@ mod tests {
         assert_eq!(
             scan("url?key=otherstudio_test_sk_0123456789abcdefXYZ&x").len(),
             1
+        );
+    }
+
+    #[test]
+    fn scan_keys_hands_back_each_key_whole() {
+        let text = format!("é 'ab_auth_{BODY}' and cd_test_sk_{BODY}!");
+        let keys: Vec<&str> = scan_keys(&text).into_iter().map(|(_, k)| k).collect();
+        assert_eq!(
+            keys,
+            [format!("ab_auth_{BODY}"), format!("cd_test_sk_{BODY}")]
         );
     }
 

@@ -1,15 +1,19 @@
 //! Approvals: a game's queue (pending first, then the decided ones; a custom page waiting
 //! with its preview screenshots), and one approval's page with the offer or custom page under
-//! review (a page with its screenshots), its simulation (pass rate, the FSR bounds against the
+//! review (a page with its screenshots, its template's source and the validator's verdict on
+//! it against the catalogue of now), its simulation (pass rate, the FSR bounds against the
 //! genre's healthy band) and the approve and reject forms (developer). The approval and
-//! simulation services decide everything; a decided approval is a 409 here too.
+//! simulation services decide everything; a decided approval is a 409 here too, and approving
+//! a page that no longer validates a 422 shown on the approval's page.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
+use offer_domain::custom_page::PublishedPage;
 use offer_domain::simulation::SimulationResult;
+use offer_domain::template::{Finding, Validation};
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -22,7 +26,7 @@ use super::previews::shots;
 use super::session::{CsrfForm, NoFields, SignedIn};
 use crate::auth::Role;
 use crate::service::previews::{self, Preview};
-use crate::service::{ServiceError, approvals, simulation};
+use crate::service::{ServiceError, approvals, page_validation, published_page, simulation};
 use crate::state::AppState;
 
 fn status_name(status: ApprovalStatus) -> &'static str {
@@ -120,6 +124,54 @@ fn simulation_view(s: &SimulationResult) -> Markup {
     }
 }
 
+/// A finding's gate as the validator names it (`secret_pattern_found`).
+fn gate_name(f: &Finding) -> String {
+    serde_json::to_value(f.gate)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn findings(id: &str, list: &[Finding]) -> Markup {
+    html! {
+        ul #(id) {
+            @for f in list {
+                li data-gate=(gate_name(f)) {
+                    code { (gate_name(f)) }
+                    @if let Some(line) = f.line { " line " (line) }
+                    ": " (f.message)
+                }
+            }
+        }
+    }
+}
+
+/// The custom page under review: the validator's verdict on it now and its source, both
+/// escaped as any text of the page.
+fn page_review(page: &PublishedPage, verdict: &Validation) -> Markup {
+    html! {
+        section #validation {
+            h2 { "Validation" }
+            p.muted { "Every gate of the validator, against the game's catalogue as it is now. Approving runs it again and publishes only a page that passes." }
+            @if verdict.valid {
+                p #validation-verdict { strong { "Valid" } }
+            } @else {
+                p #validation-verdict.error { strong { "Not valid" } ": approving it is refused while a blocker remains." }
+                h3 { "Blockers" }
+                (findings("blockers", &verdict.blockers))
+            }
+            @if !verdict.warnings.is_empty() {
+                h3 { "Warnings" }
+                (findings("warnings", &verdict.warnings))
+            }
+        }
+        section #page-template {
+            h2 { "Template of version " (page.version) }
+            pre { code #template-source { (page.template) } }
+        }
+    }
+}
+
 async fn approval_page(
     state: &AppState,
     user: &SignedIn,
@@ -130,11 +182,17 @@ async fn approval_page(
     let (a, _, handle) =
         approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id).await?;
     let view = handle.view();
-    let preview = match &a.page {
+    let (preview, review) = match &a.page {
         Some(p) => {
-            Some(previews::newest_of(&state.services, a.game_id, p.page_id, p.version).await?)
+            let newest =
+                previews::newest_of(&state.services, a.game_id, p.page_id, p.version).await?;
+            let content = published_page::content(&state.services, a.game_id, *p).await?;
+            let bindings = serde_json::Value::Object(content.bindings.clone());
+            let verdict =
+                page_validation::check(&handle, content.template.clone(), bindings).await?;
+            (Some(newest), Some((content, verdict)))
         }
-        None => None,
+        None => (None, None),
     };
     let base = format!("/dashboard/approvals/{approval_id}");
     let body = html! {
@@ -150,6 +208,7 @@ async fn approval_page(
                 (shots(a.game_id, preview.as_ref()))
             }
         }
+        @if let Some((content, verdict)) = &review { (page_review(content, verdict)) }
         @if let Some(s) = &a.simulation { (simulation_view(s)) }
         @if a.status == ApprovalStatus::Pending && user.can(Role::Developer) {
             @if a.offer.is_some() {
@@ -190,7 +249,8 @@ pub async fn show(
     approval_page(&state, &user, approval_id, None, StatusCode::OK).await
 }
 
-/// Shows a conflict (decided meanwhile, a page simulated) on the approval's page.
+/// Shows a conflict (decided meanwhile, a page simulated) or a page that no longer
+/// validates on the approval's page, which shows the verdict itself.
 async fn or_conflict(
     state: &AppState,
     user: &SignedIn,
@@ -201,6 +261,17 @@ async fn or_conflict(
         Ok(()) => Ok(Redirect::to(&format!("/dashboard/approvals/{approval_id}")).into_response()),
         Err(ServiceError::Conflict(why)) => {
             approval_page(state, user, approval_id, Some(why), StatusCode::CONFLICT).await
+        }
+        Err(ServiceError::PageInvalid(_)) => {
+            let why = "The page does not pass validation: it was not published and the approval still waits.".to_owned();
+            approval_page(
+                state,
+                user,
+                approval_id,
+                Some(why),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }

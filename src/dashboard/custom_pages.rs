@@ -4,7 +4,8 @@
 //! texts), the newest preview's screenshots with a button to make one, and the publish
 //! request (developer), which queues an approval as the REST publish request does. The
 //! custom-page, preview and publishing services decide everything; their refusals (a page
-//! too large to publish, a full preview queue) show next to the button that caused them.
+//! too large to publish or that does not validate, a full preview queue) show next to the
+//! button that caused them.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,6 +13,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use offer_domain::approval::{Approval, ApprovalStatus};
 use offer_domain::custom_page::PageRef;
+use offer_domain::template::Validation;
 use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -145,6 +147,19 @@ enum Refused {
     Preview(String),
     /// The publish request.
     Publish(String),
+}
+
+/// The blockers of a verdict in one line, each with its template line.
+fn blockers_text(verdict: &Validation) -> String {
+    let each: Vec<String> = verdict
+        .blockers
+        .iter()
+        .map(|b| match b.line {
+            Some(line) => format!("line {line}: {}", b.message),
+            None => b.message.clone(),
+        })
+        .collect();
+    each.join("; ")
 }
 
 /// One binding's value, as text.
@@ -339,17 +354,24 @@ pub async fn request_publish(
     PagePath((game_id, page_id)): PagePath<(Uuid, Uuid)>,
     CsrfForm { user, form }: CsrfForm<VersionForm>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
+    let handle = game_of(&state.services, &user, game_id).await?;
     user.require(Role::Developer)?;
     let page = PageRef {
         page_id,
         version: form.version,
     };
-    let outcome = match published_page::request(&state.services, game_id, page).await {
+    let outcome = match published_page::request(&state.services, &handle, page).await {
         Ok(approval) => Ok(format!("/dashboard/approvals/{}", approval.approval_id)),
         Err(ServiceError::PayloadTooLarge(why)) => {
             Err((StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why)))
         }
+        Err(ServiceError::PageInvalid(verdict)) => Err((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Refused::Publish(format!(
+                "This version does not pass validation, so it cannot be published: {}",
+                blockers_text(&verdict)
+            )),
+        )),
         Err(e) => return Err(e.into()),
     };
     after_request(&state, &user, (game_id, page_id), form.version, outcome).await

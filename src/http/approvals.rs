@@ -1,4 +1,5 @@
-//! Approval endpoints: list, read, simulate, approve, reject (a decided approval is a 409).
+//! Approval endpoints: list, read, simulate, approve, reject (a decided approval is a 409;
+//! approving a custom page that no longer validates is a 422 and decides nothing).
 
 use axum::Json;
 use axum::extract::State;
@@ -8,7 +9,9 @@ use uuid::Uuid;
 
 use super::access::{GameAccess, Viewer};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable};
+use super::openapi::{
+    AuthErrors, BodyErrors, Conflict, NotFound, PageRefused, QueryError, Unavailable,
+};
 use crate::auth::{Dashboard, Role};
 use crate::error::ApiResult;
 use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
@@ -88,12 +91,15 @@ pub async fn get(
     ))
 }
 
-/// Approves (developer): the definition serves at once on every node. An approval is decided
-/// once: a decided one is a 409.
+/// Approves (developer): the definition serves at once on every node, or the custom page's
+/// version is published. A custom page is validated again first, against the catalogue of
+/// now: a version that no longer passes (an item it binds deleted since the request, say) is
+/// a 422 `page_invalid` with the validator's answer, and the approval stays pending. An
+/// approval is decided once: a decided one is a 409.
 #[utoipa::path(post, path = "/v1/approvals/{approval_id}/approve", tag = "approvals",
     params(("approval_id" = Uuid, Path)),
     responses((status = 200, description = "The approved record", body = Approval),
-        AuthErrors, NotFound, Conflict, Unavailable))]
+        AuthErrors, NotFound, Conflict, PageRefused, Unavailable))]
 pub async fn approve(
     State(state): State<AppState>,
     caller: Dashboard,

@@ -1,7 +1,7 @@
 //! Custom-page drafts: save a version, list a page's versions, read one. The authoring key
 //! of the game may call them, and so may the studio's dashboard users (developer or above
 //! to save, viewer or above to read). Asking to publish a version is a dashboard user's
-//! (developer or above) alone: it queues an approval.
+//! (developer or above) alone: it queues an approval, for a version that validates only.
 
 use axum::Json;
 use axum::extract::State;
@@ -195,7 +195,9 @@ pub async fn save_draft(
 /// Asks to publish a saved version of a custom page (developer; never an authoring key):
 /// queues a `custom_page` approval, and approving it publishes that version to every
 /// connected client of the game. A version whose page would not fit one WebSocket frame
-/// (`websocket.max_frame_bytes` less 256 bytes) is a 413.
+/// (`websocket.max_frame_bytes` less 256 bytes) is a 413. A version the validator blocks
+/// (every gate of `POST .../custom-pages/validate`, against the game's live catalogue) is a
+/// 422 `page_invalid` whose details are the validator's answer; nothing is queued.
 #[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/{page_id}/publish-request",
     tag = "custom pages", operation_id = "request_custom_page_publish",
     params(("game_id" = Uuid, Path), ("page_id" = Uuid, Path)), request_body = PublishRequest,
@@ -219,7 +221,7 @@ pub async fn request_publish(
         page_id,
         version: body.version,
     };
-    let approval = published_page::request(&state.services, access.game_id(), page).await?;
+    let approval = published_page::request(&state.services, &access.game, page).await?;
     Ok((StatusCode::CREATED, Json(approval)))
 }
 

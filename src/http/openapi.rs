@@ -191,7 +191,11 @@ error_set!(
     PublishBodyErrors: (400, "malformed JSON: a syntax error, data after the document, or a top level other than the operation takes"),
     (413, "the body exceeds server.max_body_bytes, or the version's page, as JSON, exceeds websocket.max_frame_bytes less 256 bytes"),
     (415, "the body is not sent as application/json"),
-    (422, "validation failed; details.errors lists every field error")
+    (422, "validation failed (details.errors lists every field error); or code page_invalid: the version does not pass the custom-page validator, details is its answer (valid, blockers, warnings) and nothing is queued")
+);
+error_set!(
+    /// 422 of an approval whose custom page no longer passes the validator.
+    PageRefused: (422, "code page_invalid: the custom page's version does not pass the validator against the catalogue of now; details is its answer (valid, blockers, warnings), and the approval stays pending")
 );
 error_set!(
     /// 409 of the calls an authoring run counts: the state's conflicts and the run's refusals.

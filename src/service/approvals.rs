@@ -4,10 +4,10 @@
 //! is queued once per definition key (`insert_new` on the key makes that hold across
 //! nodes); approving makes the definition servable at once on every node (actor change
 //! here, bus message to the others). A custom page is queued by each publish request
-//! ([`published_page::request`]); approving it publishes that version: the decision and the
-//! published page are one atomic store step, and the change reaches every node's clients as
-//! a `config` message. A decision is a compare-and-swap from `pending`, so a second decision
-//! answers 409.
+//! ([`published_page::request`]); approving it publishes that version, if it still passes the
+//! validator: the decision and the published page are one atomic store step, and the change
+//! reaches every node's clients as a `config` message. A decision is a compare-and-swap from
+//! `pending`, so a second decision answers 409.
 //!
 //! A pending approval left undecided past `offers.approval_expiry_s` expires. Expiry is
 //! applied when the record is read (listed, fetched or decided), with the same
@@ -24,7 +24,7 @@ use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
 use super::write::Committed;
-use super::{ServiceError, ServiceResult, Services, published_page};
+use super::{ServiceError, ServiceResult, Services, page_validation, published_page};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -228,9 +228,12 @@ async fn settle(
 
 /// Approves or rejects a pending approval; a decided one is a 409. Approving makes the
 /// definition servable at once on every node, or publishes the page's version (stored with
-/// the decision in one atomic step, then pushed to every node's clients). When the record changed since it was read but
-/// is still pending (a simulation result was attached meanwhile), the decision is taken
-/// again on the fresh record: only another decision or an expiry makes it a 409.
+/// the decision in one atomic step, then pushed to every node's clients) once the validator
+/// passes it again against the catalogue of now: a version that no longer validates is a
+/// [`ServiceError::PageInvalid`], and the approval stays pending. When the record changed
+/// since it was read but is still pending (a simulation result was attached meanwhile), the
+/// decision is taken again on the fresh record: only another decision or an expiry makes it
+/// a 409.
 pub async fn decide(
     state: &Services,
     handle: &GameHandle,
@@ -260,7 +263,11 @@ pub async fn decide(
                 let id = next.approval_id.to_string();
                 let published = match next.page {
                     Some(page) if approved => {
-                        Some(published_page::content(state, next.game_id, page).await?)
+                        let content = published_page::content(state, next.game_id, page).await?;
+                        // Under the game's write lock: the catalogue checked is the one the
+                        // page is published against.
+                        page_validation::require_valid(handle, &content).await?;
+                        Some(content)
                     }
                     _ => None,
                 };

@@ -1,6 +1,7 @@
 //! The service layer's one error type. Services never build HTTP answers: the transport maps
 //! each variant to a status and a stable code in one place.
 
+use offer_domain::template::Validation;
 use offer_domain::validation::FieldError;
 
 use crate::store::StoreError;
@@ -40,6 +41,10 @@ pub enum ServiceError {
     /// Well-formed but invalid, with every field error found.
     #[error("validation failed")]
     Validation(Vec<FieldError>),
+    /// A custom page's version that the validator blocks, so it is neither queued for
+    /// approval nor published; the validator's whole answer goes with it.
+    #[error("the version does not pass validation ({} blocker(s)): nothing was queued or published", .0.blockers.len())]
+    PageInvalid(Box<Validation>),
     /// Too many attempts from this caller (or on this node): retry after this many seconds.
     #[error("too many requests: retry in {0} s")]
     RateLimited(u64),

@@ -1,5 +1,6 @@
 //! Validation of a custom offer page (`POST .../custom-pages/validate`): the domain's
-//! validator run against the game's live catalogue.
+//! validator run against the game's live catalogue. Publishing runs the same check
+//! ([`require_valid`]) on the version it publishes, at the request and again at the approval.
 //!
 //! The validator is pure: it parses the template once and runs every gate on the tree; this
 //! module only gives it the game's items (live, deleted or unknown, and what a page may show
@@ -9,6 +10,7 @@
 use std::sync::Arc;
 
 use offer_actors::{GameHandle, GameView};
+use offer_domain::custom_page::PublishedPage;
 use offer_domain::template::catalogue::{Catalogue, ItemLookup, ItemSummary};
 use offer_domain::template::validate::{Validation, validate};
 use serde_json::Value;
@@ -43,4 +45,16 @@ pub async fn check(
     tokio::task::spawn_blocking(move || validate(&template, &bindings, &catalogue))
         .await
         .map_err(|e| ServiceError::Internal(format!("template validation: {e}")))
+}
+
+/// Runs every gate on a page as it would be published; a page with any blocker is refused
+/// with the validator's whole answer ([`ServiceError::PageInvalid`]).
+pub async fn require_valid(game: &GameHandle, page: &PublishedPage) -> ServiceResult<()> {
+    let bindings = Value::Object(page.bindings.clone());
+    let verdict = check(game, page.template.clone(), bindings).await?;
+    if verdict.valid {
+        Ok(())
+    } else {
+        Err(ServiceError::PageInvalid(Box::new(verdict)))
+    }
 }

@@ -5,15 +5,22 @@
 //! The game's actor then serves it (SDK status, the `config` message) and every node reloads
 //! it.
 //!
+//! Only a page that validates is published. The request runs every gate of the validator
+//! (the secret scan and the catalogue references against the game's live catalogue
+//! included) on the version, and the approval runs them again, since the catalogue may have
+//! changed meanwhile; a version with a blocker is refused with the validator's answer
+//! ([`ServiceError::PageInvalid`]), and the refusal queues and publishes nothing.
+//!
 //! The published page travels in the `config` WebSocket message, so a version is only
 //! accepted for publishing when its page, as JSON, fits one frame
 //! (`websocket.max_frame_bytes` less [`FRAME_HEADROOM`] for the rest of the message).
 
+use offer_actors::GameHandle;
 use offer_domain::approval::Approval;
 use offer_domain::custom_page::{PageRef, PublishedPage, SharedPage};
 use uuid::Uuid;
 
-use super::{ServiceError, ServiceResult, Services, approvals, custom_pages};
+use super::{ServiceError, ServiceResult, Services, approvals, custom_pages, page_validation};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -35,10 +42,16 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<Option<Share
     }
 }
 
-/// Queues a `custom_page` approval for one saved version of a page of `game_id` (which the
+/// Queues a `custom_page` approval for one saved version of a page of `game` (which the
 /// caller checked is the caller's). An unknown page or version is a 404; a version too large
-/// to push in one WebSocket frame a 413.
-pub async fn request(state: &Services, game_id: Uuid, page: PageRef) -> ServiceResult<Approval> {
+/// to push in one WebSocket frame a 413; a version the validator blocks a
+/// [`ServiceError::PageInvalid`]. A refused request queues nothing.
+pub async fn request(
+    state: &Services,
+    game: &GameHandle,
+    page: PageRef,
+) -> ServiceResult<Approval> {
+    let game_id = game.view().game.game_id;
     let content = content(state, game_id, page).await?;
     let bytes = serde_json::to_vec(&content)
         .map_err(|e| ServiceError::Internal(format!("page: {e}")))?
@@ -53,6 +66,7 @@ pub async fn request(state: &Services, game_id: Uuid, page: PageRef) -> ServiceR
             "the page takes {bytes} bytes of JSON; a published page is pushed in one WebSocket frame, so at most {most}"
         )));
     }
+    page_validation::require_valid(game, &content).await?;
     approvals::queue_page(state, game_id, page).await
 }
 

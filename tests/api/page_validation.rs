@@ -1,6 +1,7 @@
 //! Custom-page validation through HTTP: a page bound to a live item passes; each gate that
 //! depends on the game (a deleted or unknown item) or that an assistant trips most often (an
-//! import outside the allow-list, a hard-coded service key) blocks with its gate and line;
+//! import outside the allow-list, a hard-coded service key, or one built from pieces the way
+//! Dart joins strings) blocks with its gate and line, while folded look-alikes pass;
 //! only the game's authoring key and the studio's developers may call it.
 
 // The page every case starts from: a real assistant-written offer page.
@@ -168,4 +169,68 @@ async fn a_run_takes_the_first_validation_and_three_fixes() {
     assert_eq!(calls.len(), 5, "{recorded}");
     assert_eq!(calls[0]["outcome"]["valid"], false, "{recorded}");
     assert_eq!(calls[3]["outcome"]["valid"], true, "{recorded}");
+}
+
+/// The page with `expr` in place of its discount line's text and `members` added to its class.
+fn with_text(expr: &str, members: &str) -> String {
+    PAGE.replacen("'${offer['discount']}% off today only'", expr, 1)
+        .replacen(
+            "  final OfferData offer;",
+            &format!("  final OfferData offer;\n{members}"),
+            1,
+        )
+}
+
+#[tokio::test]
+async fn a_key_built_from_pieces_is_found_and_folded_look_alikes_pass() {
+    let app = spawn_app().await;
+    let sdk = app.game_with(store_shelf()).await;
+    let (head, body) = ("sk9_live_sk_", "Q2x7Rr0aZ81bKp4mW3nVt6yEu5sD");
+    let cases = [
+        (
+            "adjacent literals",
+            format!("'{head}' '{body}'"),
+            String::new(),
+        ),
+        ("plus", format!("'{head}' + '{body}'"), String::new()),
+        (
+            "interpolation",
+            format!("'${{'{head}'}}{body}'"),
+            String::new(),
+        ),
+        (
+            "getter",
+            format!("head + '{body}'"),
+            format!("  String get head => '{head}';"),
+        ),
+        (
+            "const field",
+            format!("'${{prefix}}{body}'"),
+            format!("  static const prefix = '{head}';"),
+        ),
+    ];
+    for (name, expr, members) in cases {
+        let page = with_text(&expr, &members);
+        let verdict = validate(&app, &sdk, &page, bindings("gems_500"))
+            .expect(StatusCode::OK)
+            .await;
+        assert_eq!(verdict["valid"], false, "{name}: {verdict}");
+        assert_eq!(
+            gates(&verdict),
+            ["secret_pattern_found"],
+            "{name}: {verdict}"
+        );
+        assert!(!verdict.to_string().contains(body), "{name}: never echoed");
+    }
+
+    let near: Vec<String> = serde_json::from_str(include_str!(
+        "../../domain/testdata/secret_scan_folded_near_misses.json"
+    ))
+    .expect("a list of expressions");
+    for expr in near {
+        let verdict = validate(&app, &sdk, &with_text(&expr, ""), bindings("gems_500"))
+            .expect(StatusCode::OK)
+            .await;
+        assert_eq!(verdict["valid"], true, "{expr}: {verdict}");
+    }
 }

@@ -2,11 +2,16 @@
 //! `custom_page` approval; approving it publishes the version, which a live WebSocket client
 //! on this node and on another node receive in `config`, and the SDK status shows.
 //! Rejecting leaves nothing published. An authoring key, a viewer and another studio cannot
-//! publish or decide.
+//! publish or decide. Only a version that validates is published: the request refuses one the
+//! validator blocks (a forbidden import, a network call, an unbalanced delimiter, an unknown
+//! item, a service key) and queues nothing; the approval refuses one that no longer validates
+//! (its item deleted since the request) and stays pending.
 
+use offer_preview::testing::FIXTURE_PAGE as SHOP_PAGE;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use super::fixtures::{pack, store_shelf};
 use super::helpers::{Role, TestApp, shared_backend, spawn_app, spawn_app_on};
 use super::ws_client::{Fmt, connect, fresh};
 
@@ -239,4 +244,176 @@ async fn only_a_developer_of_the_studio_can_ask_to_publish_and_decide() {
         .expect(StatusCode::OK)
         .await;
     assert_eq!(approved["decided_by"], "user");
+}
+
+/// Bindings of the shop page showing `item`.
+fn shop_bindings(item: &str) -> Value {
+    json!({"items": [item], "title": "Spring sale", "discount": 40})
+}
+
+/// Saves a new page of `game`; returns its id (version 1).
+async fn save(app: &TestApp, game: &str, template: &str, bindings: Value) -> String {
+    let saved = app
+        .post(
+            format!("/v1/games/{game}/custom-pages/draft"),
+            json!({"template": template, "bindings": bindings}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    saved["page_id"].as_str().expect("page").to_owned()
+}
+
+/// The gates of the blockers a `page_invalid` refusal carries.
+fn refused_gates(refusal: &Value) -> Vec<String> {
+    let details = &refusal["error"]["details"];
+    assert_eq!(details["valid"], false, "{refusal}");
+    details["blockers"]
+        .as_array()
+        .expect("blockers")
+        .iter()
+        .map(|b| b["gate"].as_str().expect("gate").to_owned())
+        .collect()
+}
+
+async fn approvals_of(app: &TestApp, game: &str) -> Vec<Value> {
+    app.get_json(format!("/v1/games/{game}/approvals")).await["approvals"]
+        .as_array()
+        .expect("approvals")
+        .clone()
+}
+
+#[tokio::test]
+async fn a_version_the_validator_blocks_is_never_queued_nor_published() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    app.bulk(&game, store_shelf()).expect(StatusCode::OK).await;
+    let key = app.sdk_key(&game, "production").await;
+    // A valid page published first, so that "unchanged" is a page, not the absence of one.
+    let good = save(&app, &game, SHOP_PAGE, shop_bindings("gems_500")).await;
+    let approval = request(&app, &game, &good, 1).await;
+    app.post(
+        format!(
+            "/v1/approvals/{}/approve",
+            approval["approval_id"].as_str().expect("id")
+        ),
+        json!({}),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    let before = status(&app, &game, &key).await;
+    assert_eq!(before["custom_page"]["page_id"], good.as_str());
+
+    let io = |p: &str| {
+        p.replacen(
+            "import 'package:offer_sdk/offer_sdk.dart';",
+            "import 'dart:io';",
+            1,
+        )
+    };
+    let http = |p: &str| {
+        p.replacen(
+            "    final title = offer['title'] as String;",
+            "    final title = offer['title'] as String;\n    final client = HttpClient();",
+            1,
+        )
+    };
+    let unbalanced = |p: &str| {
+        p.replacen(
+            "const SizedBox(height: 32),",
+            "const SizedBox(height: 32,",
+            1,
+        )
+    };
+    let body = "Q2x7Rr0aZ81bKp4mW3nVt6yEu5sD";
+    let secret = SHOP_PAGE.replacen(
+        "'${offer['discount']}% off today only'",
+        &format!("'ofr_auth_{body}'"),
+        1,
+    );
+    let cases = [
+        ("dart:io", io(SHOP_PAGE), "gems_500", "import_not_allowed"),
+        ("HttpClient(", http(SHOP_PAGE), "gems_500", "network_call"),
+        (
+            "unbalanced",
+            unbalanced(SHOP_PAGE),
+            "gems_500",
+            "unbalanced_delimiters",
+        ),
+        (
+            "unknown item",
+            SHOP_PAGE.to_owned(),
+            "no_such_item",
+            "unknown_item",
+        ),
+        (
+            "key in a string",
+            secret,
+            "gems_500",
+            "secret_pattern_found",
+        ),
+        (
+            "all at once",
+            unbalanced(&http(&io(SHOP_PAGE))),
+            "no_such_item",
+            "network_call",
+        ),
+    ];
+    for (name, template, item, gate) in cases {
+        let page = save(&app, &game, &template, shop_bindings(item)).await;
+        let refused = app
+            .post(publish_path(&game, &page), json!({"version": 1}))
+            .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "page_invalid")
+            .await;
+        let gates = refused_gates(&refused);
+        assert!(gates.iter().any(|g| g == gate), "{name}: {refused}");
+        assert!(!refused.to_string().contains(body), "{name}: never echoed");
+        // Nothing queued: the one approval is the first page's, approved.
+        let all = approvals_of(&app, &game).await;
+        assert_eq!(all.len(), 1, "{name}: {all:?}");
+        assert_eq!(all[0]["status"], "approved");
+        // Nothing published: every client still gets the first page.
+        let now = status(&app, &game, &key).await;
+        assert_eq!(now["custom_page"], before["custom_page"], "{name}");
+        assert_eq!(now["config_version"], before["config_version"], "{name}");
+    }
+}
+
+#[tokio::test]
+async fn approving_a_version_that_no_longer_validates_is_refused_and_decides_nothing() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    app.bulk(&game, store_shelf()).expect(StatusCode::OK).await;
+    let key = app.sdk_key(&game, "production").await;
+    let page = save(&app, &game, SHOP_PAGE, shop_bindings("gems_500")).await;
+    let approval = request(&app, &game, &page, 1).await;
+    let id = approval["approval_id"].as_str().expect("id").to_owned();
+
+    // The item the page shows is deleted between the request and the approval.
+    app.delete(format!("/v1/games/{game}/items/gems_500"))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let refused = app
+        .post(format!("/v1/approvals/{id}/approve"), json!({}))
+        .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "page_invalid")
+        .await;
+    assert_eq!(refused_gates(&refused), ["deleted_item"], "{refused}");
+    let still = app.get_json(format!("/v1/approvals/{id}")).await;
+    assert_eq!(still["status"], "pending", "{still}");
+    assert!(still["decided_by"].is_null(), "{still}");
+    assert_eq!(status(&app, &game, &key).await["custom_page"], Value::Null);
+
+    // Once the item is back, the same approval publishes the version.
+    let mut restored = pack("gems_500", 500, 3.99);
+    restored["restore"] = json!(true);
+    app.bulk(&game, json!([restored]))
+        .expect(StatusCode::OK)
+        .await;
+    let approved = app
+        .post(format!("/v1/approvals/{id}/approve"), json!({}))
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(approved["status"], "approved");
+    let published = status(&app, &game, &key).await["custom_page"].clone();
+    assert_eq!(published["page_id"], page.as_str());
+    assert_eq!(published["version"], 1);
 }

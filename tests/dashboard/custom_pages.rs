@@ -4,7 +4,10 @@
 //! screenshots; a cloud run opened by the tool is confirmed with the Confirm button, which
 //! REST then reports. A viewer sees none of the write controls and the server refuses the
 //! writes anyway (without the CSRF token too); another studio's member gets a 404 for the
-//! page, its screenshots and the runs.
+//! page, its screenshots and the runs. A custom page's approval shows its template (escaped)
+//! and the validator's verdict on it now; approving one that no longer validates is refused
+//! on that page and leaves it pending, and asking to publish it again is refused on the
+//! custom page's form.
 
 use std::time::{Duration, Instant};
 
@@ -301,4 +304,101 @@ async fn a_viewer_sees_no_publish_or_confirm_control_and_the_server_refuses_them
         .get_json(format!("/v1/games/{game}/custom-pages/runs/{run}"))
         .await;
     assert!(read["confirmed_at"].is_null(), "{read}");
+}
+
+#[tokio::test]
+async fn the_approval_page_shows_template_and_verdict_and_refuses_an_invalid_page() {
+    let app = spawn_app().await;
+    add_member(&app, "dev@studio-a.test", "developer").await;
+    let game = app.create_game().await;
+    app.bulk(&game, store_shelf()).expect(StatusCode::OK).await;
+    let sdk = app.sdk_key(&game, "production").await;
+    // A comment a reviewer must read as text, never as markup.
+    let template = PAGE.replacen(
+        "/// Spring sale:",
+        "/// <script>alert(1)</script> Spring sale:",
+        1,
+    );
+    let saved = app
+        .post(
+            format!("/v1/games/{game}/custom-pages/draft"),
+            json!({"template": template,
+                   "bindings": {"items": ["gems_500"], "title": "Spring sale", "discount": 40}}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    let page = saved["page_id"].as_str().expect("page id");
+    let approval = app
+        .post(
+            format!("/v1/games/{game}/custom-pages/{page}/publish-request"),
+            json!({"version": 1}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    let id = approval["approval_id"].as_str().expect("id");
+    let path = format!("/dashboard/approvals/{id}");
+    let dev = sign_in(&app, "dev@studio-a.test").await;
+
+    let shown = get_page(&app, &path, &dev.cookie).await;
+    assert_eq!(shown.status(), StatusCode::OK);
+    let html = shown.text().await.expect("body");
+    assert!(
+        html.contains("<p id=\"validation-verdict\"><strong>Valid</strong>"),
+        "{html}"
+    );
+    assert!(html.contains("id=\"template-source\""), "{html}");
+    assert!(html.contains("class SpringSalePage extends StatelessWidget"));
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "escaped"
+    );
+    assert!(!html.contains("<script>alert(1)"), "never markup");
+
+    // The item it shows is deleted: the verdict says so, and approving is refused.
+    app.delete(format!("/v1/games/{game}/items/gems_500"))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let html = get_page(&app, &path, &dev.cookie)
+        .await
+        .text()
+        .await
+        .expect("body");
+    assert!(html.contains("Not valid"), "{html}");
+    assert!(html.contains("data-gate=\"deleted_item\""), "{html}");
+    let answer = post_form(
+        &app,
+        &format!("{path}/approve"),
+        Some(&dev.cookie),
+        &[("csrf", &dev.csrf)],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = answer.text().await.expect("body");
+    assert!(html.contains("does not pass validation"), "{html}");
+    assert!(
+        html.contains("<strong id=\"approval-state\">pending</strong>"),
+        "{html}"
+    );
+    let read = app.get_json(format!("/v1/approvals/{id}")).await;
+    assert_eq!(read["status"], "pending");
+    // Asking again from the page's publish form is refused next to it, and queues nothing.
+    let answer = post_form(
+        &app,
+        &format!("/dashboard/games/{game}/custom-pages/{page}/publish-request"),
+        Some(&dev.cookie),
+        &[("csrf", &dev.csrf), ("version", "1")],
+    )
+    .await;
+    assert_eq!(answer.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = answer.text().await.expect("body");
+    assert!(html.contains("id=\"error-publish\""), "{html}");
+    assert!(html.contains("cannot be published"), "{html}");
+    let all = app.get_json(format!("/v1/games/{game}/approvals")).await;
+    assert_eq!(all["approvals"].as_array().map(Vec::len), Some(1), "{all}");
+    let status = app
+        .get(format!("/v1/sdk/status/{game}"))
+        .token(&sdk)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(status["custom_page"], Value::Null);
 }

@@ -16,6 +16,7 @@
 //! - [`bindings`]: the bindings object and how a template reads it.
 //! - [`catalogue`]: the item lookup the validator and the renderer are given.
 //! - [`forbidden`]: the import allow-list and the APIs a page may never use.
+//! - [`folding`]: the strings a template builds from its constants, for the secret scan.
 //! - [`mod@validate`]: the gates, each with a stable name.
 //!
 //! The secret scanner the validator uses is [`crate::secret_scan`], shared with the rest of
@@ -25,6 +26,7 @@ pub mod ast;
 pub mod bindings;
 pub mod catalogue;
 pub mod error;
+pub mod folding;
 pub mod forbidden;
 pub mod lexer;
 pub mod parser;

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use super::ast::{Arg, Class, Expr, ExprKind, Stmt, Template};
 use super::bindings::{Bindings, ItemField, Read, binding_root, classify};
 use super::catalogue::{Catalogue, ItemLookup, ItemSummary};
+use super::folding;
 use super::forbidden::{self, Danger};
 use super::lexer::{check_balance, lex};
 use super::parser::parse_tokens;
@@ -63,7 +64,8 @@ pub enum Gate {
     DeletedItem,
     /// The template reads an item field that does not exist.
     UnknownItemField,
-    /// Something shaped like a service key in the template or the bindings.
+    /// Something shaped like a service key in the template (as written, or in a string it
+    /// builds from constants: see `folding`) or the bindings.
     SecretPatternFound,
     /// Warning: a named value or item bound but never read.
     UnusedBinding,
@@ -139,6 +141,9 @@ pub fn validate(template: &str, bindings: &Value, catalogue: &impl Catalogue) ->
         && let Some(tree) = read_template(template, &mut v)
     {
         check_tree(&tree, bound.as_ref(), &items, &mut v);
+        for hit in folding::secret_hits(&tree, template) {
+            v.block(Gate::SecretPatternFound, hit.message(), Some(hit.line));
+        }
     }
     v.valid = v.blockers.is_empty();
     v
