@@ -16,6 +16,7 @@
 //! - [`bindings`]: the bindings object and how a template reads it.
 //! - [`catalogue`]: the item lookup the validator and the renderer are given.
 //! - [`forbidden`]: the import allow-list and the APIs a page may never use.
+//! - [`limits`]: the render limits a template is checked against before it runs.
 //! - [`mod@validate`]: the gates, each with a stable name.
 //!
 //! The secret scanner the validator uses is [`crate::secret_scan`], shared with the rest of
@@ -27,6 +28,7 @@ pub mod catalogue;
 pub mod error;
 pub mod forbidden;
 pub mod lexer;
+pub mod limits;
 pub mod parser;
 pub mod validate;
 pub mod widgets;
