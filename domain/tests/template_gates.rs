@@ -475,7 +475,10 @@ fn render_limits_the_tree_shows_warn_without_blocking() {
         &page("Text('W', style: TextStyle(fontSize: 512.0))"),
         &bindings(),
     );
-    assert!(warned(&largest, Gate::FontSizeOverLimit).is_empty(), "{largest:#?}");
+    assert!(
+        warned(&largest, Gate::FontSizeOverLimit).is_empty(),
+        "{largest:#?}"
+    );
 
     // Methods calling each other ten ways, seven deep: ten million calls.
     let mut fan_out = String::from(
@@ -483,7 +486,9 @@ fn render_limits_the_tree_shows_warn_without_blocking() {
     );
     for level in 1..7 {
         let calls = vec![format!("m{}()", level + 1); 10].join(", ");
-        fan_out.push_str(&format!("  Widget m{level}() => Column(children: [{calls}]);\n"));
+        fan_out.push_str(&format!(
+            "  Widget m{level}() => Column(children: [{calls}]);\n"
+        ));
     }
     fan_out.push_str("  Widget m7() => Text(offer['title']);\n}\n");
     let v = check(&fan_out, &bindings());

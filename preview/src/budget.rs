@@ -288,7 +288,10 @@ impl Meter {
         let pixels = u64::from(width) * u64::from(height);
         let max = self.budget.max_canvas_pixels;
         if pixels > max {
-            return Err(RenderError::OverBudget(Exceeded::CanvasArea { pixels, max }));
+            return Err(RenderError::OverBudget(Exceeded::CanvasArea {
+                pixels,
+                max,
+            }));
         }
         self.alloc(pixels.checked_mul(bytes_per_pixel), what)
     }

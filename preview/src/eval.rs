@@ -42,7 +42,10 @@ enum Value {
     Insets(Insets),
     Radius(f32),
     Style(Style),
-    Decoration { color: Option<u32>, radius: f32 },
+    Decoration {
+        color: Option<u32>,
+        radius: f32,
+    },
     Item(usize),
     List(Vec<Value>),
     Widget(Widget),
@@ -252,7 +255,9 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Index { target, index } => {
                 match (self.eval(target, scope)?, self.eval(index, scope)?) {
-                    (Value::List(mut items), Value::Num(i)) if i >= 0.0 && (i as usize) < items.len() => {
+                    (Value::List(mut items), Value::Num(i))
+                        if i >= 0.0 && (i as usize) < items.len() =>
+                    {
                         items.swap_remove(i as usize)
                     }
                     _ => Value::Null,

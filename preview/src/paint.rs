@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 use ab_glyph::{Font, OutlineCurve, PxScale, ScaleFont};
 use offer_domain::template::widgets::BoxFit;
 use tiny_skia::{
-    FillRule, FilterQuality, IntSize, Paint as SkPaint, Path, PathBuilder, Pattern, Pixmap,
-    Rect, SpreadMode, Transform,
+    FillRule, FilterQuality, IntSize, Paint as SkPaint, Path, PathBuilder, Pattern, Pixmap, Rect,
+    SpreadMode, Transform,
 };
 
 use crate::BoundItem;
@@ -84,8 +84,10 @@ fn decode_drawn(
     }
     let mut art: Vec<Option<Pixmap>> = items.iter().map(|_| None).collect();
     for i in drawn {
-        let (Some(slot), Some(bytes)) = (art.get_mut(i), items.get(i).and_then(|it| it.art.as_deref()))
-        else {
+        let (Some(slot), Some(bytes)) = (
+            art.get_mut(i),
+            items.get(i).and_then(|it| it.art.as_deref()),
+        ) else {
             continue;
         };
         *slot = decode(bytes, meter)?;
@@ -301,7 +303,13 @@ impl Painter<'_> {
                 continue;
             }
             if let Some(path) = glyph_path(&outline.curves, origin, factor) {
-                pixmap.fill_path(&path, &paint, FillRule::Winding, Transform::identity(), None);
+                pixmap.fill_path(
+                    &path,
+                    &paint,
+                    FillRule::Winding,
+                    Transform::identity(),
+                    None,
+                );
             }
         }
         Ok(())
@@ -316,7 +324,9 @@ fn glyph_path(curves: &[OutlineCurve], origin: (f32, f32), factor: (f32, f32)) -
     let mut last = None;
     for curve in curves {
         let start = match curve {
-            OutlineCurve::Line(p, _) | OutlineCurve::Quad(p, _, _) | OutlineCurve::Cubic(p, ..) => *p,
+            OutlineCurve::Line(p, _) | OutlineCurve::Quad(p, _, _) | OutlineCurve::Cubic(p, ..) => {
+                *p
+            }
         };
         if last != Some(start) {
             let (x, y) = at(start);

@@ -72,7 +72,9 @@ pub fn fan_out_page(ways: usize, depth: usize) -> String {
     );
     for level in 1..depth {
         let calls = vec![format!("m{}()", level + 1); ways].join(", ");
-        page.push_str(&format!("  Widget m{level}() => Column(children: [{calls}]);\n"));
+        page.push_str(&format!(
+            "  Widget m{level}() => Column(children: [{calls}]);\n"
+        ));
     }
     page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
     page

@@ -27,7 +27,13 @@ fn art() -> Vec<u8> {
 
 fn render_with(src: &str, screen: Screen, budget: &Budget) -> Result<Vec<u8>, RenderError> {
     let tree = parse(src).expect("the page parses");
-    render(&tree, &spring_sale_bindings(), &[gems(art())], screen, budget)
+    render(
+        &tree,
+        &spring_sale_bindings(),
+        &[gems(art())],
+        screen,
+        budget,
+    )
 }
 
 /// The limit a render crossed; panics when it rendered or failed otherwise.
@@ -78,7 +84,10 @@ fn text_at_the_largest_font_size_renders_within_a_small_memory_budget() {
         let img = image::load_from_memory(&png).expect("a PNG").to_rgba8();
         assert_eq!(img.dimensions(), (screen.width, screen.height));
         let dark = img.pixels().filter(|p| p.0[0] < 128).count();
-        assert!(dark > 100_000, "the glyphs are not drawn ({dark} dark pixels)");
+        assert!(
+            dark > 100_000,
+            "the glyphs are not drawn ({dark} dark pixels)"
+        );
     }
 }
 
@@ -178,7 +187,12 @@ fn a_render_past_its_time_limit_stops() {
         ..Budget::default()
     };
     let e = exceeded(&fan_out_page(10, 7), PHONE_1170X2532, &none);
-    assert_eq!(e, Exceeded::Time { max: Duration::ZERO });
+    assert_eq!(
+        e,
+        Exceeded::Time {
+            max: Duration::ZERO
+        }
+    );
     assert!(e.to_string().contains("time limit"), "{e}");
 }
 

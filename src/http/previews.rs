@@ -22,9 +22,9 @@ use super::openapi::{
     Unavailable,
 };
 use super::runs::outcome;
+use crate::auth::callers::GameCaller;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
-use crate::auth::callers::GameCaller;
 use crate::service::previews::{self, Preview, Requester, Shot, Status};
 use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
@@ -185,14 +185,8 @@ pub async fn request_preview(
         GameCaller::Key(key) => Requester::Key(key.key_id),
         GameCaller::Dashboard(user) => Requester::User(user.sub.clone()),
     };
-    let queued = previews::submit(
-        services,
-        access.game,
-        requester,
-        body.page_id,
-        body.version,
-    )
-    .await;
+    let queued =
+        previews::submit(services, access.game, requester, body.page_id, body.version).await;
     if let Some(ticket) = ticket {
         let recorded = outcome(&queued, StatusCode::ACCEPTED, |preview_id, o| {
             o.page_id = Some(body.page_id);

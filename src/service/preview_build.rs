@@ -199,13 +199,13 @@ async fn bound_items(
         };
         art_bytes = art_bytes.saturating_add(art.as_ref().map_or(0, |a| a.len() as u64));
         if art_bytes > budget.max_memory_bytes {
-            return Err(offer_preview::RenderError::OverBudget(
-                offer_preview::Exceeded::Memory {
+            return Err(
+                offer_preview::RenderError::OverBudget(offer_preview::Exceeded::Memory {
                     what: "the bound items' art",
                     max: budget.max_memory_bytes,
-                },
-            )
-            .to_string());
+                })
+                .to_string(),
+            );
         }
         items.push(BoundItem { summary, art });
     }

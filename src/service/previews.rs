@@ -213,7 +213,6 @@ impl Shares {
             holders: [game_holder, requester_holder],
         })
     }
-
 }
 
 /// One preview's place in the shares of its game and requester, given back when dropped.
@@ -436,35 +435,68 @@ mod tests {
     fn a_key_or_a_game_past_its_share_is_refused_and_others_still_get_in() {
         let shares = shares(3, 2);
         let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
-        let (key1, key2) = (Requester::Key(Uuid::new_v4()), Requester::Key(Uuid::new_v4()));
+        let (key1, key2) = (
+            Requester::Key(Uuid::new_v4()),
+            Requester::Key(Uuid::new_v4()),
+        );
         let held: Vec<Share> = (0..2)
-            .map(|_| shares.take(a, key1.clone()).expect("within the key's share"))
+            .map(|_| {
+                shares
+                    .take(a, key1.clone())
+                    .expect("within the key's share")
+            })
             .collect();
-        let refused = shares.take(a, key1.clone()).expect_err("the key's share is used");
-        assert!(matches!(refused, ServiceError::PreviewShareFull(ShareScope::Key, 2)));
+        let refused = shares
+            .take(a, key1.clone())
+            .expect_err("the key's share is used");
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::Key, 2)
+        ));
         // Another key of the same game takes the game's last place, then the game is full.
-        let third = shares.take(a, key2.clone()).expect("within the game's share");
-        let refused = shares.take(a, key2.clone()).expect_err("the game's share is used");
-        assert!(matches!(refused, ServiceError::PreviewShareFull(ShareScope::Game, 3)));
+        let third = shares
+            .take(a, key2.clone())
+            .expect("within the game's share");
+        let refused = shares
+            .take(a, key2.clone())
+            .expect_err("the game's share is used");
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::Game, 3)
+        ));
         // Another game is not held back by either.
-        let other = shares.take(b, Requester::User("u1".into())).expect("another game");
+        let other = shares
+            .take(b, Requester::User("u1".into()))
+            .expect("another game");
         // A build that ends gives its place back.
         drop(held);
         drop(third);
         let again = shares.take(a, key1).expect("the places are back");
         drop((again, other));
-        assert!(shares.held.lock().expect("lock").is_empty(), "nothing left held");
+        assert!(
+            shares.held.lock().expect("lock").is_empty(),
+            "nothing left held"
+        );
     }
 
     #[test]
     fn a_user_past_its_share_is_told_so() {
         let shares = shares(4, 1);
         let game = Uuid::new_v4();
-        let _held = shares.take(game, Requester::User("u1".into())).expect("first");
+        let _held = shares
+            .take(game, Requester::User("u1".into()))
+            .expect("first");
         let refused = shares
             .take(game, Requester::User("u1".into()))
             .expect_err("the user's share is used");
-        assert!(matches!(refused, ServiceError::PreviewShareFull(ShareScope::User, 1)));
-        assert!(refused.to_string().contains("this user already has 1 previews"));
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::User, 1)
+        ));
+        assert!(
+            refused
+                .to_string()
+                .contains("this user already has 1 previews")
+        );
     }
 }

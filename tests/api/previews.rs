@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use offer_preview::testing::{FIXTURE_PAGE as PAGE, fan_out_page, font_size_page, price_page};
 
 use super::fixtures::{mixed_catalogue, pack, png, store_shelf, with};
-use super::offers::{featured, offer};
 use super::helpers::{
     Role, TestApp, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_tuned,
 };
+use super::offers::{featured, offer};
 
 const RUN_HEADER: &str = "X-Authoring-Run";
 

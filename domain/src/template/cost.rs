@@ -50,9 +50,9 @@ impl<'a> Estimate<'a> {
             Stmt::Return(e) => e,
         });
         let exprs: Vec<&'a Expr> = defaults.chain(body).collect();
-        let total = exprs
-            .into_iter()
-            .fold(0u64, |sum, e| sum.saturating_add(self.expr(class, e, depth)));
+        let total = exprs.into_iter().fold(0u64, |sum, e| {
+            sum.saturating_add(self.expr(class, e, depth))
+        });
         self.memo.insert((class.name.as_str(), name, depth), total);
         total
     }
@@ -66,9 +66,9 @@ impl<'a> Estimate<'a> {
             .into_iter()
             .flat_map(|c| c.params.iter().filter_map(|p| p.default.as_ref()));
         let exprs: Vec<&'a Expr> = fields.chain(defaults).collect();
-        let own = exprs
-            .into_iter()
-            .fold(0u64, |sum, e| sum.saturating_add(self.expr(class, e, depth)));
+        let own = exprs.into_iter().fold(0u64, |sum, e| {
+            sum.saturating_add(self.expr(class, e, depth))
+        });
         own.saturating_add(self.method(class, "build", depth))
     }
 
@@ -118,7 +118,9 @@ mod tests {
         );
         for level in 1..depth {
             let calls = vec![format!("m{}()", level + 1); ways].join(", ");
-            page.push_str(&format!("  Widget m{level}() => Column(children: [{calls}]);\n"));
+            page.push_str(&format!(
+                "  Widget m{level}() => Column(children: [{calls}]);\n"
+            ));
         }
         page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
         page

@@ -359,10 +359,7 @@ fn check_tree(
 fn check_steps(tree: &Template, v: &mut Validation) {
     let steps = estimated_steps(tree);
     if steps > MAX_EVAL_STEPS {
-        let line = tree
-            .entry()
-            .and_then(|c| c.method("build"))
-            .map(|m| m.line);
+        let line = tree.entry().and_then(|c| c.method("build")).map(|m| m.line);
         v.warn(
             Gate::EvaluationOverLimit,
             format!(
@@ -675,7 +672,10 @@ fn check_font_size(spec: &CtorSpec, args: &[Arg], v: &mut Validation) {
     if spec.ctor != Ctor::TextStyle {
         return;
     }
-    for arg in args.iter().filter(|a| a.name.as_deref() == Some("fontSize")) {
+    for arg in args
+        .iter()
+        .filter(|a| a.name.as_deref() == Some("fontSize"))
+    {
         let size = match arg.value.kind {
             ExprKind::Int(i) => i as f64,
             ExprKind::Double(d) => d,
