@@ -19,6 +19,12 @@ use crate::error::RenderError;
 /// How many charges pass between two looks at the clock.
 const CLOCK_EVERY: u64 = 256;
 
+/// The stack a render's thread needs. Evaluation, layout and painting recurse as deep as
+/// the page nests, which the budget bounds (expressions at most twice `max_depth` deep,
+/// boxes `max_depth`): at the default budget that fits in 8 MiB even in a debug build,
+/// whose frames are several times larger than a release build's.
+pub const RENDER_STACK_BYTES: usize = 8 * 1024 * 1024;
+
 /// The limits of one render (one screen size of a preview).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Budget {
@@ -136,7 +142,8 @@ impl fmt::Display for Exceeded {
             ),
             Self::Depth { max } => write!(
                 f,
-                "widget depth limit: widgets nest deeper than {max} levels"
+                "widget depth limit: widgets (or the expressions that build them) nest deeper \
+                 than {max} levels"
             ),
             Self::EvalSteps { max } => write!(
                 f,
@@ -170,6 +177,7 @@ pub struct Meter {
     nodes: Cell<u64>,
     bytes: Cell<u64>,
     ticks: Cell<u64>,
+    nesting: Cell<usize>,
 }
 
 impl Meter {
@@ -183,6 +191,7 @@ impl Meter {
             nodes: Cell::new(0),
             bytes: Cell::new(0),
             ticks: Cell::new(0),
+            nesting: Cell::new(0),
         }
     }
 
@@ -218,7 +227,7 @@ impl Meter {
     pub fn tick(&self) -> Result<(), RenderError> {
         let ticks = self.ticks.get().wrapping_add(1);
         self.ticks.set(ticks);
-        if ticks % CLOCK_EVERY == 0 {
+        if ticks.is_multiple_of(CLOCK_EVERY) {
             self.check_time()?;
         }
         Ok(())
@@ -264,6 +273,25 @@ impl Meter {
             return Err(RenderError::OverBudget(Exceeded::Depth { max }));
         }
         Ok(())
+    }
+
+    /// Enters one more nested expression, refused past twice `max_depth` (a widget passed
+    /// as an argument nests its expression one level deeper than its parent's): the
+    /// evaluator's recursion stays within [`RENDER_STACK_BYTES`]. A render that fails is
+    /// dropped whole, so only a successful evaluation needs to [`leave`](Self::leave).
+    pub fn enter(&self) -> Result<(), RenderError> {
+        let max = self.budget.max_depth;
+        let nesting = self.nesting.get() + 1;
+        if nesting > max.saturating_mul(2) {
+            return Err(RenderError::OverBudget(Exceeded::Depth { max }));
+        }
+        self.nesting.set(nesting);
+        Ok(())
+    }
+
+    /// Leaves a nested expression.
+    pub fn leave(&self) {
+        self.nesting.set(self.nesting.get().saturating_sub(1));
     }
 
     /// Refuses a font size over `max_font_size`.

@@ -206,8 +206,16 @@ impl<'a> Evaluator<'a> {
             .try_for_each(|c| self.copy_widget(c, depth + 1))
     }
 
+    /// Evaluates one expression, a step and a level of nesting of the meter.
     fn eval(&self, e: &Expr, scope: &Scope<'a>) -> Eval {
         self.meter.steps(1)?;
+        self.meter.enter()?;
+        let value = self.eval_nested(e, scope)?;
+        self.meter.leave();
+        Ok(value)
+    }
+
+    fn eval_nested(&self, e: &Expr, scope: &Scope<'a>) -> Eval {
         if let Some(read) = classify(e, scope.root) {
             return self.read(read);
         }

@@ -39,7 +39,7 @@ use offer_domain::template::ast::Template;
 use offer_domain::template::bindings::Bindings;
 use offer_domain::template::catalogue::ItemSummary;
 
-pub use budget::{Budget, Exceeded};
+pub use budget::{Budget, Exceeded, RENDER_STACK_BYTES};
 pub use error::RenderError;
 pub use screen::{PHONE_1080X1920, PHONE_1170X2532, PHONE_SIZES, Screen};
 
@@ -59,7 +59,8 @@ pub struct BoundItem {
 /// Returns PNG bytes of exactly `screen.width` x `screen.height` pixels. A template without
 /// an entry widget is an error, and so is a page over its budget; anything else the
 /// validator would refuse (an unknown widget, a missing binding) renders as nothing rather
-/// than failing, so a preview of a draft always shows what can be shown.
+/// than failing, so a preview of a draft always shows what can be shown. Run it on a thread
+/// with a stack of [`RENDER_STACK_BYTES`].
 pub fn render(
     template: &Template,
     bindings: &Bindings,

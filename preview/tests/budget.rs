@@ -12,7 +12,8 @@ use offer_preview::testing::{
     FIXTURE_PAGE, fan_out_page, font_size_page, gems, spring_sale_bindings,
 };
 use offer_preview::{
-    Budget, Exceeded, PHONE_1080X1920, PHONE_1170X2532, PHONE_SIZES, RenderError, Screen, render,
+    Budget, Exceeded, PHONE_1080X1920, PHONE_1170X2532, PHONE_SIZES, RENDER_STACK_BYTES,
+    RenderError, Screen, render,
 };
 
 #[global_allocator]
@@ -201,4 +202,34 @@ fn the_fixture_page_renders_within_the_default_budget() {
     for screen in PHONE_SIZES {
         assert!(render_with(FIXTURE_PAGE, screen, &Budget::default()).is_ok());
     }
+}
+
+/// Widgets nested as deep as the parser takes in one expression, in methods calling each
+/// other as deep as the renderer follows: evaluated on a thread with the stack the engine
+/// renders on, and refused by the depth limit, never a stack overflow (which would abort
+/// this binary).
+#[test]
+fn the_deepest_calls_of_the_deepest_expressions_fit_a_blocking_threads_stack() {
+    let mut src = String::from(
+        "class D extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => m1();\n",
+    );
+    for level in 1..=9 {
+        let mut body = if level == 9 {
+            "Text('x')".to_string()
+        } else {
+            format!("m{}()", level + 1)
+        };
+        for _ in 0..36 {
+            body = format!("Padding(padding: EdgeInsets.all(1), child: {body})");
+        }
+        src.push_str(&format!("  Widget m{level}() => {body};\n"));
+    }
+    src.push_str("}\n");
+    let e = std::thread::Builder::new()
+        .stack_size(RENDER_STACK_BYTES)
+        .spawn(move || exceeded(&src, PHONE_1080X1920, &Budget::default()))
+        .expect("a thread")
+        .join()
+        .expect("no panic");
+    assert_eq!(e, Exceeded::Depth { max: 128 });
 }

@@ -1,5 +1,6 @@
 //! The preview workers of this node: each takes a queued build, marks its record
-//! `building`, renders the version at both phone sizes on a blocking thread, stores the PNGs
+//! `building`, renders the version at both phone sizes on a thread of its own (with the
+//! stack a render needs, `offer_preview::RENDER_STACK_BYTES`), stores the PNGs
 //! and marks the record `ready` or `failed` (see [`previews`](super::previews)).
 //!
 //! Each render runs under the renderer's [`Budget`], its time and memory from
@@ -219,26 +220,47 @@ async fn render(services: &Services, job: &Job) -> Result<Vec<(Shot, Vec<u8>)>, 
     let budget = budget(&services.settings.authoring);
     let items = bound_items(services, job, &bindings, &budget).await?;
     let template = job.version.template.clone();
-    tokio::task::spawn_blocking(move || {
-        let tree = offer_domain::template::parse(&template).map_err(|e| e.to_string())?;
-        PHONE_SIZES
-            .iter()
-            .map(|screen| {
-                offer_preview::render(&tree, &bindings, &items, *screen, &budget)
-                    .map(|png| {
-                        let shot = Shot {
-                            width: screen.width,
-                            height: screen.height,
-                        };
-                        (shot, png)
-                    })
-                    .map_err(|e| e.to_string())
-            })
-            .collect()
-    })
-    .await
-    .unwrap_or_else(|e| {
-        tracing::error!(error = %e, "preview render stopped");
+    // A thread of its own rather than the blocking pool's: a render recurses as deep as
+    // its budget lets the page nest, which needs a larger stack than the pool's threads.
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("preview-render".into())
+        .stack_size(offer_preview::RENDER_STACK_BYTES)
+        .spawn(move || {
+            let rendered = render_sizes(&template, &bindings, &items, &budget);
+            // The worker is gone only when the node stops; nothing is left to tell.
+            let _ = done.send(rendered);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "no thread for a preview render");
+        return Err("the render could not start: request a new preview".into());
+    }
+    outcome.await.unwrap_or_else(|_| {
+        tracing::error!("preview render stopped");
         Err("the render stopped unexpectedly".into())
     })
+}
+
+/// Parses `template` and renders it at both phone sizes under `budget`; blocks.
+fn render_sizes(
+    template: &str,
+    bindings: &Bindings,
+    items: &[BoundItem],
+    budget: &Budget,
+) -> Result<Vec<(Shot, Vec<u8>)>, String> {
+    let tree = offer_domain::template::parse(template).map_err(|e| e.to_string())?;
+    PHONE_SIZES
+        .iter()
+        .map(|screen| {
+            offer_preview::render(&tree, bindings, items, *screen, budget)
+                .map(|png| {
+                    let shot = Shot {
+                        width: screen.width,
+                        height: screen.height,
+                    };
+                    (shot, png)
+                })
+                .map_err(|e| e.to_string())
+        })
+        .collect()
 }

@@ -13,7 +13,7 @@
 //!
 //! A worker ([`preview_build`](super::preview_build)) marks the record `building`, parses
 //! the template once, reads the bound items from the game's live catalogue and their art
-//! from the asset library, renders both phone sizes on a blocking thread, stores the PNGs
+//! from the asset library, renders both phone sizes on a thread of its own, stores the PNGs
 //! and marks the record `ready` (or `failed`, with why). Record and PNGs are expiring store documents, so any node
 //! answers for them: the record is written once and then changed only by compare-and-swap,
 //! and both are gone `authoring.screenshot_ttl_s` after the build (the store purges them).
