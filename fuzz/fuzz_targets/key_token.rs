@@ -10,7 +10,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Some(kind) = parse(token, "ofr") {
-        assert!(looks_like_key(token), "parsed but not key-shaped: {token:?}");
+        assert!(
+            looks_like_key(token),
+            "parsed but not key-shaped: {token:?}"
+        );
         assert_eq!(hash(token).len(), 64);
         let _: KeyKind = kind;
     }
@@ -25,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(typo) = String::from_utf8(bytes)
             && typo != key
         {
-            assert_eq!(parse(&typo, "ofr"), None, "a one-character typo passed: {typo}");
+            assert_eq!(
+                parse(&typo, "ofr"),
+                None,
+                "a one-character typo passed: {typo}"
+            );
         }
     }
 });

@@ -34,7 +34,13 @@ fuzz_target!(|data: &[u8]| {
         ..Budget::default()
     };
     // The bound item's art is no image: the placeholder is drawn.
-    match render(&tree, &spring_sale_bindings(), &[gems(Vec::new())], SCREEN, &budget) {
+    match render(
+        &tree,
+        &spring_sale_bindings(),
+        &[gems(Vec::new())],
+        SCREEN,
+        &budget,
+    ) {
         Ok(png) => assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG"),
         Err(RenderError::NoEntryWidget | RenderError::OverBudget(_)) => {}
         Err(e) => panic!("unexpected refusal: {e}"),
