@@ -10,10 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Some(kind) = parse(token, "ofr") {
-        assert!(
-            looks_like_key(token),
-            "parsed but not key-shaped: {token:?}"
-        );
+        assert!(looks_like_key(token), "parsed but not key-shaped: {token:?}");
         assert_eq!(hash(token).len(), 64);
         let _: KeyKind = kind;
     }
@@ -28,11 +25,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(typo) = String::from_utf8(bytes)
             && typo != key
         {
-            assert_eq!(
-                parse(&typo, "ofr"),
-                None,
-                "a one-character typo passed: {typo}"
-            );
+            assert_eq!(parse(&typo, "ofr"), None, "a one-character typo passed: {typo}");
         }
     }
 });
