@@ -232,10 +232,20 @@ pub struct DashboardSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthoringSettings {
-    /// Previews built at once on this node, each on a blocking thread.
-    pub preview_workers: std::num::NonZeroUsize,
+    /// Previews built at once on this node, each on a blocking thread; 0 for half the
+    /// cores (at least one), so renders never take every core from the offer path.
+    pub preview_workers: usize,
     /// Previews waiting for a worker on this node; past it, a request is refused with 503.
     pub preview_queue: std::num::NonZeroUsize,
+    /// Previews one game may have queued or building on this node; past it, 429.
+    pub preview_per_game: std::num::NonZeroUsize,
+    /// Previews one authoring key (or dashboard user) may have queued or building on this
+    /// node; past it, 429.
+    pub preview_per_key: std::num::NonZeroUsize,
+    /// Longest one render (one phone size) of a preview may run, in milliseconds.
+    pub preview_render_ms: std::num::NonZeroU64,
+    /// Most memory one render may allocate, in MiB.
+    pub preview_memory_mb: std::num::NonZeroU64,
     /// How long a preview's screenshots are served after its build, in seconds.
     pub screenshot_ttl_s: std::num::NonZeroU64,
 }
@@ -368,13 +378,25 @@ impl Settings {
             ));
         }
         let a = &self.authoring;
-        if a.preview_workers.get() > 256
+        if a.preview_workers > 256
             || a.preview_queue.get() > 100_000
             || a.screenshot_ttl_s.get() > 31_536_000
         {
             return Err(ConfigError(
                 "authoring.preview_workers must be at most 256, authoring.preview_queue at most \
                  100000 and authoring.screenshot_ttl_s at most 31536000 (a year)"
+                    .into(),
+            ));
+        }
+        if a.preview_per_game.get() > 100_000
+            || a.preview_per_key.get() > 100_000
+            || a.preview_render_ms.get() > 60_000
+            || a.preview_memory_mb.get() > 4096
+        {
+            return Err(ConfigError(
+                "authoring.preview_per_game and authoring.preview_per_key must be at most \
+                 100000, authoring.preview_render_ms at most 60000 and \
+                 authoring.preview_memory_mb at most 4096"
                     .into(),
             ));
         }

@@ -147,7 +147,9 @@ impl IntoResponse for ApiError {
             tracing::error!(%detail, "internal error");
         }
         let mut response = (status, Json(self.body())).into_response();
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if status == StatusCode::SERVICE_UNAVAILABLE
+            || matches!(self, Self::Service(ServiceError::PreviewShareFull(..)))
+        {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
@@ -198,6 +200,7 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
         // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
         ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
         ServiceError::PreviewQueueFull => (StatusCode::SERVICE_UNAVAILABLE, "preview_queue_full"),
+        ServiceError::PreviewShareFull(..) => (StatusCode::TOO_MANY_REQUESTS, "preview_share_full"),
         ServiceError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     }

@@ -4,7 +4,7 @@
 
 use offer_domain::template::catalogue::{Catalogue, ItemLookup, ItemSummary};
 use offer_domain::template::{
-    Gate, MAX_NESTING, MAX_NODES, MAX_TEMPLATE_BYTES, Validation, validate,
+    Finding, Gate, MAX_NESTING, MAX_NODES, MAX_TEMPLATE_BYTES, Validation, validate,
 };
 use serde_json::{Value, json};
 
@@ -453,6 +453,54 @@ fn warnings_do_not_block() {
     passes(&v);
     let w: Vec<Gate> = v.warnings.iter().map(|f| f.gate).collect();
     assert_eq!(w, vec![Gate::ItemFieldEmpty, Gate::UnusedBinding]);
+}
+
+/// The warnings of one gate.
+fn warned(v: &Validation, gate: Gate) -> Vec<&Finding> {
+    v.warnings.iter().filter(|f| f.gate == gate).collect()
+}
+
+#[test]
+fn render_limits_the_tree_shows_warn_without_blocking() {
+    let big = check(
+        &page("Text('W', style: TextStyle(fontSize: 20000))"),
+        &bindings(),
+    );
+    passes(&big);
+    let hits = warned(&big, Gate::FontSizeOverLimit);
+    assert_eq!(hits.len(), 1, "{big:#?}");
+    assert_eq!(hits[0].line, Some(7));
+    assert!(hits[0].message.contains("20000") && hits[0].message.contains("512"));
+    let largest = check(
+        &page("Text('W', style: TextStyle(fontSize: 512.0))"),
+        &bindings(),
+    );
+    assert!(
+        warned(&largest, Gate::FontSizeOverLimit).is_empty(),
+        "{largest:#?}"
+    );
+
+    // Methods calling each other ten ways, seven deep: ten million calls.
+    let mut fan_out = String::from(
+        "class F extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => m1();\n",
+    );
+    for level in 1..7 {
+        let calls = vec![format!("m{}()", level + 1); 10].join(", ");
+        fan_out.push_str(&format!(
+            "  Widget m{level}() => Column(children: [{calls}]);\n"
+        ));
+    }
+    fan_out.push_str("  Widget m7() => Text(offer['title']);\n}\n");
+    let v = check(&fan_out, &bindings());
+    passes(&v);
+    let hits = warned(&v, Gate::EvaluationOverLimit);
+    assert_eq!(hits.len(), 1, "{v:#?}");
+    assert_eq!(hits[0].line, Some(3));
+    assert!(hits[0].message.contains("200000"), "{}", hits[0].message);
+    // The fixture page is far from either limit.
+    let fixture = check(PAGE, &bindings());
+    assert!(warned(&fixture, Gate::EvaluationOverLimit).is_empty());
+    assert!(warned(&fixture, Gate::FontSizeOverLimit).is_empty());
 }
 
 #[test]

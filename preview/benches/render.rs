@@ -4,7 +4,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use offer_domain::template::parse;
 use offer_preview::testing::{FIXTURE_PAGE as PAGE, gems, spring_sale_bindings};
-use offer_preview::{PHONE_1080X1920, PHONE_1170X2532, render};
+use offer_preview::{Budget, PHONE_1080X1920, PHONE_1170X2532, render};
 use std::hint::black_box;
 
 /// Item art: a 256x256 PNG.
@@ -18,12 +18,13 @@ fn bench(c: &mut Criterion) {
     let tree = parse(PAGE).expect("fixture page");
     let bindings = spring_sale_bindings();
     let items = [gems(art())];
+    let budget = Budget::default();
     for (name, screen) in [
         ("render_1080x1920", PHONE_1080X1920),
         ("render_1170x2532", PHONE_1170X2532),
     ] {
         c.bench_function(name, |b| {
-            b.iter(|| render(black_box(&tree), &bindings, &items, screen))
+            b.iter(|| render(black_box(&tree), &bindings, &items, screen, &budget))
         });
     }
 }

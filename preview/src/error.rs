@@ -17,6 +17,10 @@ pub enum RenderError {
     /// A shipped font failed to load (a corrupted build).
     #[error("the shipped font cannot be read")]
     Font,
+    /// The page crossed a limit of its [`Budget`](crate::Budget): the render stopped before
+    /// doing (or allocating) more.
+    #[error("the page is over the preview budget: {0}")]
+    OverBudget(crate::budget::Exceeded),
     /// PNG encoding failed.
     #[error("PNG encoding failed: {0}")]
     Encode(String),

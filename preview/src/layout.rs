@@ -5,10 +5,15 @@
 //! Rows and columns lay out their fixed children first (unbounded along the main axis),
 //! then share what is left among `Expanded` children by flex, then place everything by the
 //! main and cross alignments. A `Stack` is as large as its largest non-positioned child.
+//!
+//! Every box laid out is a node of the [`Meter`], nested no deeper than its budget allows;
+//! every text's characters are glyphs of it, its font size checked first.
 
 use offer_domain::template::widgets::{BoxFit, CrossAxisAlignment, MainAxisAlignment, TextAlign};
 
 use crate::BoundItem;
+use crate::budget::Meter;
+use crate::error::RenderError;
 use crate::screen::Screen;
 use crate::text::{DEFAULT_COLOR, DEFAULT_SIZE, Fonts};
 use crate::widget::{Axis, Style, Widget};
@@ -153,26 +158,39 @@ impl Laid {
     }
 }
 
-/// Lays `root` out on the whole screen.
-pub fn layout_page(root: &Widget, items: &[BoundItem], fonts: &Fonts, screen: Screen) -> Laid {
+/// Lays `root` out on the whole screen under `meter`.
+pub fn layout_page(
+    root: &Widget,
+    items: &[BoundItem],
+    fonts: &Fonts,
+    screen: Screen,
+    meter: &Meter,
+) -> Result<Laid, RenderError> {
     let c = Constraints::tight(screen.logical_width(), screen.logical_height());
     Layout {
         fonts,
         items,
         scale: screen.scale,
+        meter,
     }
-    .layout(root, c)
+    .layout(root, c, 0)
 }
 
 struct Layout<'a> {
     fonts: &'a Fonts,
     items: &'a [BoundItem],
     scale: f32,
+    meter: &'a Meter,
 }
 
 impl Layout<'_> {
-    fn layout(&self, w: &Widget, c: Constraints) -> Laid {
-        match w {
+    /// Lays `w` out within `c`; `depth` is how deep it is nested.
+    fn layout(&self, w: &Widget, c: Constraints, depth: usize) -> Result<Laid, RenderError> {
+        self.meter.depth(depth)?;
+        self.meter.node()?;
+        self.meter.alloc_of::<Laid>(1, "a laid-out box")?;
+        let next = depth + 1;
+        Ok(match w {
             Widget::Empty => Laid::leaf(c.constrain(0.0, 0.0), Paint::None),
             Widget::Sized {
                 width,
@@ -199,7 +217,7 @@ impl Layout<'_> {
                     min_h,
                     max_h,
                 };
-                let laid = self.layout(child, inner);
+                let laid = self.layout(child, inner, next)?;
                 let size = inner.constrain(laid.size.0, laid.size.1);
                 Laid {
                     size,
@@ -215,7 +233,7 @@ impl Layout<'_> {
                     min_h: (c.min_h - v).max(0.0),
                     max_h: (c.max_h - v).max(0.0),
                 };
-                let laid = self.layout(child, inner);
+                let laid = self.layout(child, inner, next)?;
                 let size = c.constrain(laid.size.0 + h, laid.size.1 + v);
                 Laid {
                     size,
@@ -224,7 +242,7 @@ impl Layout<'_> {
                 }
             }
             Widget::Align { x, y, child } => {
-                let laid = self.layout(child, c.loose());
+                let laid = self.layout(child, c.loose(), next)?;
                 let size = c.biggest_or(laid.size);
                 let offset = (
                     (size.0 - laid.size.0) * (x + 1.0) / 2.0,
@@ -246,9 +264,9 @@ impl Layout<'_> {
                     radius: *radius,
                 };
                 if **child == Widget::Empty {
-                    return Laid::leaf(c.biggest_or((0.0, 0.0)), paint);
+                    return Ok(Laid::leaf(c.biggest_or((0.0, 0.0)), paint));
                 }
-                let laid = self.layout(child, c);
+                let laid = self.layout(child, c, next)?;
                 Laid {
                     size: laid.size,
                     paint,
@@ -261,17 +279,17 @@ impl Layout<'_> {
                 cross,
                 min,
                 children,
-            } => self.flex(*axis, *main, *cross, *min, children, c),
+            } => self.flex((*axis, *main, *cross, *min), children, c, next)?,
             Widget::Flexible { child, .. } | Widget::Positioned { child, .. } => {
-                self.layout(child, c)
+                self.layout(child, c, next)?
             }
-            Widget::Stack { align, children } => self.stack(*align, children, c),
+            Widget::Stack { align, children } => self.stack(*align, children, c, next)?,
             Widget::Text {
                 text,
                 style,
                 align,
                 max_lines,
-            } => self.text(text, style, *align, *max_lines, c),
+            } => self.text(text, style, *align, *max_lines, c)?,
             Widget::Image {
                 item,
                 width,
@@ -317,6 +335,8 @@ impl Layout<'_> {
                     weight: Some(700),
                     color: Some(*text_color),
                 };
+                self.meter.glyphs(label.chars().count() as u64)?;
+                self.meter.alloc(Some(label.len() as u64), "text")?;
                 let text_w = self.fonts.width(label, &style, BUTTON_TEXT_SIZE);
                 let w = width.unwrap_or(if c.max_w.is_finite() {
                     c.max_w
@@ -343,7 +363,7 @@ impl Layout<'_> {
                     children: vec![((0.0, (size.1 - line_height) / 2.0), text)],
                 }
             }
-        }
+        })
     }
 
     fn text(
@@ -353,8 +373,13 @@ impl Layout<'_> {
         align: TextAlign,
         max_lines: Option<usize>,
         c: Constraints,
-    ) -> Laid {
-        let size = style.size.unwrap_or(DEFAULT_SIZE).max(1.0);
+    ) -> Result<Laid, RenderError> {
+        let size = style.size.unwrap_or(DEFAULT_SIZE);
+        self.meter.font_size(size)?;
+        let size = size.max(1.0);
+        self.meter.glyphs(text.chars().count() as u64)?;
+        // The lines hold the text once more.
+        self.meter.alloc(Some(text.len() as u64), "text")?;
         let style = Style {
             color: Some(style.color.unwrap_or(DEFAULT_COLOR)),
             ..*style
@@ -382,7 +407,7 @@ impl Layout<'_> {
                 (x, l)
             })
             .collect();
-        Laid::leaf(
+        Ok(Laid::leaf(
             box_size,
             Paint::Text {
                 lines: placed,
@@ -390,18 +415,18 @@ impl Layout<'_> {
                 style,
                 line_height,
             },
-        )
+        ))
     }
 
+    /// A row or column of `children` (its axis, main and cross alignments and whether its
+    /// main size is the least), each nested `depth` deep.
     fn flex(
         &self,
-        axis: Axis,
-        main: MainAxisAlignment,
-        cross: CrossAxisAlignment,
-        min: bool,
+        (axis, main, cross, min): (Axis, MainAxisAlignment, CrossAxisAlignment, bool),
         children: &[Widget],
         c: Constraints,
-    ) -> Laid {
+        depth: usize,
+    ) -> Result<Laid, RenderError> {
         // Work in (main, cross) coordinates.
         let (max_main, max_cross, min_cross) = match axis {
             Axis::Horizontal => (c.max_w, c.max_h, c.min_h),
@@ -439,7 +464,7 @@ impl Layout<'_> {
             match w {
                 Widget::Flexible { flex, .. } if max_main.is_finite() => flex_total += flex,
                 _ => {
-                    let l = self.layout(w, child_c(0.0, f32::INFINITY));
+                    let l = self.layout(w, child_c(0.0, f32::INFINITY), depth)?;
                     used += of(l.size).0;
                     laid[i] = Some(l);
                 }
@@ -457,7 +482,7 @@ impl Layout<'_> {
                     && laid[i].is_none()
                 {
                     let share = unit * *flex as f32;
-                    let l = self.layout(w, child_c(share, share));
+                    let l = self.layout(w, child_c(share, share), depth)?;
                     used += of(l.size).0;
                     laid[i] = Some(l);
                 }
@@ -499,14 +524,21 @@ impl Layout<'_> {
             pos += m + gap;
         }
         let (w, h) = to_xy(main_size, cross_size);
-        Laid {
+        Ok(Laid {
             size: c.constrain(w, h),
             paint: Paint::None,
             children: placed,
-        }
+        })
     }
 
-    fn stack(&self, align: (f32, f32), children: &[Widget], c: Constraints) -> Laid {
+    /// A stack of `children`, each nested `depth` deep.
+    fn stack(
+        &self,
+        align: (f32, f32),
+        children: &[Widget],
+        c: Constraints,
+        depth: usize,
+    ) -> Result<Laid, RenderError> {
         let mut laid: Vec<Option<Laid>> = Vec::with_capacity(children.len());
         let mut biggest: Option<(f32, f32)> = None;
         for w in children {
@@ -514,7 +546,7 @@ impl Layout<'_> {
                 laid.push(None);
                 continue;
             }
-            let l = self.layout(w, c.loose());
+            let l = self.layout(w, c.loose(), depth)?;
             let (bw, bh) = biggest.unwrap_or((0.0, 0.0));
             biggest = Some((bw.max(l.size.0), bh.max(l.size.1)));
             laid.push(Some(l));
@@ -552,7 +584,7 @@ impl Layout<'_> {
                 min_h: h_fixed.unwrap_or(0.0),
                 max_h: h_fixed.unwrap_or(size.1),
             };
-            let l = self.layout(child, cc);
+            let l = self.layout(child, cc, depth)?;
             let centred = aligned(&l);
             let x = match (left, right) {
                 (Some(a), _) => a,
@@ -566,10 +598,10 @@ impl Layout<'_> {
             };
             placed.push(((x, y), l));
         }
-        Laid {
+        Ok(Laid {
             size,
             paint: Paint::None,
             children: placed,
-        }
+        })
     }
 }

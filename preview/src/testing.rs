@@ -1,6 +1,7 @@
 //! Fixtures shared by the renderer's tests, its bench and the engine's preview API tests
 //! (behind the `testing` feature, never in a release build of the engine): the fixture page,
-//! its bindings and bound item, and a page whose only dark pixels are a button's label.
+//! its bindings and bound item, a page whose only dark pixels are a button's label, and
+//! pages over the render budget.
 
 use offer_domain::template::bindings::Bindings;
 use offer_domain::template::catalogue::ItemSummary;
@@ -44,4 +45,37 @@ pub fn price_page(label: &str) -> String {
            );\n\
          }}\n"
     )
+}
+
+/// A page of one `W` at `font_size`, a few hundred bytes: at 20000 the glyph alone is
+/// 60,000 pixels tall at device pixel ratio 3, gigabytes as a buffer of its own.
+pub fn font_size_page(font_size: u32) -> String {
+    format!(
+        "import 'package:flutter/material.dart';\n\
+         import 'package:offer_sdk/offer_sdk.dart';\n\
+         \n\
+         class GiantGlyph extends StatelessWidget {{\n\
+           const GiantGlyph({{super.key, required this.offer}});\n\
+           final OfferData offer;\n\
+           @override\n\
+           Widget build(BuildContext context) => Text('W', style: TextStyle(fontSize: {font_size}));\n\
+         }}\n"
+    )
+}
+
+/// A page whose helper methods call each other `ways` ways, `depth` deep: `ways` to the
+/// power `depth` calls of the last one, though no call is deeper than `depth`. With 10 and
+/// 7, ten million calls.
+pub fn fan_out_page(ways: usize, depth: usize) -> String {
+    let mut page = String::from(
+        "class FanOut extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => m1();\n",
+    );
+    for level in 1..depth {
+        let calls = vec![format!("m{}()", level + 1); ways].join(", ");
+        page.push_str(&format!(
+            "  Widget m{level}() => Column(children: [{calls}]);\n"
+        ));
+    }
+    page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
+    page
 }

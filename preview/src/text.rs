@@ -3,7 +3,7 @@
 //! Text is set in DejaVu Sans (Bitstream Vera licence, `fonts/LICENSE-DejaVu.txt`): the
 //! regular face below weight 600, the bold face from 600 up.
 
-use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
+use ab_glyph::{Font, FontRef, GlyphId, PxScale, ScaleFont};
 
 use crate::error::RenderError;
 use crate::widget::Style;
@@ -64,30 +64,60 @@ impl Fonts {
 
     /// Splits `text` into lines no wider than `max_width`: at spaces, at explicit line
     /// breaks, and inside a word only when the word alone is too wide.
+    ///
+    /// Linear in the text: each line's width is carried along and extended glyph by glyph,
+    /// adding kerning and advances in the order [`width`](Self::width) does, so a line is
+    /// measured exactly as it would be whole.
     pub fn wrap(&self, text: &str, style: &Style, size: f32, max_width: f32) -> Vec<String> {
+        let font = self.face(style).as_scaled(PxScale::from(size));
+        // The width of a run extended by `c`: kerning with the run's last glyph, then `c`'s
+        // advance.
+        let extend = |(width, prev): (f32, Option<GlyphId>), c: char| {
+            let id = font.glyph_id(c);
+            let kerned = match prev {
+                Some(p) => width + font.kern(p, id),
+                None => width,
+            };
+            (kerned + font.h_advance(id), Some(id))
+        };
         let mut lines = Vec::new();
         for paragraph in text.split('\n') {
             let mut line = String::new();
+            let mut line_chars = 0usize;
+            let mut measured: (f32, Option<GlyphId>) = (0.0, None);
             for word in paragraph.split(' ') {
-                let candidate = if line.is_empty() {
-                    word.to_string()
+                let start = if line.is_empty() {
+                    (0.0, None)
                 } else {
-                    format!("{line} {word}")
+                    extend(measured, ' ')
                 };
-                if self.width(&candidate, style, size) <= max_width {
-                    line = candidate;
+                let candidate = word.chars().fold(start, extend);
+                if candidate.0 <= max_width {
+                    if !line.is_empty() {
+                        line.push(' ');
+                        line_chars += 1;
+                    }
+                    line.push_str(word);
+                    line_chars += word.chars().count();
+                    measured = candidate;
                     continue;
                 }
                 if !line.is_empty() {
                     lines.push(std::mem::take(&mut line));
+                    line_chars = 0;
+                    measured = (0.0, None);
                 }
                 for c in word.chars() {
-                    line.push(c);
-                    if self.width(&line, style, size) > max_width && line.chars().count() > 1 {
-                        line.pop();
+                    let longer = extend(measured, c);
+                    if longer.0 > max_width && line_chars >= 1 {
                         lines.push(std::mem::take(&mut line));
-                        line.push(c);
+                        measured = extend((0.0, None), c);
+                        line_chars = 0;
+                    } else {
+                        measured = longer;
                     }
+                    line.push(c);
+                    line_chars += 1;
                 }
             }
             lines.push(line);

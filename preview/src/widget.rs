@@ -145,3 +145,29 @@ pub enum Widget {
         height: Option<f32>,
     },
 }
+
+impl Widget {
+    /// The widgets directly inside this one.
+    pub fn children(&self) -> &[Widget] {
+        match self {
+            Self::Sized { child, .. }
+            | Self::Padding { child, .. }
+            | Self::Align { child, .. }
+            | Self::Fill { child, .. }
+            | Self::Flexible { child, .. }
+            | Self::Positioned { child, .. } => std::slice::from_ref(&**child),
+            Self::Flex { children, .. } | Self::Stack { children, .. } => children,
+            Self::Empty | Self::Text { .. } | Self::Image { .. } | Self::Button { .. } => &[],
+        }
+    }
+
+    /// Bytes of text this widget holds itself (its children's not counted), which the
+    /// budget charges when the widget is made or copied.
+    pub fn text_len(&self) -> usize {
+        match self {
+            Self::Text { text, .. } => text.len(),
+            Self::Button { label, .. } => label.len(),
+            _ => 0,
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use offer_domain::template::parse;
 use offer_preview::testing::{FIXTURE_PAGE as PAGE, gems, price_page, spring_sale_bindings};
-use offer_preview::{PHONE_1080X1920, PHONE_SIZES, Screen, render};
+use offer_preview::{Budget, PHONE_1080X1920, PHONE_SIZES, Screen, render};
 use tiny_skia::{Color, Pixmap};
 
 const GOLDEN: &str = concat!(
@@ -41,7 +41,16 @@ fn decode(png: &[u8]) -> image::RgbaImage {
 
 fn render_page(src: &str, screen: Screen) -> image::RgbaImage {
     let tree = parse(src).expect("template");
-    decode(&render(&tree, &spring_sale_bindings(), &[gems(art())], screen).expect("render"))
+    decode(
+        &render(
+            &tree,
+            &spring_sale_bindings(),
+            &[gems(art())],
+            screen,
+            &Budget::default(),
+        )
+        .expect("render"),
+    )
 }
 
 #[test]
@@ -101,5 +110,14 @@ fn the_fixture_page_matches_its_golden_image() {
 #[test]
 fn a_template_without_an_entry_widget_is_an_error() {
     let tree = parse("class A {}").expect("template");
-    assert!(render(&tree, &spring_sale_bindings(), &[], PHONE_1080X1920).is_err());
+    assert!(
+        render(
+            &tree,
+            &spring_sale_bindings(),
+            &[],
+            PHONE_1080X1920,
+            &Budget::default()
+        )
+        .is_err()
+    );
 }

@@ -332,7 +332,9 @@ pub async fn request_preview(
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     user.require(Role::Developer)?;
-    let outcome = match previews::submit(&state.services, handle, page_id, form.version).await {
+    let requester = previews::Requester::User(user.caller.sub.clone());
+    let submitted = previews::submit(&state.services, handle, requester, page_id, form.version);
+    let outcome = match submitted.await {
         Ok(_) => Ok(format!(
             "{}/{page_id}?version={}",
             list_path(game_id),
@@ -341,6 +343,13 @@ pub async fn request_preview(
         Err(ServiceError::PreviewQueueFull) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
             Refused::Preview("The preview queue is full: try again in a few seconds.".into()),
+        )),
+        Err(ServiceError::PreviewShareFull(..)) => Err((
+            StatusCode::TOO_MANY_REQUESTS,
+            Refused::Preview(
+                "Previews of this game are already being built: try again once they are ready."
+                    .into(),
+            ),
         )),
         Err(e) => return Err(e.into()),
     };

@@ -156,6 +156,11 @@ error_set!(
     Unavailable: (503, "a dependency is unavailable; retry after Retry-After seconds")
 );
 error_set!(
+    /// 429 of a preview request: the game or the caller has its share of the node's
+    /// preview queue queued or building already; retry after `Retry-After` seconds.
+    PreviewShareFull: (429, "this game or caller already has its share of the node's preview queue queued or building (code preview_share_full); retry after Retry-After seconds")
+);
+error_set!(
     /// 503 of a preview request: this node's build queue is full, or the store is down or
     /// slow; retry after `Retry-After` seconds.
     PreviewUnavailable: (503, "this node's preview queue is full (code preview_queue_full), or a dependency is unavailable (code unavailable); retry after Retry-After seconds")

@@ -18,12 +18,14 @@ use uuid::Uuid;
 use super::access::{AuthorAccess, Developer, Viewer};
 use super::extract::{ApiJson, ApiPath, AuthoringRun};
 use super::openapi::{
-    AuthErrors, BodyErrors, NotFound, PreviewUnavailable, RunConflict, Unavailable,
+    AuthErrors, BodyErrors, NotFound, PreviewShareFull, PreviewUnavailable, RunConflict,
+    Unavailable,
 };
 use super::runs::outcome;
+use crate::auth::callers::GameCaller;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
-use crate::service::previews::{self, Preview, Shot, Status};
+use crate::service::previews::{self, Preview, Requester, Shot, Status};
 use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
 
@@ -115,7 +117,8 @@ pub struct PreviewState {
     /// ended, the latest the preview is kept.
     pub expires_at: DateTime<Utc>,
     /// Why the build failed (a template that does not parse, with its line; a bound item
-    /// that is not live): only when `failed`.
+    /// that is not live; a page over the render budget, naming the limit): only when
+    /// `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -149,8 +152,11 @@ impl PreviewState {
 
 /// Queues a preview of a saved version of a custom page (developer, or the game's authoring
 /// key): rendered to PNG at two phone sizes with the bound items' names, prices, amounts
-/// and art. Poll the preview until it is `ready` or `failed`. When this node's build queue
-/// is full, the answer is 503 `preview_queue_full` with `Retry-After`. With
+/// and art, within the render budget (a page over it fails, `error` naming the limit). Poll
+/// the preview until it is `ready` or `failed`. When the game or the caller already has its
+/// share of this node's build queue queued or building, the answer is 429
+/// `preview_share_full`; when the queue is full, 503 `preview_queue_full`; both with
+/// `Retry-After`. With
 /// `X-Authoring-Run`, the request is recorded in that run (a cloud run must be confirmed
 /// first).
 #[utoipa::path(post, path = "/v1/games/{game_id}/custom-pages/preview", tag = "custom pages",
@@ -164,7 +170,7 @@ impl PreviewState {
                     ("preview_id" = "$response.body#/preview_id")),
                 description = "Where the build is")),
         )),
-        AuthErrors, BodyErrors, NotFound, RunConflict, PreviewUnavailable))]
+        AuthErrors, BodyErrors, NotFound, RunConflict, PreviewShareFull, PreviewUnavailable))]
 pub async fn request_preview(
     State(state): State<AppState>,
     access: AuthorAccess<Developer>,
@@ -175,7 +181,12 @@ pub async fn request_preview(
     let game_id = access.game_id();
     let ticket =
         runs::begin_call(services, game_id, &access.caller, run, CallKind::Preview).await?;
-    let queued = previews::submit(services, access.game, body.page_id, body.version).await;
+    let requester = match &access.caller {
+        GameCaller::Key(key) => Requester::Key(key.key_id),
+        GameCaller::Dashboard(user) => Requester::User(user.sub.clone()),
+    };
+    let queued =
+        previews::submit(services, access.game, requester, body.page_id, body.version).await;
     if let Some(ticket) = ticket {
         let recorded = outcome(&queued, StatusCode::ACCEPTED, |preview_id, o| {
             o.page_id = Some(body.page_id);

@@ -62,6 +62,14 @@ pub enum ServiceError {
     /// worker already); the call is safe to retry.
     #[error("the preview queue of this node is full: retry after Retry-After seconds")]
     PreviewQueueFull,
+    /// The game, or the key or user asking, already has its share of this node's preview
+    /// queue queued or building (`authoring.preview_per_game`, `authoring.preview_per_key`);
+    /// the call is safe to retry once one of them is built.
+    #[error(
+        "this {0} already has {1} previews queued or building on this node, its share: retry \
+         after Retry-After seconds, once one is built"
+    )]
+    PreviewShareFull(super::previews::ShareScope, usize),
     /// The store or an actor is down or slow; the call is safe to retry.
     #[error("service unavailable, retry shortly")]
     Unavailable,

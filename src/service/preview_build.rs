@@ -1,6 +1,13 @@
 //! The preview workers of this node: each takes a queued build, marks its record
-//! `building`, renders the version at both phone sizes on a blocking thread, stores the PNGs
+//! `building`, renders the version at both phone sizes on a thread of its own (with the
+//! stack a render needs, `offer_preview::RENDER_STACK_BYTES`), stores the PNGs
 //! and marks the record `ready` or `failed` (see [`previews`](super::previews)).
+//!
+//! Each render runs under the renderer's [`Budget`], its time and memory from
+//! `authoring.preview_render_ms` and `authoring.preview_memory_mb`: a page over any limit
+//! fails its preview with the limit named, having used no more than the budget. There are
+//! `authoring.preview_workers` workers, by default half the cores, so renders never hold
+//! every core the offer path needs.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +15,7 @@ use std::time::Duration;
 use chrono::Utc;
 use offer_domain::template::bindings::Bindings;
 use offer_domain::template::catalogue::{Catalogue, ItemLookup};
-use offer_preview::{BoundItem, PHONE_SIZES};
+use offer_preview::{BoundItem, Budget, PHONE_SIZES};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -18,13 +25,33 @@ use super::previews::{
     Job, Preview, Shot, Status, after, read, records, screenshot_key, screenshot_ttl, screenshots,
 };
 use super::{ServiceError, ServiceResult, Services, stopped};
+use crate::config::AuthoringSettings;
 use crate::store::codec::encode;
 
 /// Compare-and-swap attempts on a preview's record before giving up.
 const UPDATE_ATTEMPTS: usize = 8;
 
-/// Starts `authoring.preview_workers` workers on this node's queue; they stop at
-/// `shutdown`. Called once, when the node starts serving.
+/// The workers of this node: `authoring.preview_workers`, or half the cores (at least one)
+/// when it is 0.
+fn worker_count(settings: &AuthoringSettings) -> usize {
+    match settings.preview_workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+        n => n,
+    }
+}
+
+/// The budget of one render: the renderer's defaults, with the time and memory of
+/// `[authoring]`.
+fn budget(settings: &AuthoringSettings) -> Budget {
+    Budget {
+        time: Duration::from_millis(settings.preview_render_ms.get()),
+        max_memory_bytes: settings.preview_memory_mb.get().saturating_mul(1024 * 1024),
+        ..Budget::default()
+    }
+}
+
+/// Starts the workers on this node's queue; they stop at `shutdown`. Called once, when the
+/// node starts serving.
 pub fn run_workers(services: &Services, shutdown: &tokio::sync::watch::Receiver<bool>) {
     let receiver = match services.previews.receiver.lock() {
         Ok(mut slot) => slot.take(),
@@ -35,7 +62,7 @@ pub fn run_workers(services: &Services, shutdown: &tokio::sync::watch::Receiver<
         return;
     };
     let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
-    for _ in 0..services.settings.authoring.preview_workers.get() {
+    for _ in 0..worker_count(&services.settings.authoring) {
         let services = services.clone();
         let receiver = receiver.clone();
         let mut shutdown = shutdown.clone();
@@ -142,15 +169,18 @@ async fn store_screenshots(
     Ok(shots)
 }
 
-/// The bound items of `bindings` from the game's live catalogue, with their art.
+/// The bound items of `bindings` from the game's live catalogue, with their art: at most
+/// `budget`'s memory of it, the rest refused as the render would refuse it.
 async fn bound_items(
     services: &Services,
     job: &Job,
     bindings: &Bindings,
+    budget: &Budget,
 ) -> Result<Vec<BoundItem>, String> {
     let game_id = job.game.view().game.game_id;
     let catalogue = GameCatalogue(job.game.view());
     let mut items = Vec::with_capacity(bindings.items.len());
+    let mut art_bytes = 0u64;
     for item_id in &bindings.items {
         let summary = match catalogue.lookup(item_id) {
             ItemLookup::Live(summary) => summary,
@@ -168,6 +198,16 @@ async fn bound_items(
             },
             None => None,
         };
+        art_bytes = art_bytes.saturating_add(art.as_ref().map_or(0, |a| a.len() as u64));
+        if art_bytes > budget.max_memory_bytes {
+            return Err(
+                offer_preview::RenderError::OverBudget(offer_preview::Exceeded::Memory {
+                    what: "the bound items' art",
+                    max: budget.max_memory_bytes,
+                })
+                .to_string(),
+            );
+        }
         items.push(BoundItem { summary, art });
     }
     Ok(items)
@@ -177,28 +217,50 @@ async fn bound_items(
 async fn render(services: &Services, job: &Job) -> Result<Vec<(Shot, Vec<u8>)>, String> {
     let bindings = Bindings::from_json(&Value::Object(job.version.bindings.clone()))
         .map_err(|problems| format!("bindings: {}", problems.join("; ")))?;
-    let items = bound_items(services, job, &bindings).await?;
+    let budget = budget(&services.settings.authoring);
+    let items = bound_items(services, job, &bindings, &budget).await?;
     let template = job.version.template.clone();
-    tokio::task::spawn_blocking(move || {
-        let tree = offer_domain::template::parse(&template).map_err(|e| e.to_string())?;
-        PHONE_SIZES
-            .iter()
-            .map(|screen| {
-                offer_preview::render(&tree, &bindings, &items, *screen)
-                    .map(|png| {
-                        let shot = Shot {
-                            width: screen.width,
-                            height: screen.height,
-                        };
-                        (shot, png)
-                    })
-                    .map_err(|e| e.to_string())
-            })
-            .collect()
-    })
-    .await
-    .unwrap_or_else(|e| {
-        tracing::error!(error = %e, "preview render stopped");
+    // A thread of its own rather than the blocking pool's: a render recurses as deep as
+    // its budget lets the page nest, which needs a larger stack than the pool's threads.
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("preview-render".into())
+        .stack_size(offer_preview::RENDER_STACK_BYTES)
+        .spawn(move || {
+            let rendered = render_sizes(&template, &bindings, &items, &budget);
+            // The worker is gone only when the node stops; nothing is left to tell.
+            let _ = done.send(rendered);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "no thread for a preview render");
+        return Err("the render could not start: request a new preview".into());
+    }
+    outcome.await.unwrap_or_else(|_| {
+        tracing::error!("preview render stopped");
         Err("the render stopped unexpectedly".into())
     })
+}
+
+/// Parses `template` and renders it at both phone sizes under `budget`; blocks.
+fn render_sizes(
+    template: &str,
+    bindings: &Bindings,
+    items: &[BoundItem],
+    budget: &Budget,
+) -> Result<Vec<(Shot, Vec<u8>)>, String> {
+    let tree = offer_domain::template::parse(template).map_err(|e| e.to_string())?;
+    PHONE_SIZES
+        .iter()
+        .map(|screen| {
+            offer_preview::render(&tree, bindings, items, *screen, budget)
+                .map(|png| {
+                    let shot = Shot {
+                        width: screen.width,
+                        height: screen.height,
+                    };
+                    (shot, png)
+                })
+                .map_err(|e| e.to_string())
+        })
+        .collect()
 }

@@ -4,16 +4,24 @@
 //! `queued` and hands the build to this node's bounded pool: `authoring.preview_workers`
 //! workers and a queue of `authoring.preview_queue` builds. A full queue refuses the request
 //! ([`ServiceError::PreviewQueueFull`], a 503 with `Retry-After`) rather than growing.
+//! Before that, the request takes a share ([`Shares`]): one game may have at most
+//! `authoring.preview_per_game` previews queued or building on this node, one authoring key
+//! or dashboard user `authoring.preview_per_key`; past either, the request is refused
+//! ([`ServiceError::PreviewShareFull`], a 429 with `Retry-After`), so one tenant cannot
+//! hold the queue while other games' previews still get in. The share is held until the
+//! build has ended.
 //!
 //! A worker ([`preview_build`](super::preview_build)) marks the record `building`, parses
 //! the template once, reads the bound items from the game's live catalogue and their art
-//! from the asset library, renders both phone sizes on a blocking thread, stores the PNGs
+//! from the asset library, renders both phone sizes on a thread of its own, stores the PNGs
 //! and marks the record `ready` (or `failed`, with why). Record and PNGs are expiring store documents, so any node
 //! answers for them: the record is written once and then changed only by compare-and-swap,
 //! and both are gone `authoring.screenshot_ttl_s` after the build (the store purges them).
 //! A record whose build never finished (its node stopped) expires [`BUILD_WINDOW`] later.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -117,6 +125,119 @@ pub struct Job {
     pub(super) game: GameHandle,
     pub(super) preview_id: Uuid,
     pub(super) version: Version,
+    /// Its place in the shares of its game and requester, given back when the job is
+    /// dropped: once built, or unbuilt when the node stops.
+    pub(super) _share: Share,
+}
+
+/// Who asked for a preview: the share of the queue it is counted against, beside its game's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Requester {
+    /// An authoring key, by its id.
+    Key(Uuid),
+    /// A dashboard user, by its subject.
+    User(String),
+}
+
+/// Which share a refused request had used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareScope {
+    /// The game's (`authoring.preview_per_game`).
+    Game,
+    /// The authoring key's (`authoring.preview_per_key`).
+    Key,
+    /// The dashboard user's (`authoring.preview_per_key`).
+    User,
+}
+
+impl fmt::Display for ShareScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Game => "game",
+            Self::Key => "authoring key",
+            Self::User => "user",
+        })
+    }
+}
+
+/// What a share is held by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Holder {
+    Game(Uuid),
+    Requester(Requester),
+}
+
+/// The previews each game and each requester has queued or building on this node.
+#[derive(Debug)]
+pub struct Shares {
+    held: Mutex<HashMap<Holder, usize>>,
+    per_game: usize,
+    per_key: usize,
+}
+
+impl Shares {
+    /// Shares of at most `authoring.preview_per_game` and `authoring.preview_per_key`.
+    pub fn new(settings: &AuthoringSettings) -> Arc<Self> {
+        Arc::new(Self {
+            held: Mutex::new(HashMap::new()),
+            per_game: settings.preview_per_game.get(),
+            per_key: settings.preview_per_key.get(),
+        })
+    }
+
+    /// A place for one more preview of `game` asked by `requester`, or the share that is
+    /// used up. Both counts are checked and taken under one lock.
+    pub fn take(self: &Arc<Self>, game: Uuid, requester: Requester) -> ServiceResult<Share> {
+        let game_holder = Holder::Game(game);
+        let requester_holder = Holder::Requester(requester);
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = |h: &Holder| held.get(h).copied().unwrap_or(0);
+        if count(&game_holder) >= self.per_game {
+            return Err(ServiceError::PreviewShareFull(
+                ShareScope::Game,
+                self.per_game,
+            ));
+        }
+        if count(&requester_holder) >= self.per_key {
+            let scope = match &requester_holder {
+                Holder::Requester(Requester::User(_)) => ShareScope::User,
+                _ => ShareScope::Key,
+            };
+            return Err(ServiceError::PreviewShareFull(scope, self.per_key));
+        }
+        for h in [&game_holder, &requester_holder] {
+            *held.entry(h.clone()).or_insert(0) += 1;
+        }
+        Ok(Share {
+            shares: self.clone(),
+            holders: [game_holder, requester_holder],
+        })
+    }
+}
+
+/// One preview's place in the shares of its game and requester, given back when dropped.
+#[derive(Debug)]
+pub struct Share {
+    shares: Arc<Shares>,
+    holders: [Holder; 2],
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut held = self
+            .shares
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for h in &self.holders {
+            if let Some(n) = held.get_mut(h) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    held.remove(h);
+                }
+            }
+        }
+    }
 }
 
 /// This node's queue of builds: the sending half lives with the services, the receiving
@@ -124,15 +245,18 @@ pub struct Job {
 pub struct PreviewQueue {
     sender: mpsc::Sender<Job>,
     pub(super) receiver: Mutex<Option<mpsc::Receiver<Job>>>,
+    shares: Arc<Shares>,
 }
 
 impl PreviewQueue {
-    /// A queue holding at most `authoring.preview_queue` builds.
+    /// A queue holding at most `authoring.preview_queue` builds, shared out by game and by
+    /// requester.
     pub fn new(settings: &AuthoringSettings) -> Self {
         let (sender, receiver) = mpsc::channel(settings.preview_queue.get());
         Self {
             sender,
             receiver: Mutex::new(Some(receiver)),
+            shares: Shares::new(settings),
         }
     }
 }
@@ -151,17 +275,20 @@ pub(super) fn after(now: DateTime<Utc>, ttl: Duration) -> DateTime<Utc> {
 }
 
 /// Queues a preview of version `number` of page `page_id` of `game` (which the caller
-/// checked is the caller's). 404 when the game has no such page or version; 503 when this
-/// node's queue is full, with nothing written.
+/// checked is the caller's), asked by `requester`. 404 when the game has no such page or
+/// version; 429 when the game or the requester has its share of this node's queue queued
+/// or building already; 503 when this node's queue is full; with nothing written.
 pub async fn submit(
     services: &Services,
     game: GameHandle,
+    requester: Requester,
     page_id: Uuid,
     number: u32,
 ) -> ServiceResult<Uuid> {
     let game_id = game.view().game.game_id;
     let version = custom_pages::version(services, game_id, page_id, number).await?;
-    // The slot first: a full queue refuses before anything is stored.
+    // The share and the slot first: a refusal comes before anything is stored.
+    let share = services.previews.shares.take(game_id, requester)?;
     let permit = services
         .previews
         .sender
@@ -208,6 +335,7 @@ pub async fn submit(
         game,
         preview_id,
         version,
+        _share: share,
     });
     Ok(preview_id)
 }
@@ -281,4 +409,94 @@ pub async fn screenshot(
         )
         .await?
         .ok_or(ServiceError::NotFound("screenshot"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::{NonZeroU64, NonZeroUsize};
+
+    use super::*;
+
+    fn shares(per_game: usize, per_key: usize) -> Arc<Shares> {
+        let n = |v: usize| NonZeroUsize::new(v).expect("positive");
+        let m = |v: u64| NonZeroU64::new(v).expect("positive");
+        Shares::new(&AuthoringSettings {
+            preview_workers: 1,
+            preview_queue: n(16),
+            preview_per_game: n(per_game),
+            preview_per_key: n(per_key),
+            preview_render_ms: m(2000),
+            preview_memory_mb: m(256),
+            screenshot_ttl_s: m(60),
+        })
+    }
+
+    #[test]
+    fn a_key_or_a_game_past_its_share_is_refused_and_others_still_get_in() {
+        let shares = shares(3, 2);
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let (key1, key2) = (
+            Requester::Key(Uuid::new_v4()),
+            Requester::Key(Uuid::new_v4()),
+        );
+        let held: Vec<Share> = (0..2)
+            .map(|_| {
+                shares
+                    .take(a, key1.clone())
+                    .expect("within the key's share")
+            })
+            .collect();
+        let refused = shares
+            .take(a, key1.clone())
+            .expect_err("the key's share is used");
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::Key, 2)
+        ));
+        // Another key of the same game takes the game's last place, then the game is full.
+        let third = shares
+            .take(a, key2.clone())
+            .expect("within the game's share");
+        let refused = shares
+            .take(a, key2.clone())
+            .expect_err("the game's share is used");
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::Game, 3)
+        ));
+        // Another game is not held back by either.
+        let other = shares
+            .take(b, Requester::User("u1".into()))
+            .expect("another game");
+        // A build that ends gives its place back.
+        drop(held);
+        drop(third);
+        let again = shares.take(a, key1).expect("the places are back");
+        drop((again, other));
+        assert!(
+            shares.held.lock().expect("lock").is_empty(),
+            "nothing left held"
+        );
+    }
+
+    #[test]
+    fn a_user_past_its_share_is_told_so() {
+        let shares = shares(4, 1);
+        let game = Uuid::new_v4();
+        let _held = shares
+            .take(game, Requester::User("u1".into()))
+            .expect("first");
+        let refused = shares
+            .take(game, Requester::User("u1".into()))
+            .expect_err("the user's share is used");
+        assert!(matches!(
+            refused,
+            ServiceError::PreviewShareFull(ShareScope::User, 1)
+        ));
+        assert!(
+            refused
+                .to_string()
+                .contains("this user already has 1 previews")
+        );
+    }
 }

@@ -1,7 +1,9 @@
 //! Custom-page previews through the real HTTP surface: a saved page rendered to PNG at both
 //! phone sizes with the bound item's price drawn, the screenshots served to the game's
 //! authoring key and the studio only, their expiry, a page that cannot be rendered, unknown
-//! pages, and the bounded build queue refusing a burst with 503 and `Retry-After`.
+//! pages, the bounded build queue refusing a burst with 503 and `Retry-After`, pages over
+//! the render budget failing while the engine keeps serving offers, and one game's share of
+//! the queue leaving room for another's.
 
 use std::time::{Duration, Instant};
 
@@ -9,12 +11,13 @@ use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use offer_preview::testing::{FIXTURE_PAGE as PAGE, price_page};
+use offer_preview::testing::{FIXTURE_PAGE as PAGE, fan_out_page, font_size_page, price_page};
 
-use super::fixtures::{pack, png, store_shelf, with};
+use super::fixtures::{mixed_catalogue, pack, png, store_shelf, with};
 use super::helpers::{
     Role, TestApp, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_tuned,
 };
+use super::offers::{featured, offer};
 
 const RUN_HEADER: &str = "X-Authoring-Run";
 
@@ -325,8 +328,11 @@ async fn unknown_pages_and_versions_are_404_and_bad_bodies_422() {
 #[tokio::test]
 async fn a_full_queue_refuses_with_503_and_retry_after() {
     let app = spawn_tuned(default_backend(), |s| {
-        s.authoring.preview_workers = std::num::NonZeroUsize::MIN;
+        s.authoring.preview_workers = 1;
         s.authoring.preview_queue = std::num::NonZeroUsize::MIN;
+        // Shares larger than the burst: only the queue refuses here.
+        s.authoring.preview_per_game = std::num::NonZeroUsize::new(100).expect("positive");
+        s.authoring.preview_per_key = std::num::NonZeroUsize::new(100).expect("positive");
     })
     .await;
     let (game, key) = game_with_shelf(&app).await;
@@ -430,4 +436,98 @@ async fn a_preview_in_a_run_is_recorded_and_a_cloud_run_refuses_it_until_confirm
         .header(RUN_HEADER, cloud["run_id"].as_str().expect("run id"))
         .expect_error(StatusCode::CONFLICT, "run_not_confirmed")
         .await;
+}
+
+/// A preview of `template` (saved as a new page) that ended failed; its error.
+async fn failed_with(app: &TestApp, game: &str, key: &str, template: &str) -> String {
+    let page = save(app, game, key, template).await;
+    let preview = request(app, game, key, &page).await;
+    let state = wait(app, game, key, &preview).await;
+    assert_eq!(state["status"], "failed", "{state}");
+    assert_eq!(state["screenshots"], json!([]));
+    state["error"].as_str().expect("why it failed").to_owned()
+}
+
+/// Huge fonts (a glyph of 20000 logical pixels is gigabytes as a buffer of its own) and
+/// methods calling each other ten ways seven deep (ten million calls) fail their previews
+/// naming the limit, and the engine goes on serving: offers to a player, and a good page's
+/// preview after them.
+#[tokio::test]
+async fn pages_over_the_render_budget_fail_naming_the_limit_and_the_engine_keeps_serving() {
+    let app = spawn_app().await;
+    let (game, key) = game_with_shelf(&app).await;
+    for size in [5_000, 20_000, 100_000] {
+        let error = failed_with(&app, &game, &key, &font_size_page(size)).await;
+        assert!(
+            error.contains("over the preview budget")
+                && error.contains("font size limit")
+                && error.contains(&size.to_string()),
+            "{error}"
+        );
+    }
+    let error = failed_with(&app, &game, &key, &fan_out_page(10, 7)).await;
+    assert!(error.contains("evaluation step limit"), "{error}");
+
+    let sdk = app.game_with(mixed_catalogue()).await;
+    let session = featured(&app, &sdk).await;
+    let (status, served, _) = offer(&app, &sdk, &session, "boss_raid").await;
+    assert_eq!(status, StatusCode::OK, "{served}");
+    assert!(served["offer_id"].is_string(), "{served}");
+
+    let page = save(&app, &game, &key, PAGE).await;
+    let preview = request(&app, &game, &key, &page).await;
+    let state = wait(&app, &game, &key, &preview).await;
+    assert_eq!(state["status"], "ready", "{state}");
+}
+
+/// One key of game A sends a burst: past its share it is refused with 429
+/// `preview_share_full`, and game B's preview is still taken at once (the queue holds 16).
+#[tokio::test]
+async fn one_key_filling_its_share_leaves_room_for_another_games_previews() {
+    let app = spawn_tuned(default_backend(), |s| {
+        s.authoring.preview_workers = 1;
+        s.authoring.preview_per_game = std::num::NonZeroUsize::new(3).expect("positive");
+        s.authoring.preview_per_key = std::num::NonZeroUsize::new(2).expect("positive");
+    })
+    .await;
+    let (game_a, key_a) = game_with_shelf(&app).await;
+    let (game_b, key_b) = game_with_shelf(&app).await;
+    let page_a = save(&app, &game_a, &key_a, PAGE).await;
+    let page_b = save(&app, &game_b, &key_b, PAGE).await;
+    let body = json!({"page_id": page_a, "version": 1});
+    let path = preview_path(&game_a);
+    let answers = futures::future::join_all(
+        (0..8).map(|_| app.post(&path, body.clone()).token(&key_a).send()),
+    )
+    .await;
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for r in answers {
+        match r.status() {
+            StatusCode::ACCEPTED => {
+                let queued: Value = r.json().await.expect("json");
+                accepted.push(queued["preview_id"].as_str().expect("id").to_owned());
+            }
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(r.headers().get(RETRY_AFTER).is_some(), "no Retry-After");
+                let body: Value = r.json().await.expect("json");
+                assert_eq!(body["error"]["code"], "preview_share_full", "{body}");
+                let message = body["error"]["message"].as_str().expect("message");
+                assert!(message.contains("authoring key already has 2"), "{message}");
+                refused += 1;
+            }
+            other => panic!("a burst answered {other}"),
+        }
+    }
+    assert!(!accepted.is_empty(), "nothing was queued");
+    assert!(refused >= 1, "a burst of 8 never filled a share of 2");
+    // Game B is not held back by game A's burst.
+    let preview_b = request(&app, &game_b, &key_b, &page_b).await;
+    // What was taken is built all the same, and the share is given back after.
+    for preview in &accepted {
+        let state = wait(&app, &game_a, &key_a, preview).await;
+        assert_eq!(state["status"], "ready", "{state}");
+    }
+    let state = wait(&app, &game_b, &key_b, &preview_b).await;
+    assert_eq!(state["status"], "ready", "{state}");
 }

@@ -17,6 +17,8 @@
 //! - [`catalogue`]: the item lookup the validator and the renderer are given.
 //! - [`forbidden`]: the import allow-list and the APIs a page may never use.
 //! - [`folding`]: the strings a template builds from its constants, for the secret scan.
+//! - [`limits`]: the render limits a template is checked against before it runs.
+//! - [`cost`]: the static estimate of a render's evaluation steps.
 //! - [`mod@validate`]: the gates, each with a stable name.
 //!
 //! The secret scanner the validator uses is [`crate::secret_scan`], shared with the rest of
@@ -25,10 +27,12 @@
 pub mod ast;
 pub mod bindings;
 pub mod catalogue;
+pub mod cost;
 pub mod error;
 pub mod folding;
 pub mod forbidden;
 pub mod lexer;
+pub mod limits;
 pub mod parser;
 pub mod validate;
 pub mod widgets;

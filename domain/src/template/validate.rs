@@ -16,11 +16,13 @@ use utoipa::ToSchema;
 use super::ast::{Arg, Class, Expr, ExprKind, Stmt, Template};
 use super::bindings::{Bindings, ItemField, Read, binding_root, classify};
 use super::catalogue::{Catalogue, ItemLookup, ItemSummary};
+use super::cost::estimated_steps;
 use super::folding;
 use super::forbidden::{self, Danger};
 use super::lexer::{check_balance, lex};
+use super::limits::{MAX_EVAL_STEPS, MAX_FONT_SIZE};
 use super::parser::parse_tokens;
-use super::widgets::{CtorSpec, METHODS, constant, constructor, is_constant_group};
+use super::widgets::{Ctor, CtorSpec, METHODS, constant, constructor, is_constant_group};
 use super::{MAX_BINDINGS_BYTES, MAX_TEMPLATE_BYTES};
 use crate::secret_scan;
 
@@ -72,6 +74,12 @@ pub enum Gate {
     /// Warning: the template reads an item field the item has no value for (no amount, no
     /// art, no description); the page shows nothing there.
     ItemFieldEmpty,
+    /// Warning: a literal `fontSize` over the largest a preview renders
+    /// ([`MAX_FONT_SIZE`]); its preview fails.
+    FontSizeOverLimit,
+    /// Warning: helper methods and widget classes call each other so many times that
+    /// evaluating the page takes more than [`MAX_EVAL_STEPS`] steps; its preview fails.
+    EvaluationOverLimit,
 }
 
 /// One problem: a blocker or a warning.
@@ -299,6 +307,7 @@ fn check_tree(
         }
     }
     check_entry(tree, v);
+    check_steps(tree, v);
     let forbidden = v
         .blockers
         .iter()
@@ -348,6 +357,24 @@ fn check_tree(
                 );
             }
         }
+    }
+}
+
+/// Warns when the page would take more evaluation steps than a preview allows.
+fn check_steps(tree: &Template, v: &mut Validation) {
+    let steps = estimated_steps(tree);
+    if steps > MAX_EVAL_STEPS {
+        let line = tree.entry().and_then(|c| c.method("build")).map(|m| m.line);
+        v.warn(
+            Gate::EvaluationOverLimit,
+            format!(
+                "helper methods and widget classes call each other so often that the page \
+                 takes about {steps} evaluation steps, over the {MAX_EVAL_STEPS} a preview \
+                 allows: call each helper fewer times, or build a repeated part once in a \
+                 local"
+            ),
+            line,
+        );
     }
 }
 
@@ -434,6 +461,7 @@ impl Walk<'_> {
         let name = callee.dotted_name();
         if let Some(spec) = name.as_deref().and_then(constructor) {
             check_args(spec, args, line, v);
+            check_font_size(spec, args, v);
             for arg in args.iter().filter(|a| a.name.as_deref() == Some("item")) {
                 self.item_arg(spec, &arg.value, root, v);
             }
@@ -639,6 +667,33 @@ fn check_args(spec: &CtorSpec, args: &[Arg], line: u32, v: &mut Validation) {
                 Gate::MissingArgument,
                 format!("`{}` needs the argument `{r}`", spec.name),
                 Some(line),
+            );
+        }
+    }
+}
+
+/// Warns about a literal `fontSize` of a `TextStyle` over the largest a preview renders.
+fn check_font_size(spec: &CtorSpec, args: &[Arg], v: &mut Validation) {
+    if spec.ctor != Ctor::TextStyle {
+        return;
+    }
+    for arg in args
+        .iter()
+        .filter(|a| a.name.as_deref() == Some("fontSize"))
+    {
+        let size = match arg.value.kind {
+            ExprKind::Int(i) => i as f64,
+            ExprKind::Double(d) => d,
+            _ => continue,
+        };
+        if size > f64::from(MAX_FONT_SIZE) {
+            v.warn(
+                Gate::FontSizeOverLimit,
+                format!(
+                    "fontSize {size} is over the largest a preview renders, {MAX_FONT_SIZE}: \
+                     the preview fails"
+                ),
+                Some(arg.value.line),
             );
         }
     }

@@ -267,8 +267,9 @@ def cmd_preview(args) -> int:
 
 def request_preview(client: Client, game: str, page_id: str, version: int, headers: dict,
                     sleep=None, tries: int = 4) -> dict:
-    """Queues a preview; a full build queue (503 `preview_queue_full`) or a busy engine
-    (503 `unavailable`) is retried after its `Retry-After` (at most 30 s), a few times."""
+    """Queues a preview; a full build queue (503 `preview_queue_full`), the game's or the
+    key's share of it in use (429 `preview_share_full`) or a busy engine (503 `unavailable`)
+    is retried after its `Retry-After` (at most 30 s), a few times."""
     sleep = sleep or time.sleep
     for attempt in range(tries):
         try:
@@ -276,7 +277,8 @@ def request_preview(client: Client, game: str, page_id: str, version: int, heade
                                     {"page_id": page_id, "version": version}, headers=headers)
             return doc
         except ApiError as e:
-            if e.status != 503 or attempt == tries - 1:
+            busy = e.status == 503 or e.code == "preview_share_full"
+            if not busy or attempt == tries - 1:
                 raise
             wait = min(max(e.retry_after or 2.0, 1.0), 30.0)
             _err(f"the engine is busy ({e.code}); trying again in {wait:.0f} s")

@@ -182,6 +182,8 @@ def explain(err: ApiError, with_key: bool = True) -> str:
         return f"conflict: {err.message}"
     if code == "preview_queue_full":
         return "the engine's preview queue is full: try again in a moment"
+    if code == "preview_share_full":
+        return "previews of this game are already being built: try again once they are ready"
     if code == "unavailable":
         return "the engine is unavailable for a moment: try again"
     return f"{err.status} {code}: {err.message}"

@@ -206,6 +206,18 @@ class PreviewTest(StubTestCase):
         self.assertEqual(json.loads(out), {"preview_id": "p3"})
         sleep.assert_called_once_with(3.0)
 
+    def test_a_share_in_use_is_retried_after_its_retry_after(self):
+        self.sign_in()
+        path = f"/v1/games/{GAME}/custom-pages/preview"
+        self.stub.answer("POST", path, 429, error("preview_share_full", "", {}),
+                         {"Retry-After": "1"})
+        self.stub.answer("POST", path, 202, {"preview_id": "p4"})
+        with mock.patch("time.sleep") as sleep:
+            code, out, err = self.run_cli("preview", "--page-id", "pg", "--version", "1")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out), {"preview_id": "p4"})
+        sleep.assert_called_once_with(1.0)
+
     def test_a_failed_preview_exits_1_with_its_error(self):
         self.sign_in()
         self.stub.answer("POST", f"/v1/games/{GAME}/custom-pages/preview", 202,
