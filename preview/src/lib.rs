@@ -39,8 +39,8 @@ use offer_domain::template::ast::Template;
 use offer_domain::template::bindings::Bindings;
 use offer_domain::template::catalogue::ItemSummary;
 
-pub use budget::{Budget, Exceeded, RENDER_STACK_BYTES};
-pub use error::RenderError;
+pub use budget::{Budget, RENDER_STACK_BYTES};
+pub use error::{Exceeded, RenderError};
 pub use screen::{PHONE_1080X1920, PHONE_1170X2532, PHONE_SIZES, Screen};
 
 /// A bound item as the renderer shows it, in the order of the bindings' `items`.
