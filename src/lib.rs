@@ -16,8 +16,9 @@
 //!
 //! Beside them: [`config`] (typed, layered configuration), [`metrics`] (Prometheus),
 //! [`signal`] (the one-way signal socket tasks wait on), [`cli`] (the command line),
-//! [`member_add`] (a studio member added from it) and [`dashboard`] (the web console, a
-//! transport beside [`http`]).
+//! [`member_add`] (a studio member added from it), [`dashboard`] (the web console, a
+//! transport beside [`http`]) and [`throttle`] (this node's rate limits, which both
+//! transports use and the state holds).
 
 pub mod auth;
 pub mod bus;
@@ -35,4 +36,5 @@ pub mod signal;
 pub mod startup;
 pub mod state;
 pub mod store;
+pub mod throttle;
 pub mod ws;

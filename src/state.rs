@@ -9,10 +9,10 @@ use axum::extract::FromRef;
 
 use crate::auth::AuthService;
 use crate::dashboard::sign_in_token::FormTokens;
-use crate::dashboard::throttle::SignInThrottle;
-use crate::http::throttle::Throttle;
 use crate::metrics::Metrics;
 use crate::service::Services;
+use crate::throttle::device::Throttle;
+use crate::throttle::sign_in::SignInThrottle;
 use crate::ws::WsContext;
 use crate::ws::hub::Hub;
 

@@ -30,7 +30,6 @@ pub mod runs;
 pub mod session;
 pub mod sign_in;
 pub mod sign_in_token;
-pub mod throttle;
 
 use axum::Router;
 use axum::http::{HeaderValue, header};

@@ -25,7 +25,6 @@ pub mod players;
 pub mod previews;
 pub mod runs;
 pub mod sdk;
-pub mod throttle;
 
 use std::sync::Arc;
 

@@ -9,8 +9,8 @@
 
 use std::net::IpAddr;
 
+use super::keyed::Keyed;
 use crate::config::DashboardSettings;
-use crate::http::throttle::Keyed;
 use crate::service::ServiceError;
 
 /// This node's sign-in limits.
