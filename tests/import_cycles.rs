@@ -240,14 +240,28 @@ fn item_after(code: &str, offset: usize) -> &str {
         .unwrap_or("")
 }
 
-/// `code` up to its `#[cfg(test)] mod tests`, which sits at the end of the file.
-fn without_test_module(code: &str) -> &str {
-    let tests = Regex::new(r"^(pub(\([a-z]+\))?\s+)?mod\s+tests\b").expect("valid pattern");
+/// Where the `#[cfg(test)]` of `code`'s inline `mod tests { ... }` starts, if it has one.
+fn test_module_start(code: &str) -> Option<usize> {
+    let tests = Regex::new(r"^(pub(\([a-z]+\))?\s+)?mod\s+tests\s*\{").expect("valid pattern");
     lines_with_offsets(code)
         .find(|&(offset, line)| {
             line.trim() == "#[cfg(test)]" && tests.is_match(item_after(code, offset))
         })
-        .map_or(code, |(offset, _)| &code[..offset])
+        .map(|(offset, _)| offset)
+}
+
+/// The offset of the `}` that closes the block opened by the first `{` at or after `from`.
+fn block_end(code: &str, from: usize) -> Option<usize> {
+    let open = from + code[from..].find('{')?;
+    let mut depth = 0usize;
+    code[open..].char_indices().find_map(|(k, c)| {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => return None,
+        }
+        (depth == 0).then_some(open + k)
+    })
 }
 
 /// The modules `code` declares as test-only (`#[cfg(test)] mod test_support;`).
@@ -263,8 +277,16 @@ fn test_only_modules(code: &str) -> Vec<String> {
 
 /// A source file ready to be read for paths.
 fn source_file(shown: String, module: ModulePath, source: &str) -> SourceFile {
-    let blanked = blank_comments_and_literals(source);
-    let code = without_test_module(&blanked).to_string();
+    let mut code = blank_comments_and_literals(source);
+    if let Some(start) = test_module_start(&code) {
+        let after = block_end(&code, start).map_or("", |end| &code[end + 1..]);
+        assert!(
+            after.trim().is_empty(),
+            "{shown}: code follows its `#[cfg(test)] mod tests` block, which must be the file's \
+             last item: this test reads a file only up to it"
+        );
+        code.truncate(start);
+    }
     SourceFile {
         shown,
         module,
@@ -358,16 +380,7 @@ fn inline_modules(code: &str) -> Vec<(String, usize, usize)> {
         .captures_iter(code)
         .filter_map(|captures| {
             let whole = captures.get(0)?;
-            let mut depth = 0usize;
-            let open = whole.end() - 1;
-            let close = code[open..].char_indices().find_map(|(k, c)| {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-                (depth == 0).then_some(open + k)
-            })?;
+            let close = block_end(code, whole.end() - 1)?;
             Some((captures[1].to_string(), whole.start(), close))
         })
         .collect()
@@ -925,6 +938,16 @@ mod parts {
                 segments: strings(&["crate", "b", "run"]),
                 binds: None,
             }]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "src/a.rs: code follows its `#[cfg(test)] mod tests` block")]
+    fn code_after_the_test_module_is_refused_rather_than_skipped() {
+        source_file(
+            "src/a.rs".into(),
+            strings(&["a"]),
+            "#[cfg(test)]\nmod tests {\n    fn t() { let _ = '}'; }\n}\n\nuse crate::b::C;\n",
         );
     }
 
