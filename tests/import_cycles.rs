@@ -16,7 +16,8 @@
 //! loops, so that the list only shrinks.
 //!
 //! Test code may reach anywhere: a file's `#[cfg(test)] mod tests` (the last item of a file, by
-//! the project's convention) and the modules declared under `#[cfg(test)]` are not read.
+//! the project's convention: the test fails on code after it) and the modules declared under
+//! `#[cfg(test)]` are not read.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -240,13 +241,18 @@ fn item_after(code: &str, offset: usize) -> &str {
         .unwrap_or("")
 }
 
-/// Where the `#[cfg(test)]` of `code`'s inline `mod tests { ... }` starts, if it has one.
+/// Whether `line` is an attribute that compiles what follows for tests only: `#[cfg(test)]` or
+/// `#[cfg(all(test, unix))]`, but not `#[cfg(any(test, feature = "testing"))]`, which ships.
+fn is_test_only(line: &str) -> bool {
+    let line = line.trim();
+    line == "#[cfg(test)]" || (line.starts_with("#[cfg(all(test,") && line.ends_with(")]"))
+}
+
+/// Where the test-only attribute of `code`'s inline `mod tests { ... }` starts, if it has one.
 fn test_module_start(code: &str) -> Option<usize> {
     let tests = Regex::new(r"^(pub(\([a-z]+\))?\s+)?mod\s+tests\s*\{").expect("valid pattern");
     lines_with_offsets(code)
-        .find(|&(offset, line)| {
-            line.trim() == "#[cfg(test)]" && tests.is_match(item_after(code, offset))
-        })
+        .find(|&(offset, line)| is_test_only(line) && tests.is_match(item_after(code, offset)))
         .map(|(offset, _)| offset)
 }
 
@@ -269,7 +275,7 @@ fn test_only_modules(code: &str) -> Vec<String> {
     let declared = Regex::new(r"^(pub(\([a-z]+\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
         .expect("valid pattern");
     lines_with_offsets(code)
-        .filter(|&(_, line)| line.trim() == "#[cfg(test)]")
+        .filter(|&(_, line)| is_test_only(line))
         .filter_map(|(offset, _)| declared.captures(item_after(code, offset)))
         .map(|captures| captures[3].to_string())
         .collect()
@@ -319,7 +325,7 @@ fn parse_use_tree(tree: &str) -> Vec<UseLeaf> {
     leaves
 }
 
-/// Parses one subtree at `tokens[*at]` under `prefix`, adding its leaves to `leaves`.
+/// Parses one subtree at `tokens[*at]` below `path`, adding its leaves to `leaves`.
 fn use_subtree(
     tokens: &[String],
     at: &mut usize,
@@ -939,6 +945,20 @@ mod parts {
                 binds: None,
             }]
         );
+    }
+
+    #[test]
+    fn only_test_only_attributes_hide_code() {
+        assert!(is_test_only("#[cfg(test)]"));
+        assert!(is_test_only("  #[cfg(all(test, unix))]"));
+        assert!(!is_test_only("#[cfg(any(test, feature = \"testing\"))]"));
+        assert!(!is_test_only("#[cfg(not(test))]"));
+        let file = source_file(
+            "src/a.rs".into(),
+            strings(&["a"]),
+            "fn f() {}\n#[cfg(all(test, unix))]\nmod tests {\n    use crate::b::C;\n}\n",
+        );
+        assert!(named_paths(&file.code).is_empty(), "{}", file.code);
     }
 
     #[test]
