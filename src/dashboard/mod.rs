@@ -15,6 +15,7 @@ pub mod catalogue;
 pub mod chart;
 pub mod custom_pages;
 pub mod device;
+pub mod document;
 pub mod economy;
 pub mod extract;
 pub mod failure;
