@@ -16,9 +16,8 @@ use uuid::Uuid;
 use super::chart::{self, Point};
 use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab};
-use super::session::SignedIn;
+use super::session::{SignedIn, game_of};
 use crate::service::{billing, economy, holdout};
 use crate::state::AppState;
 

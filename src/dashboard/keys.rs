@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use crate::auth::{KeyKind, Role};
 use crate::state::AppState;
 

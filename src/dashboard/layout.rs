@@ -7,6 +7,7 @@ use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 use offer_domain::game::Game;
 use offer_domain::validation::FieldError;
+use uuid::Uuid;
 
 use super::document::head;
 use super::session::{CSRF_FIELD, SignedIn};
@@ -71,6 +72,11 @@ impl Tab {
         }
     }
 
+    /// Where the tab leads for the game `game_id`.
+    pub fn href(self, game_id: Uuid) -> String {
+        format!("/dashboard/games/{game_id}{}", self.path())
+    }
+
     /// Admins only see the keys: the server refuses the rest anyway.
     fn shown_to(self, user: &SignedIn) -> bool {
         self != Self::Keys || user.can(Role::Admin)
@@ -105,7 +111,7 @@ pub fn page(
                     @if let Some((game, current)) = game {
                         nav.tabs aria-label="Game" {
                             @for tab in Tab::ALL.into_iter().filter(|t| t.shown_to(user)) {
-                                a href={ "/dashboard/games/" (game.game_id) (tab.path()) }
+                                a href=(tab.href(game.game_id))
                                   aria-current=[(tab == current).then_some("page")] { (tab.label()) }
                             }
                         }

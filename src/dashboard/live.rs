@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf, field_errors};
-use super::session::{CsrfForm, SignedIn};
+use super::session::{CsrfForm, SignedIn, game_of};
 use crate::auth::Role;
 use crate::service::{ServiceError, offer_config};
 use crate::state::AppState;

@@ -19,6 +19,7 @@ pub mod document;
 pub mod economy;
 pub mod extract;
 pub mod failure;
+pub mod forms;
 pub mod games;
 pub mod item_art;
 pub mod items_file;
@@ -32,6 +33,7 @@ pub mod session;
 pub mod sign_in;
 pub mod sign_in_token;
 pub mod throttle;
+pub mod views;
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
