@@ -84,7 +84,13 @@ pub async fn queue(
             }
         } }
     };
-    Ok(layout::page(&user, "Approvals", Some((&view.game, Tab::Approvals)), body).into_response())
+    Ok(layout::game_page(
+        StatusCode::OK,
+        &user,
+        "Approvals",
+        (&view.game, Tab::Approvals),
+        body,
+    ))
 }
 
 /// For a pending custom page's approval, the newest preview of its version (`Some(None)`

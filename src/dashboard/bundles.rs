@@ -75,11 +75,13 @@ async fn bundle_page(
     } else {
         axum::http::StatusCode::UNPROCESSABLE_ENTITY
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, &bundle.name, Some((&view.game, Tab::Offers)), body),
-    )
-        .into_response())
+        user,
+        &bundle.name,
+        (&view.game, Tab::Offers),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/offers/bundles/{bundle_id}`.

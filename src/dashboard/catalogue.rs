@@ -118,11 +118,13 @@ async fn table_page(
             }
         }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Catalogue", Some((&view.game, Tab::Catalogue)), body),
-    )
-        .into_response())
+        user,
+        "Catalogue",
+        (&view.game, Tab::Catalogue),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/items`.

@@ -331,16 +331,13 @@ async fn show_page(
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
     let body = overview(user, &view.game, &quadrant, errors, problem);
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(
-            user,
-            &view.game.name,
-            Some((&view.game, Tab::Overview)),
-            body,
-        ),
-    )
-        .into_response())
+        user,
+        &view.game.name,
+        (&view.game, Tab::Overview),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}`.

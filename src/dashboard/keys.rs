@@ -4,6 +4,7 @@
 //! node and every socket opened with the key at once.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use offer_domain::environment::Environment;
@@ -87,13 +88,13 @@ async fn keys_page(
             } }
         }
     };
-    Ok(layout::page(
+    Ok(layout::game_page(
+        StatusCode::OK,
         user,
         "Settings, API Keys",
-        Some((&view.game, Tab::Keys)),
+        (&view.game, Tab::Keys),
         body,
-    )
-    .into_response())
+    ))
 }
 
 fn kind_name(kind: KeyKind) -> &'static str {

@@ -3,7 +3,7 @@
 //! catalogue's handlers show it, and so does the art upload when the image is refused.
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::html;
 use offer_domain::catalogue::ItemPatch;
 use offer_domain::validation::FieldError;
@@ -150,14 +150,11 @@ pub async fn edit_page(
     } else {
         StatusCode::UNPROCESSABLE_ENTITY
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(
-            user,
-            &item.item_name,
-            Some((&view.game, Tab::Catalogue)),
-            body,
-        ),
-    )
-        .into_response())
+        user,
+        &item.item_name,
+        (&view.game, Tab::Catalogue),
+        body,
+    ))
 }

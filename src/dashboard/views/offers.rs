@@ -4,7 +4,7 @@
 //! the bundles show it, with the refusal of the form that was sent (a 422 then).
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::html;
 use offer_domain::offer::{Template, Variant};
 use offer_domain::validation::FieldError;
@@ -173,9 +173,11 @@ pub async fn offers_page(
     } else {
         StatusCode::OK
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Offers", Some((&view.game, Tab::Offers)), body),
-    )
-        .into_response())
+        user,
+        "Offers",
+        (&view.game, Tab::Offers),
+        body,
+    ))
 }
