@@ -17,13 +17,12 @@ use offer_domain::template::{Finding, Validation};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::custom_pages;
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
+use super::forms::optional_text;
 use super::layout::{self, Tab, csrf};
-use super::previews::shots;
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
+use super::views::shots::shots;
 use crate::auth::Role;
 use crate::service::previews::{self, Preview};
 use crate::service::{ServiceError, approvals, page_validation, published_page, simulation};
@@ -45,7 +44,7 @@ fn subject(a: &Approval) -> Markup {
             (o.item_ids.join(", ")) " for $" (format!("{:.2}", o.price_usd))
         } @else if let Some(p) = &a.page {
             "Custom page "
-            a href={ (custom_pages::list_path(a.game_id)) "/" (p.page_id) "?version=" (p.version) } { code { (p.page_id) } }
+            a href={ (Tab::CustomPages.href(a.game_id)) "/" (p.page_id) "?version=" (p.version) } { code { (p.page_id) } }
             ", version " (p.version)
         }
     }
@@ -85,7 +84,13 @@ pub async fn queue(
             }
         } }
     };
-    Ok(layout::page(&user, "Approvals", Some((&view.game, Tab::Approvals)), body).into_response())
+    Ok(layout::game_page(
+        StatusCode::OK,
+        &user,
+        "Approvals",
+        (&view.game, Tab::Approvals),
+        body,
+    ))
 }
 
 /// For a pending custom page's approval, the newest preview of its version (`Some(None)`
@@ -314,7 +319,7 @@ pub async fn reject(
     PagePath(approval_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<RejectForm>,
 ) -> Result<Response, PageError> {
-    let reason = Some(form.reason.trim().to_owned()).filter(|r| !r.is_empty());
+    let reason = optional_text(&form.reason);
     decide(&state, &user, approval_id, Verdict::Reject { reason }).await
 }
 

@@ -1,108 +1,23 @@
-//! A game's L3 bundles: the form that creates one (on the offers page) or edits one (on its
-//! own page), and delete. Item ids and triggers are typed as lists separated by commas or
-//! spaces; the offer configuration service checks every item against the live catalogue.
+//! A game's L3 bundles: create one (from the form on the offers page), a bundle's own page
+//! with the form that edits it, and delete. The form is
+//! [`views::bundle_form`](super::views::bundle_form); the offer configuration service checks
+//! every item against the live catalogue.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::{Markup, html};
-use offer_domain::offer::Bundle;
+use maud::html;
 use offer_domain::validation::FieldError;
-use serde::Deserialize;
 use uuid::Uuid;
 
-use super::catalogue::decimal;
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
-use super::layout::{self, Tab, csrf, field_errors, other_errors};
-use super::offers::{Refused, offers_page};
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::layout::{self, Tab, csrf};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
+use super::views::bundle_form::{BundleForm, form};
+use super::views::offers::{Refused, offers_page};
 use crate::auth::Role;
 use crate::service::{ServiceError, offer_config};
 use crate::state::AppState;
-
-/// The fields a bundle's errors name.
-const FIELDS: [&str; 4] = ["name", "item_ids", "price_usd", "triggers"];
-
-/// A bundle's form, as typed.
-#[derive(Debug, Default, Deserialize)]
-pub struct BundleForm {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    item_ids: String,
-    #[serde(default)]
-    price_usd: String,
-    #[serde(default)]
-    triggers: String,
-}
-
-impl BundleForm {
-    fn of(bundle: &Bundle) -> Self {
-        Self {
-            name: bundle.name.clone(),
-            item_ids: bundle.item_ids.join(", "),
-            price_usd: format!("{:.2}", bundle.price_usd),
-            triggers: bundle.triggers.join(", "),
-        }
-    }
-
-    /// The bundle the form describes, or why it cannot be read.
-    fn bundle(&self, bundle_id: Uuid) -> Result<Bundle, Vec<FieldError>> {
-        let mut errors = Vec::new();
-        let price_usd = decimal("price_usd", &self.price_usd, &mut errors);
-        let Some(price_usd) = price_usd else {
-            if errors.is_empty() {
-                errors.push(FieldError::new("price_usd", "a price such as 4.99"));
-            }
-            return Err(errors);
-        };
-        Ok(Bundle {
-            bundle_id,
-            name: self.name.clone(),
-            item_ids: words(&self.item_ids),
-            price_usd,
-            triggers: words(&self.triggers),
-        })
-    }
-}
-
-/// A list typed with commas or spaces between its entries.
-fn words(text: &str) -> Vec<String> {
-    text.split([',', ' ', '\n', '\r', '\t'])
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The bundle form posting to `action`, with `errors` next to their fields.
-pub(super) fn form(
-    user: &SignedIn,
-    action: &str,
-    submit: &str,
-    typed: &BundleForm,
-    errors: &[FieldError],
-) -> Markup {
-    html! {
-        form.card #bundle-form method="post" action=(action) {
-            (csrf(user))
-            (other_errors(errors, &FIELDS))
-            label for="bundle-name" { "Name" }
-            input #bundle-name type="text" name="name" required value=(typed.name);
-            (field_errors(errors, "name"))
-            label for="bundle-items" { "Item ids, separated by commas" }
-            input #bundle-items type="text" name="item_ids" required value=(typed.item_ids);
-            (field_errors(errors, "item_ids"))
-            label for="bundle-price" { "Price in dollars" }
-            input #bundle-price type="text" inputmode="decimal" name="price_usd" required value=(typed.price_usd);
-            (field_errors(errors, "price_usd"))
-            label for="bundle-triggers" { "Trigger events, separated by commas (empty: every event)" }
-            input #bundle-triggers type="text" name="triggers" value=(typed.triggers);
-            (field_errors(errors, "triggers"))
-            button type="submit" { (submit) }
-        }
-    }
-}
 
 /// `POST /dashboard/games/{game_id}/offers/bundles` (developer): a new bundle.
 pub async fn create(
@@ -160,11 +75,13 @@ async fn bundle_page(
     } else {
         axum::http::StatusCode::UNPROCESSABLE_ENTITY
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, &bundle.name, Some((&view.game, Tab::Offers)), body),
-    )
-        .into_response())
+        user,
+        &bundle.name,
+        (&view.game, Tab::Offers),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/offers/bundles/{bundle_id}`.

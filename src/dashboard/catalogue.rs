@@ -1,24 +1,25 @@
 //! The catalogue: a table of the game's live items with search and paging (thousands of
 //! items), each with its computed value and its expert override; bulk upload of a JSON or CSV
-//! file (developer); an item's edit form with the override control, its art ([`item_art`]),
-//! and soft delete. The catalogue service (`service/items.rs`) validates and recomputes every value.
+//! file (developer); the save of an item's edit form with the override control, and soft
+//! delete. An item's page is [`views::item`](super::views::item) and its art upload
+//! [`item_art`](super::item_art). The catalogue service (`service/items.rs`) validates and
+//! recomputes every value.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
-use offer_domain::catalogue::{Item, ItemPatch};
+use offer_domain::catalogue::Item;
 use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
 use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
-use super::games::game_of;
-use super::item_art;
 use super::items_file;
 use super::layout::{self, Tab, csrf, field_errors, other_errors};
-use super::session::{CsrfForm, CsrfMultipart, NoFields, SignedIn};
+use super::session::{CsrfForm, CsrfMultipart, NoFields, SignedIn, game_of};
+use super::views::item::{EditForm, edit_page, usd};
 use crate::auth::Role;
 use crate::service::ServiceError;
 use crate::service::items::{self, OnConflict};
@@ -34,10 +35,6 @@ pub struct TableQuery {
     q: String,
     #[serde(default)]
     page: Option<usize>,
-}
-
-fn usd(v: f64) -> String {
-    format!("${v:.2}")
 }
 
 async fn table_page(
@@ -121,11 +118,13 @@ async fn table_page(
             }
         }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Catalogue", Some((&view.game, Tab::Catalogue)), body),
-    )
-        .into_response())
+        user,
+        "Catalogue",
+        (&view.game, Tab::Catalogue),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/items`.
@@ -218,118 +217,6 @@ async fn upsert_file(
     }
 }
 
-/// The item edit form, as typed.
-#[derive(Debug, Default, Deserialize)]
-pub struct EditForm {
-    #[serde(default)]
-    item_name: String,
-    #[serde(default)]
-    price_usd: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default)]
-    value_override_usd: String,
-}
-
-/// An item's page, with what was typed and why it was refused when a save failed (a 422).
-pub(super) async fn edit_page(
-    state: &AppState,
-    user: &SignedIn,
-    game_id: Uuid,
-    item_id: &str,
-    typed: Option<&EditForm>,
-    errors: &[FieldError],
-) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, user, game_id).await?;
-    let view = handle.view();
-    let item = view
-        .items
-        .iter()
-        .find(|i| i.item_id == item_id && i.is_live())
-        .ok_or(ServiceError::NotFound("item"))?;
-    let form = typed.map_or_else(
-        || EditForm {
-            item_name: item.item_name.clone(),
-            price_usd: format!("{:.2}", item.price_usd),
-            description: item.description.clone().unwrap_or_default(),
-            value_override_usd: item
-                .value_override_usd
-                .map(|v| v.to_string())
-                .unwrap_or_default(),
-        },
-        |t| EditForm {
-            item_name: t.item_name.clone(),
-            price_usd: t.price_usd.clone(),
-            description: t.description.clone(),
-            value_override_usd: t.value_override_usd.clone(),
-        },
-    );
-    let base = format!("/dashboard/games/{game_id}/items/{item_id}");
-    let fields = [
-        "item_name",
-        "price_usd",
-        "description",
-        "value_override_usd",
-        "art",
-        "image",
-    ];
-    let body = html! {
-        h1 { (item.item_name) }
-        p { "Computed value: " strong #computed-value { (usd(item.value_usd)) }
-            " · value used: " strong { (usd(item.effective_value_usd())) } }
-        @if let Some(asset_id) = &item.image {
-            img #item-art src=(item_art::src(game_id, asset_id)) alt={ "Art of " (item.item_name) } width="128";
-        }
-        @if user.can(Role::Developer) {
-            form.card method="post" action=(base) {
-                (csrf(user))
-                (other_errors(errors, &fields))
-                label for="item_name" { "Name" }
-                input #item_name type="text" name="item_name" required value=(form.item_name);
-                (field_errors(errors, "item_name"))
-                label for="price_usd" { "Price in dollars" }
-                input #price_usd type="text" inputmode="decimal" name="price_usd" value=(form.price_usd);
-                (field_errors(errors, "price_usd"))
-                label for="description" { "Description" }
-                textarea #description name="description" { (form.description) }
-                (field_errors(errors, "description"))
-                label for="value_override_usd" { "Expert override of the value in dollars (empty: use the computed value)" }
-                input #value_override_usd type="text" inputmode="decimal" name="value_override_usd" value=(form.value_override_usd);
-                (field_errors(errors, "value_override_usd"))
-                button type="submit" { "Save item" }
-            }
-            form.card #art-form method="post" action={ (base) "/art" } enctype="multipart/form-data" {
-                (csrf(user))
-                label for="art" { "Item art (PNG, JPEG or WebP)" }
-                input #art type="file" name="art" accept="image/png,image/jpeg,image/webp" required;
-                (field_errors(errors, "art"))
-                (field_errors(errors, "image"))
-                button type="submit" { "Upload art" }
-            }
-            form method="post" action={ (base) "/delete" } data-confirm="Delete this item? It is never offered again." {
-                (csrf(user))
-                button.danger type="submit" { "Delete item" }
-            }
-        }
-        p { a href={ "/dashboard/games/" (game_id) "/items" } { "Back to the catalogue" } }
-    };
-    let status = if errors.is_empty() {
-        StatusCode::OK
-    } else {
-        StatusCode::UNPROCESSABLE_ENTITY
-    };
-    Ok((
-        status,
-        layout::page(
-            user,
-            &item.item_name,
-            Some((&view.game, Tab::Catalogue)),
-            body,
-        ),
-    )
-        .into_response())
-}
-
 /// `GET /dashboard/games/{game_id}/items/{item_id}`.
 pub async fn edit_form(
     State(state): State<AppState>,
@@ -337,21 +224,6 @@ pub async fn edit_form(
     PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
 ) -> Result<Response, PageError> {
     edit_page(&state, &user, game_id, &item_id, None, &[]).await
-}
-
-/// A decimal box: empty is `None`.
-pub(super) fn decimal(field: &str, text: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
-    let text = text.trim().trim_start_matches('$');
-    if text.is_empty() {
-        return None;
-    }
-    text.parse().map_or_else(
-        |_| {
-            errors.push(FieldError::new(field, "a number such as 4.99"));
-            None
-        },
-        Some,
-    )
 }
 
 /// `POST /dashboard/games/{game_id}/items/{item_id}` (developer).
@@ -362,19 +234,11 @@ pub async fn edit(
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     user.require(Role::Developer)?;
-    let mut errors = Vec::new();
-    let price_usd = decimal("price_usd", &form.price_usd, &mut errors);
-    let value_override = decimal("value_override_usd", &form.value_override_usd, &mut errors);
-    if !errors.is_empty() {
-        return edit_page(&state, &user, game_id, &item_id, Some(&form), &errors).await;
-    }
-    let description = form.description.trim();
-    let patch = ItemPatch {
-        item_name: Some(form.item_name.clone()),
-        price_usd,
-        description: (!description.is_empty()).then(|| description.to_owned()),
-        value_override_usd: Some(value_override),
-        ..ItemPatch::default()
+    let patch = match form.patch() {
+        Ok(patch) => patch,
+        Err(errors) => {
+            return edit_page(&state, &user, game_id, &item_id, Some(&form), &errors).await;
+        }
     };
     match items::patch(&state.services, &handle, &item_id, patch).await {
         Ok(_) => Ok(

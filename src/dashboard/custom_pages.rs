@@ -20,20 +20,14 @@ use uuid::Uuid;
 
 use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf};
-use super::previews::shots;
-use super::session::{CsrfForm, SignedIn};
+use super::session::{CsrfForm, SignedIn, game_of};
+use super::views::shots::shots;
 use crate::auth::Role;
 use crate::service::custom_pages::{self, Page, Version};
 use crate::service::previews::Status;
 use crate::service::{ServiceError, approvals, previews, published_page};
 use crate::state::AppState;
-
-/// Where a game's custom pages are listed.
-pub fn list_path(game_id: Uuid) -> String {
-    format!("/dashboard/games/{game_id}/custom-pages")
-}
 
 /// What is published and what waits for an approval, per page.
 struct Standing {
@@ -102,7 +96,7 @@ pub async fn list(
     let view = handle.view();
     let pages = custom_pages::list(&state.services, game_id).await?;
     let standing = Standing::of(&state, &handle).await?;
-    let base = list_path(game_id);
+    let base = Tab::CustomPages.href(game_id);
     let body = html! {
         h1 { "Custom pages" }
         p.muted {
@@ -237,7 +231,7 @@ async fn page_page(
     let version = custom_pages::version(&state.services, game_id, page_id, number).await?;
     let preview = previews::newest_of(&state.services, game_id, page_id, number).await?;
     let standing = Standing::of(state, &handle).await?;
-    let base = format!("{}/{page_id}", list_path(game_id));
+    let base = format!("{}/{page_id}", Tab::CustomPages.href(game_id));
     let writes = user.can(Role::Developer);
     let (status, refused) = refused.map_or((StatusCode::OK, None), |(s, r)| (s, Some(r)));
     let building = preview
@@ -281,7 +275,7 @@ async fn page_page(
             }
             @if let Some(Refused::Publish(why)) = &refused { p.field-error #error-publish role="alert" { (why) } }
         }
-        p { a href=(list_path(game_id)) { "Back to the custom pages" } }
+        p { a href=(Tab::CustomPages.href(game_id)) { "Back to the custom pages" } }
     };
     Ok(layout::game_page(
         status,
@@ -337,7 +331,7 @@ pub async fn request_preview(
     let outcome = match submitted.await {
         Ok(_) => Ok(format!(
             "{}/{page_id}?version={}",
-            list_path(game_id),
+            Tab::CustomPages.href(game_id),
             form.version
         )),
         Err(ServiceError::PreviewQueueFull) => Err((

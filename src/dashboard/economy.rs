@@ -16,9 +16,8 @@ use uuid::Uuid;
 use super::chart::{self, Point};
 use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab};
-use super::session::SignedIn;
+use super::session::{SignedIn, game_of};
 use crate::service::{billing, economy, holdout};
 use crate::state::AppState;
 
@@ -126,7 +125,13 @@ pub async fn page(
             p.muted { "Uplift revenue this month so far: " (format!("${:.2}", share.uplift_revenue_month_to_date_usd)) ". The standing is provisional until the month closes." }
         }
     };
-    Ok(layout::page(&user, "Economy", Some((&view.game, Tab::Economy)), body).into_response())
+    Ok(layout::game_page(
+        StatusCode::OK,
+        &user,
+        "Economy",
+        (&view.game, Tab::Economy),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/economy/samples.csv`: the samples behind the holdout

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 
-use super::layout;
+use super::document;
 use crate::error::ApiError;
 use crate::service::ServiceError;
 
@@ -58,6 +58,6 @@ impl IntoResponse for PageError {
             p.muted { "Status " (status.as_u16()) " (" (code) ")" }
             p { a href="/dashboard/games" { "Back to your games" } }
         };
-        (status, layout::bare(title, body)).into_response()
+        (status, document::bare(title, body)).into_response()
     }
 }

@@ -16,11 +16,12 @@ use uuid::Uuid;
 
 use super::extract::PagePath;
 use super::failure::PageError;
+use super::forms::number;
 use super::layout::{self, Tab, csrf, field_errors, other_errors};
-use super::session::{CsrfForm, SignedIn};
+use super::session::{CsrfForm, SignedIn, game_of};
 use crate::auth::Role;
+use crate::service::ServiceError;
 use crate::service::games::{self, NewGame};
-use crate::service::{ServiceError, Services};
 use crate::state::AppState;
 
 /// The fields of the create form, as typed.
@@ -34,15 +35,6 @@ pub struct CreateForm {
     currencies: String,
     #[serde(default)]
     items: String,
-}
-
-/// The game of the path, in the member's studio: another studio's is a 404.
-pub async fn game_of(
-    services: &Services,
-    user: &SignedIn,
-    game_id: Uuid,
-) -> Result<offer_actors::GameHandle, PageError> {
-    Ok(games::for_studio(services, &user.caller.studio_id, game_id).await?)
 }
 
 /// Reads the currencies box: one currency a line, `id kind [display name]`.
@@ -339,16 +331,13 @@ async fn show_page(
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
     let body = overview(user, &view.game, &quadrant, errors, problem);
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(
-            user,
-            &view.game.name,
-            Some((&view.game, Tab::Overview)),
-            body,
-        ),
-    )
-        .into_response())
+        user,
+        &view.game.name,
+        (&view.game, Tab::Overview),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}`.
@@ -401,25 +390,6 @@ pub struct GuardrailsForm {
     min_offer_interval_s: String,
     #[serde(default)]
     loot_box_blocked_countries: String,
-}
-
-/// A number box: empty is `None`; anything else must read as a number.
-fn number<T: std::str::FromStr>(
-    field: &str,
-    text: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<T> {
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    text.parse().map_or_else(
-        |_| {
-            errors.push(FieldError::new(field, "a whole number, or empty"));
-            None
-        },
-        Some,
-    )
 }
 
 /// `POST /dashboard/games/{game_id}/guardrails` (developer).

@@ -10,19 +10,13 @@ use offer_domain::catalogue::ItemPatch;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
-use super::catalogue::edit_page;
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
-use super::session::{CsrfMultipart, SignedIn};
+use super::session::{CsrfMultipart, SignedIn, game_of};
+use super::views::item::edit_page;
 use crate::auth::Role;
 use crate::service::{ServiceError, assets, items};
 use crate::state::AppState;
-
-/// Where the page shows an asset of the game.
-pub fn src(game_id: Uuid, asset_id: &str) -> String {
-    format!("/dashboard/games/{game_id}/assets/{asset_id}")
-}
 
 /// `POST /dashboard/games/{game_id}/items/{item_id}/art` (developer): stores the `art` file
 /// and sets it as the item's art.

@@ -4,6 +4,7 @@
 //! node and every socket opened with the key at once.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use offer_domain::environment::Environment;
@@ -12,9 +13,8 @@ use uuid::Uuid;
 
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use crate::auth::{KeyKind, Role};
 use crate::state::AppState;
 
@@ -88,13 +88,13 @@ async fn keys_page(
             } }
         }
     };
-    Ok(layout::page(
+    Ok(layout::game_page(
+        StatusCode::OK,
         user,
         "Settings, API Keys",
-        Some((&view.game, Tab::Keys)),
+        (&view.game, Tab::Keys),
         body,
-    )
-    .into_response())
+    ))
 }
 
 fn kind_name(kind: KeyKind) -> &'static str {

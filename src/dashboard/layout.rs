@@ -1,13 +1,15 @@
-//! The frame every page shares (head, stylesheet, script, the member's bar and a game's
-//! tabs) and the small pieces forms repeat: the hidden CSRF field and a field's errors in
-//! the API's words.
+//! The frame every signed-in page shares (the document's head, the member's bar and a
+//! game's tabs) and the small pieces forms repeat: the hidden CSRF field and a field's
+//! errors in the API's words.
 
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
 use offer_domain::game::Game;
 use offer_domain::validation::FieldError;
+use uuid::Uuid;
 
+use super::document::head;
 use super::session::{CSRF_FIELD, SignedIn};
 use crate::auth::Role;
 
@@ -70,36 +72,15 @@ impl Tab {
         }
     }
 
+    /// Where the tab leads for the game `game_id`.
+    pub fn href(self, game_id: Uuid) -> String {
+        format!("/dashboard/games/{game_id}{}", self.path())
+    }
+
     /// Admins only see the keys: the server refuses the rest anyway.
     fn shown_to(self, user: &SignedIn) -> bool {
         self != Self::Keys || user.can(Role::Admin)
     }
-}
-
-fn head(title: &str) -> Markup {
-    html! {
-        head {
-            meta charset="utf-8";
-            meta name="viewport" content="width=device-width, initial-scale=1";
-            title { (title) " · Offer engine" }
-            link rel="stylesheet" href="/dashboard/assets/app.css";
-            script src="/dashboard/assets/app.js" defer {}
-        }
-    }
-}
-
-/// A page outside the signed-in frame (sign-in, errors).
-pub fn bare(title: &str, body: Markup) -> Html<String> {
-    Html(
-        html! {
-            (DOCTYPE)
-            html lang="en" {
-                (head(title))
-                body { main { (body) } }
-            }
-        }
-        .into_string(),
-    )
 }
 
 /// A signed-in page, with a game's tabs when it is about one game.
@@ -130,7 +111,7 @@ pub fn page(
                     @if let Some((game, current)) = game {
                         nav.tabs aria-label="Game" {
                             @for tab in Tab::ALL.into_iter().filter(|t| t.shown_to(user)) {
-                                a href={ "/dashboard/games/" (game.game_id) (tab.path()) }
+                                a href=(tab.href(game.game_id))
                                   aria-current=[(tab == current).then_some("page")] { (tab.label()) }
                             }
                         }

@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf, field_errors};
-use super::session::{CsrfForm, SignedIn};
+use super::session::{CsrfForm, SignedIn, game_of};
 use crate::auth::Role;
 use crate::service::{ServiceError, offer_config};
 use crate::state::AppState;
@@ -95,11 +94,13 @@ async fn live_page(
             } }
         }
     };
-    Ok((
+    Ok(layout::game_page(
         status,
-        layout::page(user, "Live", Some((&view.game, Tab::Live)), body),
-    )
-        .into_response())
+        user,
+        "Live",
+        (&view.game, Tab::Live),
+        body,
+    ))
 }
 
 /// `GET /dashboard/games/{game_id}/live`.
@@ -145,9 +146,13 @@ pub async fn kill_switch(
             }
             p { a href={ "/dashboard/games/" (game_id) "/live" } { "Cancel" } }
         };
-        return Ok(
-            layout::page(&user, "Confirm", Some((&view.game, Tab::Live)), body).into_response(),
-        );
+        return Ok(layout::game_page(
+            StatusCode::OK,
+            &user,
+            "Confirm",
+            (&view.game, Tab::Live),
+            body,
+        ));
     }
     match offer_config::set_kill_switch(&state.services, &handle, form.level, form.reason).await {
         Ok(_) => Ok(Redirect::to(&format!("/dashboard/games/{game_id}/live")).into_response()),

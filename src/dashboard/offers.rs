@@ -1,190 +1,26 @@
-//! Offer configuration of a game: its L2 genre templates (shown, and replaced as a whole
-//! from a JSON box), its L3 bundles (listed, with the create form of [`bundles`])
-//! and its price experiments (listed, created from one variant a line, deleted). The offer
+//! Offer configuration of a game: its L2 genre templates (replaced as a whole from a JSON
+//! box), its L3 bundles (created by [`bundles`]) and its price experiments (created from one
+//! variant a line, deleted). The page that lists them all is drawn by
+//! [`views::offers`](super::views::offers), which the bundle handlers show too. The offer
 //! configuration service (`service/offer_config.rs`) validates every write, as for the REST
 //! routes; its refusals show next to their field.
+//!
+//! [`bundles`]: super::bundles
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::html;
 use offer_domain::offer::{Experiment, Template, Variant};
 use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::bundles::{self, BundleForm};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
-use super::layout::{self, Tab, csrf, field_errors, other_errors};
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
+use super::views::offers::{Refused, offers_page};
 use crate::auth::Role;
 use crate::service::{ServiceError, offer_config};
 use crate::state::AppState;
-
-/// The fields a template's errors name.
-const TEMPLATE_FIELDS: [&str; 5] = [
-    "templates",
-    "event_type",
-    "categories",
-    "discount_pct",
-    "max_items",
-];
-
-/// The fields an experiment's errors name.
-const EXPERIMENT_FIELDS: [&str; 4] = ["variants", "name", "price_usd", "price_multiplier"];
-
-/// A form of the page sent back with what the member typed and why it was refused.
-pub(super) enum Refused<'a> {
-    /// The templates box.
-    Templates(&'a str, Vec<FieldError>),
-    /// The new bundle form.
-    Bundle(&'a BundleForm, Vec<FieldError>),
-    /// The new experiment box.
-    Experiment(&'a str, Vec<FieldError>),
-}
-
-fn category_names(t: &Template) -> String {
-    t.categories
-        .iter()
-        .filter_map(|c| serde_json::to_value(c).ok())
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn variant_text(v: &Variant) -> String {
-    let price = match (v.price_usd, v.price_multiplier) {
-        (Some(p), _) => format!(" ${p:.2}"),
-        (None, Some(m)) => format!(" x{m}"),
-        (None, None) => String::new(),
-    };
-    format!("{} {}{price}", v.name, v.weight)
-}
-
-/// The offers page, with one form's refusal when there is one (a 422 then).
-pub(super) async fn offers_page(
-    state: &AppState,
-    user: &SignedIn,
-    game_id: Uuid,
-    refused: Option<Refused<'_>>,
-) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, user, game_id).await?;
-    let view = handle.view();
-    let base = format!("/dashboard/games/{game_id}/offers");
-    let writes = user.can(Role::Developer);
-    let no_errors: Vec<FieldError> = Vec::new();
-    let (templates_text, template_errors) = match &refused {
-        Some(Refused::Templates(text, errors)) => ((*text).to_owned(), errors),
-        _ => (
-            serde_json::to_string_pretty(&view.templates).unwrap_or_default(),
-            &no_errors,
-        ),
-    };
-    let empty_bundle = BundleForm::default();
-    let (bundle_form, bundle_errors) = match &refused {
-        Some(Refused::Bundle(form, errors)) => (*form, errors),
-        _ => (&empty_bundle, &no_errors),
-    };
-    let (variants_text, experiment_errors) = match &refused {
-        Some(Refused::Experiment(text, errors)) => (*text, errors),
-        _ => ("", &no_errors),
-    };
-    let body = html! {
-        h1 { "Offers" }
-        section {
-            h2 { "Templates (L2)" }
-            p.muted { "What the engine offers on each trigger event when no studio bundle fits: the categories it picks from, the discount and how many items. A new game starts with its genre's templates." }
-            div.table-wrap { table #templates {
-                thead { tr { th { "Event" } th { "Categories" } th { "Discount" } th { "Items at most" } } }
-                tbody {
-                    @for t in view.templates.iter() {
-                        tr data-event=(t.event_type) {
-                            td { (t.event_type) }
-                            td { (category_names(t)) }
-                            td { (t.discount_pct.map(|d| format!("{d}%")).unwrap_or_default()) }
-                            td { (t.max_items.unwrap_or(1)) }
-                        }
-                    }
-                }
-            } }
-            @if writes {
-                form.card #templates-form method="post" action={ (base) "/templates" } {
-                    (csrf(user))
-                    label for="templates-json" { "Templates as JSON (the whole list replaces the stored one)" }
-                    textarea #templates-json name="templates" rows="12" spellcheck="false" { (templates_text) }
-                    @for field in TEMPLATE_FIELDS { (field_errors(template_errors, field)) }
-                    (other_errors(template_errors, &TEMPLATE_FIELDS))
-                    button type="submit" { "Save templates" }
-                }
-            }
-        }
-        section {
-            h2 { "Bundles (L3)" }
-            p.muted { "Exact sets of items at a price the studio chose, served in creation order on their trigger events (every event when none is named)." }
-            div.table-wrap { table #bundles {
-                thead { tr { th { "Name" } th { "Items" } th { "Price" } th { "Triggers" } } }
-                tbody {
-                    @for b in view.bundles.iter() {
-                        tr data-bundle-id=(b.bundle_id) {
-                            td { a href={ (base) "/bundles/" (b.bundle_id) } { (b.name) } }
-                            td { (b.item_ids.join(", ")) }
-                            td { (format!("${:.2}", b.price_usd)) }
-                            td { @if b.triggers.is_empty() { span.muted { "every event" } } @else { (b.triggers.join(", ")) } }
-                        }
-                    }
-                }
-            } }
-            @if writes {
-                (bundles::form(user, &format!("{base}/bundles"), "Create bundle", bundle_form, bundle_errors))
-            }
-        }
-        section {
-            h2 { "Price experiments" }
-            p.muted { "Each experiment splits players between variants by weight; a variant changes the price only. The oldest experiment prices offers." }
-            div.table-wrap { table #experiments {
-                thead { tr { th { "Experiment" } th { "Variants (name, weight, price)" } @if writes { th { span.muted { "Action" } } } } }
-                tbody {
-                    @for x in view.experiments.iter() {
-                        tr data-experiment-id=(x.experiment_id) {
-                            td { code { (x.experiment_id) } }
-                            td { ul.plain { @for v in &x.variants { li { (variant_text(v)) } } } }
-                            @if writes {
-                                td {
-                                    form method="post" action={ (base) "/experiments/" (x.experiment_id) "/delete" } data-confirm="Delete this experiment? Its players go back to the offer's own price." {
-                                        (csrf(user))
-                                        button.danger type="submit" { "Delete" }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            } }
-            @if writes {
-                form.card #experiment-form method="post" action={ (base) "/experiments" } {
-                    (csrf(user))
-                    label for="variants" { "Variants, one a line: name, weight, then an optional price (4.99 sets it, x0.8 multiplies it)" }
-                    textarea #variants name="variants" rows="4" spellcheck="false" placeholder="control 1\ncheaper 1 x0.8" { (variants_text) }
-                    @for field in EXPERIMENT_FIELDS { (field_errors(experiment_errors, field)) }
-                    (other_errors(experiment_errors, &EXPERIMENT_FIELDS))
-                    button type="submit" { "Create experiment" }
-                }
-            }
-        }
-    };
-    let status = if refused.is_some() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        StatusCode::OK
-    };
-    Ok((
-        status,
-        layout::page(user, "Offers", Some((&view.game, Tab::Offers)), body),
-    )
-        .into_response())
-}
 
 /// `GET /dashboard/games/{game_id}/offers`.
 pub async fn page(

@@ -10,19 +10,17 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use uuid::Uuid;
 
-use super::custom_pages::list_path;
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::games::game_of;
 use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn};
+use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use crate::auth::Role;
 use crate::service::runs::{self, MAX_COMPARISONS, MAX_VALIDATIONS, Run, RunMode};
 use crate::service::{ServiceError, Services};
 use crate::state::AppState;
 
 fn runs_path(game_id: Uuid) -> String {
-    format!("{}/runs", list_path(game_id))
+    format!("{}/runs", Tab::CustomPages.href(game_id))
 }
 
 fn mode_name(mode: RunMode) -> &'static str {
@@ -57,7 +55,7 @@ pub async fn list(
         h1 { "Authoring runs" }
         p.muted {
             "Each session of the authoring tool, with its calls, kept 30 days. A run in the cloud takes no call until a developer other than the one who approved its key confirms it. "
-            a href=(list_path(game_id)) { "Custom pages" }
+            a href=(Tab::CustomPages.href(game_id)) { "Custom pages" }
         }
         @if list.is_empty() { p.muted { "No authoring run yet." } }
         div.table-wrap { table #runs {
@@ -105,7 +103,7 @@ fn calls(game_id: Uuid, run: &Run) -> Markup {
                                     @if let Some(valid) = o.valid { @if valid { "valid" } @else { "invalid" } }
                                     @if let Some(n) = o.blockers { ", " (n) " blockers" }
                                     @if let (Some(page), Some(v)) = (o.page_id, o.version) {
-                                        a href={ (list_path(game_id)) "/" (page) "?version=" (v) } { "page version " (v) }
+                                        a href={ (Tab::CustomPages.href(game_id)) "/" (page) "?version=" (v) } { "page version " (v) }
                                     }
                                     @if let Some(score) = o.score { "score " (format!("{score:.2}")) }
                                 }

@@ -1,9 +1,11 @@
-//! Who is signed in: the session cookie, and the CSRF check of every form that writes.
+//! Who is signed in: the session cookie, the games the member's studio owns, and the CSRF
+//! check of every form that writes.
 //!
 //! [`SignedIn`] resolves the `offer_session` cookie (a page without one redirects to the
-//! sign-in form). [`CsrfForm`] reads a urlencoded form and refuses it (403) unless its `csrf`
-//! field equals the session's token, compared in constant time; [`CsrfMultipart`] does the same
-//! for a file upload, whose first field must be `csrf`. The cookie is `SameSite=Strict` too, so
+//! sign-in form), and [`game_of`] the game a page is about, in the member's studio only.
+//! [`CsrfForm`] reads a urlencoded form and refuses it (403) unless its `csrf` field equals
+//! the session's token, compared in constant time; [`CsrfMultipart`] does the same for a file
+//! upload, whose first field must be `csrf`. The cookie is `SameSite=Strict` too, so
 //! a cross-site form never carries it; the token is the second, independent barrier.
 
 use axum::extract::{FromRequest, FromRequestParts, Multipart, Request};
@@ -12,13 +14,14 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
+use uuid::Uuid;
 
 use super::failure::PageError;
 use crate::auth::{Dashboard, Role};
 use crate::config::DashboardSettings;
 use crate::http::extract::read_body;
-use crate::service::ServiceError;
 use crate::service::web_sessions::{self, WebSession};
+use crate::service::{ServiceError, Services, games};
 use crate::state::AppState;
 
 /// The cookie holding the session id.
@@ -51,6 +54,15 @@ impl SignedIn {
     pub fn csrf(&self) -> &str {
         &self.session.csrf
     }
+}
+
+/// The game of the path, in the member's studio: another studio's is a 404.
+pub async fn game_of(
+    services: &Services,
+    user: &SignedIn,
+    game_id: Uuid,
+) -> Result<offer_actors::GameHandle, PageError> {
+    Ok(games::for_studio(services, &user.caller.studio_id, game_id).await?)
 }
 
 /// The value of the request's cookie `name`, if it carries a non-empty one.

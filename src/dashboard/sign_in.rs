@@ -19,8 +19,8 @@ use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use super::document;
 use super::failure::PageError;
-use super::layout;
 use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
 use crate::service::web_sessions;
 use crate::service::{ServiceError, members};
@@ -84,7 +84,7 @@ async fn fresh_form(
     (
         status,
         [(SET_COOKIE, cookie)],
-        layout::bare("Sign in", form_page(&token, email, problem)),
+        document::bare("Sign in", form_page(&token, email, problem)),
     )
         .into_response()
 }
@@ -128,7 +128,7 @@ pub async fn submit(
     let again = |status: StatusCode, problem: &str| {
         (
             status,
-            layout::bare("Sign in", form_page(token, &creds.email, Some(problem))),
+            document::bare("Sign in", form_page(token, &creds.email, Some(problem))),
         )
             .into_response()
     };
