@@ -8,7 +8,6 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 
 use crate::auth::AuthService;
-use crate::dashboard::sign_in_token::FormTokens;
 use crate::metrics::Metrics;
 use crate::service::Services;
 use crate::throttle::device::Throttle;
@@ -34,8 +33,6 @@ pub struct Inner {
     pub throttle: Throttle,
     /// This node's rate limits of dashboard sign-in.
     pub sign_ins: SignInThrottle,
-    /// The signed tokens of the dashboard's sign-in form.
-    pub sign_in_forms: FormTokens,
 }
 
 impl AppState {
@@ -46,7 +43,6 @@ impl AppState {
         Self(Arc::new(Inner {
             throttle,
             sign_ins,
-            sign_in_forms: FormTokens::default(),
             services,
             auth: Arc::new(auth),
             metrics,

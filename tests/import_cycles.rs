@@ -46,17 +46,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     // `service/` names `auth/` and `auth/` answers with `ServiceError` and `ApiError`, whose
     // `error.rs` wraps the service's refusals.
     &["src/auth/", "src/error.rs", "src/service/"],
-    // `AppState` holds throttles and form tokens of `dashboard/` and `http/`, which take it.
-    &["src/dashboard/", "src/http/", "src/state.rs"],
-    // Dashboard pages that borrow each other's forms and pages.
-    &["src/dashboard/bundles.rs", "src/dashboard/offers.rs"],
-    &["src/dashboard/catalogue.rs", "src/dashboard/item_art.rs"],
-    // The page error renders the layout, which names the session, which answers a page error.
-    &[
-        "src/dashboard/failure.rs",
-        "src/dashboard/layout.rs",
-        "src/dashboard/session.rs",
-    ],
     // Approvals, games and the published page call each other.
     &[
         "src/service/approvals.rs",

@@ -34,11 +34,14 @@ pub mod sign_in;
 pub mod sign_in_token;
 pub mod views;
 
-use axum::Router;
+use std::sync::Arc;
+
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 
+use self::sign_in_token::FormTokens;
 use crate::state::AppState;
 
 /// The dashboard's entry point, printed at start.
@@ -55,7 +58,9 @@ pub fn routes() -> Router<AppState> {
         .route("/dashboard/assets/{file}", get(assets::serve))
         .route(
             "/dashboard/sign-in",
-            get(sign_in::form).post(sign_in::submit),
+            get(sign_in::form)
+                .post(sign_in::submit)
+                .layer(Extension(Arc::new(FormTokens::default()))),
         )
         .route("/dashboard/sign-out", post(sign_in::sign_out))
         .route("/dashboard/games", get(games::list).post(games::create))

@@ -10,8 +10,10 @@
 //! and the form is shown again with a fresh token.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, StatusCode};
@@ -22,6 +24,7 @@ use serde::Deserialize;
 use super::document;
 use super::failure::PageError;
 use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
+use super::sign_in_token::FormTokens;
 use crate::service::web_sessions;
 use crate::service::{ServiceError, members};
 use crate::state::AppState;
@@ -68,12 +71,13 @@ fn form_page(token: &str, email: &str, problem: Option<&str>) -> Markup {
 /// The form with a fresh token, and the cookie holding it.
 async fn fresh_form(
     state: &AppState,
+    forms: &FormTokens,
     status: StatusCode,
     email: &str,
     problem: Option<&str>,
 ) -> Response {
     let settings = &state.services.settings.dashboard;
-    let token = match state.sign_in_forms.mint(&state.services, FORM_TTL_S).await {
+    let token = match forms.mint(&state.services, FORM_TTL_S).await {
         Ok(token) => token,
         Err(e) => return PageError::from(e).into_response(),
     };
@@ -90,8 +94,11 @@ async fn fresh_form(
 }
 
 /// `GET /dashboard/sign-in`.
-pub async fn form(State(state): State<AppState>) -> Response {
-    fresh_form(&state, StatusCode::OK, "", None).await
+pub async fn form(
+    State(state): State<AppState>,
+    Extension(forms): Extension<Arc<FormTokens>>,
+) -> Response {
+    fresh_form(&state, &forms, StatusCode::OK, "", None).await
 }
 
 /// `POST /dashboard/sign-in`: opens a session and sets its cookie, or shows the form again
@@ -99,6 +106,7 @@ pub async fn form(State(state): State<AppState>) -> Response {
 /// past the limits).
 pub async fn submit(
     State(state): State<AppState>,
+    Extension(forms): Extension<Arc<FormTokens>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     axum::Form(creds): axum::Form<Credentials>,
@@ -107,7 +115,7 @@ pub async fn submit(
     let doubled = session::cookie(&headers, FORM_COOKIE)
         .filter(|expected| session::same_token(Some(&creds.csrf), expected));
     let signed = match doubled {
-        Some(token) => match state.sign_in_forms.verify(&state.services, token).await {
+        Some(token) => match forms.verify(&state.services, token).await {
             Ok(signed) => signed.then_some(token),
             Err(e) => return PageError::from(e).into_response(),
         },
@@ -116,6 +124,7 @@ pub async fn submit(
     let Some(token) = signed else {
         return fresh_form(
             &state,
+            &forms,
             StatusCode::FORBIDDEN,
             &creds.email,
             Some(
