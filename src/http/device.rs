@@ -2,7 +2,7 @@
 //! the dashboard, poll for the key. Starting and polling take no credential (the tool has
 //! none yet) and are limited per client IP; approving and denying take a dashboard token
 //! (developer or above) and every attempt counts against the user's and the node's limits
-//! ([`super::throttle`]), so that user codes cannot be guessed.
+//! ([`crate::throttle::device`]), so that user codes cannot be guessed.
 
 use std::net::SocketAddr;
 

@@ -19,6 +19,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use super::refusals::SignInRefusal;
 use super::{ServiceError, ServiceResult, Services};
 use crate::auth::{AuthService, AuthoringKey};
 use crate::store::Collection;
@@ -42,50 +43,6 @@ fn sign_ins() -> Collection {
 
 fn user_codes() -> Collection {
     Collection::global("device_user_codes")
-}
-
-/// Why a poll has no key to hand out: the error codes of RFC 8628 section 3.5 (and
-/// `invalid_grant` of RFC 6749 for a device code that names nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SignInRefusal {
-    /// No one has approved or denied it yet: poll again after the interval.
-    AuthorizationPending,
-    /// Polled before the interval passed: the interval is now this many seconds.
-    SlowDown(u32),
-    /// Past its lifetime, or its key was already handed out: start a new sign-in.
-    ExpiredToken,
-    /// A dashboard user denied it.
-    AccessDenied,
-    /// Not a device code this deployment issued (or one long gone).
-    InvalidGrant,
-}
-
-impl SignInRefusal {
-    /// The stable code of the refusal.
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::AuthorizationPending => "authorization_pending",
-            Self::SlowDown(_) => "slow_down",
-            Self::ExpiredToken => "expired_token",
-            Self::AccessDenied => "access_denied",
-            Self::InvalidGrant => "invalid_grant",
-        }
-    }
-
-    /// What a person reads.
-    pub fn message(self) -> String {
-        match self {
-            Self::AuthorizationPending => {
-                "the sign-in is not approved yet: poll again after the interval".into()
-            }
-            Self::SlowDown(s) => format!("polling too fast: wait at least {s} s between polls"),
-            Self::ExpiredToken => {
-                "the sign-in has expired or its key was already handed out: sign in again".into()
-            }
-            Self::AccessDenied => "the sign-in was denied".into(),
-            Self::InvalidGrant => "unknown device code".into(),
-        }
-    }
 }
 
 /// A started sign-in, as the tool receives it.

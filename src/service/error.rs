@@ -50,11 +50,11 @@ pub enum ServiceError {
     RateLimited(u64),
     /// A device sign-in poll with no key to hand out (yet); the refusal says why.
     #[error("{}", .0.message())]
-    SignIn(super::device::SignInRefusal),
+    SignIn(super::refusals::SignInRefusal),
     /// A call an authoring run refuses (not confirmed, a limit reached), or a confirmation
     /// it refuses (by the member who approved its key).
     #[error("{}", .0.message())]
-    Run(super::runs::RunRefusal),
+    Run(super::refusals::RunRefusal),
     /// The game's kill switch has the SDK off.
     #[error("the SDK is disabled for this game (kill switch level 3)")]
     SdkDisabled,
@@ -69,7 +69,7 @@ pub enum ServiceError {
         "this {0} already has {1} previews queued or building on this node, its share: retry \
          after Retry-After seconds, once one is built"
     )]
-    PreviewShareFull(super::previews::ShareScope, usize),
+    PreviewShareFull(super::refusals::ShareScope, usize),
     /// The store or an actor is down or slow; the call is safe to retry.
     #[error("service unavailable, retry shortly")]
     Unavailable,

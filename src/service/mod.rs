@@ -34,6 +34,7 @@ pub mod population;
 pub mod preview_build;
 pub mod previews;
 pub mod published_page;
+pub mod refusals;
 pub mod retention;
 pub mod runs;
 pub mod secrets;

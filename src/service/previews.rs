@@ -20,7 +20,6 @@
 //! A record whose build never finished (its node stopped) expires [`BUILD_WINDOW`] later.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -31,6 +30,7 @@ use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::custom_pages::{self, Version};
+pub use super::refusals::ShareScope;
 use super::{ServiceError, ServiceResult, Services};
 use crate::config::AuthoringSettings;
 use crate::store::Collection;
@@ -137,27 +137,6 @@ pub enum Requester {
     Key(Uuid),
     /// A dashboard user, by its subject.
     User(String),
-}
-
-/// Which share a refused request had used up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShareScope {
-    /// The game's (`authoring.preview_per_game`).
-    Game,
-    /// The authoring key's (`authoring.preview_per_key`).
-    Key,
-    /// The dashboard user's (`authoring.preview_per_key`).
-    User,
-}
-
-impl fmt::Display for ShareScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Game => "game",
-            Self::Key => "authoring key",
-            Self::User => "user",
-        })
-    }
 }
 
 /// What a share is held by.

@@ -53,6 +53,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+pub use super::refusals::{CallKind, RunRefusal, kind_name};
 use super::{ServiceError, ServiceResult, Services};
 use crate::auth::{Dashboard, GameCaller};
 use crate::store::Collection;
@@ -85,20 +86,6 @@ pub enum RunMode {
     Local,
     /// On a hosted assistant: calls are refused until a second studio member confirms.
     Cloud,
-}
-
-/// What a call in a run did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CallKind {
-    /// `POST .../custom-pages/validate`: limited to [`MAX_VALIDATIONS`] per run.
-    Validate,
-    /// `POST .../custom-pages/draft`: recorded, not limited.
-    Draft,
-    /// `POST .../custom-pages/preview`: recorded, not limited.
-    Preview,
-    /// `POST .../custom-pages/runs/{run_id}/comparisons`: limited to [`MAX_COMPARISONS`].
-    Comparison,
 }
 
 /// The outcome of a call in a run.
@@ -193,76 +180,6 @@ impl Run {
             Some(_) => self.key_issued_by.as_deref(),
             None => Some(self.opened_by.as_str()),
         }
-    }
-}
-
-/// Why a call in a run is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunRefusal {
-    /// A cloud run not confirmed yet (409 `run_not_confirmed`).
-    NotConfirmed,
-    /// The run took all the calls of this kind it may (409 `run_limit_reached`).
-    LimitReached {
-        /// The kind refused, or `None` for the run's total of calls.
-        kind: Option<CallKind>,
-        /// How many the run takes.
-        max: u32,
-    },
-    /// A cloud run confirmed by the member who approved its key (403
-    /// `second_member_required`).
-    SameMember,
-    /// A cloud run whose key's approver is not known, so no second member can be told apart
-    /// (403 `second_member_required`).
-    ApproverUnknown,
-}
-
-impl RunRefusal {
-    /// The stable error code.
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::NotConfirmed => "run_not_confirmed",
-            Self::LimitReached { .. } => "run_limit_reached",
-            Self::SameMember | Self::ApproverUnknown => "second_member_required",
-        }
-    }
-
-    /// The explanation.
-    pub fn message(self) -> String {
-        match self {
-            Self::NotConfirmed => "this cloud run is not confirmed yet: a developer other than the one who approved the authoring key must confirm it (POST .../custom-pages/runs/{run_id}/confirm)".into(),
-            Self::LimitReached { kind: Some(CallKind::Validate), max } => format!(
-                "this run took its {max} validations (the first and {} fix attempts): open a new run", max - 1
-            ),
-            Self::LimitReached { kind: Some(kind), max } => format!(
-                "this run took its {max} {} calls: open a new run", kind_name(kind)
-            ),
-            Self::LimitReached { kind: None, max } => {
-                format!("this run recorded its {max} calls: open a new run")
-            }
-            Self::SameMember => "a cloud run must be confirmed by a studio member other than the one who approved its authoring key".into(),
-            Self::ApproverUnknown => "the member who approved this run's authoring key is not known, so no second member can confirm it: issue a new key and open a new run".into(),
-        }
-    }
-
-    /// The answer's `details`: which limit and its size, for a limit.
-    pub fn details(self) -> serde_json::Value {
-        match self {
-            Self::LimitReached { kind, max } => serde_json::json!({
-                "limit": kind.map_or("calls", kind_name),
-                "max": max,
-            }),
-            _ => serde_json::json!({}),
-        }
-    }
-}
-
-/// A call kind's name, as its endpoint says it.
-pub fn kind_name(kind: CallKind) -> &'static str {
-    match kind {
-        CallKind::Validate => "validate",
-        CallKind::Draft => "draft",
-        CallKind::Preview => "preview",
-        CallKind::Comparison => "comparison",
     }
 }
 

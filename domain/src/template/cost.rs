@@ -5,7 +5,7 @@
 //! It follows the renderer's evaluation: the entry widget's `build`, each expression one
 //! step, each call of a helper method or of a widget class of the template one step plus
 //! that method's (or class's fields, constructor defaults and `build`) own steps, one level
-//! deeper, and nothing past [`MAX_CALL_DEPTH`](super::limits::MAX_CALL_DEPTH). Both branches
+//! deeper, and nothing past [`MAX_CALL_DEPTH`]. Both branches
 //! of a conditional are counted, so the estimate is an upper bound of the expressions a
 //! render evaluates. Methods that call each other many ways multiply: ten ways seven deep
 //! is ten million calls, though no call is deeper than seven.
