@@ -14,10 +14,10 @@ use crate::config::SdkConfig;
 use crate::error::{InitError, TrackError};
 use crate::identity::{self, PlayerInputs};
 use crate::options::InitOptions;
+use crate::shared::{Shared, Timing, lock};
 use crate::state::{GameState, SharedState, StateSource};
 use crate::svc_config::SvcConfig;
 use crate::telemetry::{self, TelemetryQueue};
-use crate::shared::{Shared, Timing, lock};
 use crate::worker;
 use crate::{flush, socket};
 
