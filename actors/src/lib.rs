@@ -18,7 +18,8 @@ pub mod registry;
 pub mod session;
 
 pub use game::{GameChange, GameConfig, GameHandle, GameView};
-pub use registry::{ActorSystem, SessionKey};
+pub use open_sessions::SessionKey;
+pub use registry::ActorSystem;
 pub use session::{
     Attached, Delivery, Detached, OfferCounters, Outbound, OutboundMessage, PushResult,
     ResumePoint, Sequenced, SessionHandle, SessionInfo, SocketQueue,

@@ -1,4 +1,5 @@
-//! The open sessions of a node, found by their key and by their player.
+//! The open sessions of a node, each identified by its [`SessionKey`], found by their key
+//! and by their player.
 //!
 //! A money event sent over REST, and any change of a player's inventory, pushes the new
 //! balance or inventory to the player's own sessions on every node (an event sent on a
@@ -27,8 +28,29 @@ use offer_domain::environment::Environment;
 use offer_domain::pipeline::PlayerContext;
 use uuid::Uuid;
 
-use crate::registry::SessionKey;
 use crate::session::{SessionHandle, SessionInfo};
+
+/// What identifies an open session on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionKey {
+    /// The game.
+    pub game_id: Uuid,
+    /// Production or sandbox: a test key never reaches a production session.
+    pub env: Environment,
+    /// The client-chosen id.
+    pub session_id: Uuid,
+}
+
+impl SessionKey {
+    /// The key of a session.
+    pub fn of(info: &SessionInfo) -> Self {
+        Self {
+            game_id: info.game_id,
+            env: info.env,
+            session_id: info.session_id,
+        }
+    }
+}
 
 /// The open sessions, by key and by player.
 pub(crate) struct OpenSessions {

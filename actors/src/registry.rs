@@ -17,30 +17,8 @@ use offer_domain::pipeline::PlayerContext;
 use uuid::Uuid;
 
 use crate::game::{GameConfig, GameHandle};
-use crate::open_sessions::OpenSessions;
+use crate::open_sessions::{OpenSessions, SessionKey};
 use crate::session::{SessionHandle, SessionInfo};
-
-/// What identifies an open session on a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SessionKey {
-    /// The game.
-    pub game_id: Uuid,
-    /// Production or sandbox: a test key never reaches a production session.
-    pub env: Environment,
-    /// The client-chosen id.
-    pub session_id: Uuid,
-}
-
-impl SessionKey {
-    /// The key of a session.
-    pub fn of(info: &SessionInfo) -> Self {
-        Self {
-            game_id: info.game_id,
-            env: info.env,
-            session_id: info.session_id,
-        }
-    }
-}
 
 /// The shards and the actors living on them, and the open sessions.
 pub struct ActorSystem {

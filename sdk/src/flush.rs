@@ -19,9 +19,9 @@ use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
 use crate::journal;
 use crate::limits::MAX_BATCH_EVENTS;
+use crate::shared::{BACKOFF_BASE, Shared, lock};
 use crate::sigpipe;
 use crate::telemetry::{self, Queued, Writes};
-use crate::worker::{BACKOFF_BASE, Shared, lock};
 
 /// Sends the telemetry queue in batches whenever it is woken or the interval passes, once
 /// the session is open and while the kill switch allows the SDK.

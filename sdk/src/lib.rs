@@ -36,6 +36,7 @@ mod limits;
 mod options;
 mod protocol;
 mod sdk;
+mod shared;
 mod sigpipe;
 mod socket;
 mod state;

@@ -14,10 +14,11 @@ use crate::config::SdkConfig;
 use crate::error::{InitError, TrackError};
 use crate::identity::{self, PlayerInputs};
 use crate::options::InitOptions;
+use crate::shared::{Shared, Timing, lock};
 use crate::state::{GameState, SharedState, StateSource};
 use crate::svc_config::SvcConfig;
 use crate::telemetry::{self, TelemetryQueue};
-use crate::worker::{self, Shared, Timing};
+use crate::worker;
 use crate::{flush, socket};
 
 /// A running SDK. Dropping it stops the background thread and writes what is still queued to
@@ -124,7 +125,7 @@ impl Sdk {
             return Err(TrackError::SdkOff);
         }
         let prepared = telemetry::prepare(event)?;
-        worker::lock(&self.shared.queue).push(prepared)?;
+        lock(&self.shared.queue).push(prepared)?;
         self.shared.flush.notify_one();
         Ok(())
     }
@@ -176,7 +177,7 @@ impl Sdk {
 
     /// Events tracked and not yet acknowledged by the engine.
     pub fn pending_events(&self) -> usize {
-        worker::lock(&self.shared.queue).len()
+        lock(&self.shared.queue).len()
     }
 
     /// The next callback, if one is waiting; never blocks (call it each frame).

@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
 use crate::protocol::{self, Numbered, ServerMessage};
-use crate::worker::{CONNECT_TIMEOUT, ConnectionError, Shared};
+use crate::shared::{CONNECT_TIMEOUT, ConnectionError, Shared};
 
 /// Acknowledge the server's messages every this many.
 const ACK_EVERY: u64 = 16;

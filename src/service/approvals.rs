@@ -14,8 +14,6 @@
 //! compare-and-swap as a decision, so no sweeper is needed and two nodes agree: a decision
 //! and an expiry racing for one record cannot both win.
 
-use std::collections::HashSet;
-
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::approval::{Approval, ApprovalStatus, OfferDefinition, Subject, Verdict};
@@ -23,6 +21,7 @@ use offer_domain::custom_page::{PageRef, SharedPage};
 use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
+use super::games::{approvals_collection, for_studio};
 use super::write::Committed;
 use super::{ServiceError, ServiceResult, Services, page_validation, published_page};
 use crate::store::Collection;
@@ -33,42 +32,12 @@ const CAS_ATTEMPTS: usize = 5;
 /// Longest rejection reason, in characters.
 const MAX_REASON_CHARS: usize = 1000;
 
-fn approvals(game_id: Uuid) -> Collection {
-    Collection::game(game_id, "approvals")
-}
-
 fn by_definition(game_id: Uuid) -> Collection {
     Collection::game(game_id, "approval_definitions")
 }
 
 fn index() -> Collection {
     Collection::global("approval_index")
-}
-
-/// The approved and the already queued definition keys of a game.
-pub struct Definitions {
-    /// Approved keys.
-    pub approved: HashSet<String>,
-    /// Keys with any approval record.
-    pub queued: HashSet<String>,
-}
-
-/// Reads the definition sets the game actor needs.
-pub async fn definitions(state: &Services, game_id: Uuid) -> ServiceResult<Definitions> {
-    let mut out = Definitions {
-        approved: HashSet::new(),
-        queued: HashSet::new(),
-    };
-    for (_, bytes) in state.store.list(approvals(game_id)).await? {
-        let a: Approval = decode(&bytes)?;
-        if let Some(offer) = a.offer {
-            if a.status == ApprovalStatus::Approved {
-                out.approved.insert(offer.definition_key.clone());
-            }
-            out.queued.insert(offer.definition_key);
-        }
-    }
-    Ok(out)
 }
 
 /// Queues an offer definition once; a definition already queued (on any node) is left
@@ -106,7 +75,7 @@ pub async fn queue_offer(
     let missing = fresh
         || state
             .store
-            .get(approvals(game_id), &approval_id.to_string())
+            .get(approvals_collection(game_id), &approval_id.to_string())
             .await?
             .is_none();
     if missing {
@@ -130,7 +99,11 @@ async fn insert(state: &Services, approval: &Approval) -> ServiceResult<()> {
         .await?;
     state
         .store
-        .insert_new(approvals(approval.game_id), &id, encode(approval)?)
+        .insert_new(
+            approvals_collection(approval.game_id),
+            &id,
+            encode(approval)?,
+        )
         .await?;
     Ok(())
 }
@@ -150,7 +123,7 @@ pub async fn list(
     status: Option<ApprovalStatus>,
 ) -> ServiceResult<Vec<Approval>> {
     let mut out: Vec<Approval> = Vec::new();
-    for (_, bytes) in state.store.list(approvals(game_id)).await? {
+    for (_, bytes) in state.store.list(approvals_collection(game_id)).await? {
         let (a, _) = settle(state, decode(&bytes)?, bytes).await?;
         if status.is_none_or(|s| s == a.status) {
             out.push(a);
@@ -172,7 +145,7 @@ pub async fn get(state: &Services, approval_id: Uuid) -> ServiceResult<(Approval
         .ok_or(ServiceError::NotFound("approval"))?;
     let bytes = state
         .store
-        .get(approvals(game_id), &id)
+        .get(approvals_collection(game_id), &id)
         .await?
         .ok_or(ServiceError::NotFound("approval"))?;
     settle(state, decode(&bytes)?, bytes).await
@@ -187,7 +160,7 @@ pub async fn get_for_studio(
     approval_id: Uuid,
 ) -> ServiceResult<(Approval, Vec<u8>, GameHandle)> {
     let (approval, bytes) = get(state, approval_id).await?;
-    let handle = super::games::for_studio(state, studio_id, approval.game_id)
+    let handle = for_studio(state, studio_id, approval.game_id)
         .await
         .map_err(|e| match e {
             ServiceError::NotFound(_) => ServiceError::NotFound("approval"),
@@ -208,7 +181,7 @@ async fn settle(
     let Some(expired) = approval.expire(Utc::now(), after) else {
         return Ok((approval, stored));
     };
-    let coll = approvals(approval.game_id);
+    let coll = approvals_collection(approval.game_id);
     let id = approval.approval_id.to_string();
     let bytes = encode(&expired)?;
     if state
@@ -259,7 +232,7 @@ pub async fn decide(
         let approved = next.status == ApprovalStatus::Approved;
         let decided = state
             .commit(handle, async || {
-                let coll = approvals(next.game_id);
+                let coll = approvals_collection(next.game_id);
                 let id = next.approval_id.to_string();
                 let published = match next.page {
                     Some(page) if approved => {
@@ -333,7 +306,7 @@ pub async fn attach_simulation(
         let swapped = state
             .store
             .compare_and_swap(
-                approvals(approval.game_id),
+                approvals_collection(approval.game_id),
                 &approval_id.to_string(),
                 Some(&stored),
                 encode(&approval)?,

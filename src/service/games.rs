@@ -1,7 +1,11 @@
-//! Games: creation, loading (with the studio check every access needs), updates and the
-//! reload another node's change triggers.
+//! Games: creation, loading (with the studio check every access needs, and the approval
+//! definition sets a game's actor starts with), updates and the reload another node's
+//! change triggers.
+
+use std::collections::HashSet;
 
 use offer_actors::{GameChange, GameConfig, GameHandle};
+use offer_domain::approval::{Approval, ApprovalStatus};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
 use offer_domain::currency::Currency;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode, validate_currencies};
@@ -21,6 +25,12 @@ pub const MAX_INLINE_ITEMS: usize = 20;
 /// Collection of game records (deployment-wide, by id).
 pub(super) fn games_collection() -> Collection {
     Collection::global("games")
+}
+
+/// Collection of a game's approval records (written by `approvals.rs`): a loading game's
+/// actor takes its definition sets from them ([`definitions`]).
+pub(super) fn approvals_collection(game_id: Uuid) -> Collection {
+    Collection::game(game_id, "approvals")
 }
 
 /// The game's actor, started from the store on first use. Does not check the studio: use
@@ -83,7 +93,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         offer_config::bundles(state, game_id),
         offer_config::experiments(state, game_id),
         offer_config::kill_switch(state, game),
-        super::approvals::definitions(state, game_id),
+        definitions(state, game_id),
         super::published_page::load(state, game_id),
     )?;
     Ok(GameConfig {
@@ -99,6 +109,32 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         bandit: offer_domain::bandit::BanditState::default(),
         custom_page,
     })
+}
+
+/// The approved and the already queued definition keys of a game.
+pub struct Definitions {
+    /// Approved keys.
+    pub approved: HashSet<String>,
+    /// Keys with any approval record.
+    pub queued: HashSet<String>,
+}
+
+/// Reads the definition sets the game actor needs from the game's approval records.
+pub async fn definitions(state: &Services, game_id: Uuid) -> ServiceResult<Definitions> {
+    let mut out = Definitions {
+        approved: HashSet::new(),
+        queued: HashSet::new(),
+    };
+    for (_, bytes) in state.store.list(approvals_collection(game_id)).await? {
+        let a: Approval = decode(&bytes)?;
+        if let Some(offer) = a.offer {
+            if a.status == ApprovalStatus::Approved {
+                out.approved.insert(offer.definition_key.clone());
+            }
+            out.queued.insert(offer.definition_key);
+        }
+    }
+    Ok(out)
 }
 
 /// The game, if it belongs to `studio_id`; another studio's game is a 404, exactly as an
@@ -192,7 +228,7 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
     }
     let now = chrono::Utc::now();
     let mut items: Vec<Item> = Vec::with_capacity(new.items.len());
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for (i, input) in new.items.into_iter().enumerate() {
         if !seen.insert(input.item_id.clone()) {
             errors

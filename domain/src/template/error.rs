@@ -1,6 +1,6 @@
 //! Why a template could not be read: the lexer's and the parser's one error type.
 
-use super::validate::Gate;
+use super::gate::Gate;
 
 /// A template that cannot be turned into a tree, with the line to look at.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,6 +8,7 @@
 //! widgets and their arguments from one table ([`widgets`]).
 //!
 //! Layout, leaves first:
+//! - [`gate`]: the validator's gate names, which a parse error also reports.
 //! - [`error`]: the parse error, with its line.
 //! - [`lexer`]: source to tokens; the delimiter balance check.
 //! - [`ast`]: the tree.
@@ -31,6 +32,7 @@ pub mod cost;
 pub mod error;
 pub mod folding;
 pub mod forbidden;
+pub mod gate;
 pub mod lexer;
 pub mod limits;
 pub mod parser;
@@ -38,8 +40,9 @@ pub mod validate;
 pub mod widgets;
 
 pub use error::ParseError;
+pub use gate::Gate;
 pub use parser::parse;
-pub use validate::{Finding, Gate, Validation, validate};
+pub use validate::{Finding, Validation, validate};
 
 /// Largest template accepted, in bytes of UTF-8 source.
 pub const MAX_TEMPLATE_BYTES: usize = 64 * 1024;

@@ -8,15 +8,6 @@ use uuid::Uuid;
 
 use super::super::StoreResult;
 
-/// The table and its index by expiry, created in a new file and added to a file of layout 1.
-pub const CREATE: &str = "
-CREATE TABLE decisions (
-  id BLOB NOT NULL PRIMARY KEY, game BLOB NOT NULL, expires_ms INTEGER NOT NULL,
-  value BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX decisions_by_expiry ON decisions (expires_ms);
-";
-
 /// Writes a game's records, each expiring at `expires` (the caller's savepoint makes them
 /// one step).
 pub fn put(

@@ -9,16 +9,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::super::{Collection, StoreResult};
 use super::schema::scope_key;
 
-/// The table and its index by expiry, created in a new file and added to an older one.
-pub const CREATE: &str = "
-CREATE TABLE expiring (
-  scope BLOB NOT NULL, coll TEXT NOT NULL, id TEXT NOT NULL, expires_ms INTEGER NOT NULL,
-  value BLOB NOT NULL,
-  PRIMARY KEY (scope, coll, id)
-) WITHOUT ROWID;
-CREATE INDEX expiring_by_expiry ON expiring (expires_ms);
-";
-
 /// The live document, if any.
 pub fn get(
     conn: &Connection,

@@ -48,6 +48,27 @@ use super::SyncMode;
 /// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]).
 const VERSION: i64 = 4;
 
+/// The decision records (written and read by `decisions.rs`) and their index by expiry
+/// (layout 2).
+const DECISIONS: &str = "
+CREATE TABLE decisions (
+  id BLOB NOT NULL PRIMARY KEY, game BLOB NOT NULL, expires_ms INTEGER NOT NULL,
+  value BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX decisions_by_expiry ON decisions (expires_ms);
+";
+
+/// The short-lived documents (written and read by `expiring.rs`) and their index by
+/// expiry (layout 3).
+const EXPIRING: &str = "
+CREATE TABLE expiring (
+  scope BLOB NOT NULL, coll TEXT NOT NULL, id TEXT NOT NULL, expires_ms INTEGER NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (scope, coll, id)
+) WITHOUT ROWID;
+CREATE INDEX expiring_by_expiry ON expiring (expires_ms);
+";
+
 /// The payers' revenue by day (layout 3). A file brought up from an older layout has no
 /// days for the purchases it applied before: those count on no day.
 const SPEND_DAYS: &str = "
@@ -161,12 +182,10 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 /// refuses a file of a newer layout. All of it in one transaction.
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let decisions = super::decisions::CREATE;
-    let expiring = super::expiring::CREATE;
     let steps = match version {
-        0 => format!("{CREATE} {decisions} {expiring} {SPEND_DAYS}"),
-        1 => format!("{decisions} {expiring} {SPEND_DAYS}"),
-        2 => format!("{expiring} {SPEND_DAYS}"),
+        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS}"),
+        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS}"),
+        2 => format!("{EXPIRING} {SPEND_DAYS}"),
         3 => String::new(),
         VERSION => return Ok(()),
         other => {

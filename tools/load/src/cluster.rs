@@ -21,12 +21,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::compare::{Server, free_port, median, ratio, secret};
+use crate::child::{Server, free_port, logs_dir, wait_tcp};
 use crate::drive::{self, Plan, Stats, Target};
+use crate::figures::{median, ratio};
 use crate::redis_server;
+use crate::servers::secret;
 use crate::wallet::{Run, engine_run};
 use crate::ws_client::{self, Socket};
-use crate::ws_load::{logs_dir, wait_tcp};
 use crate::{LoadArgs, SetupArgs, parse_duration, setup};
 
 /// Flags of `cluster`.

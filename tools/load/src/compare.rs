@@ -13,18 +13,19 @@
 //!
 //! The children are killed when the comparison ends, fails or is interrupted (Ctrl-C).
 
-use std::fs::File;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
+use crate::child::{Server, free_port};
 use crate::drive::{self, Plan, Stats, Target};
+use crate::figures::{median, ratio};
 use crate::rate_curve;
+use crate::servers::secret;
 use crate::setup;
 use crate::{LoadArgs, SetupArgs, parse_duration};
 
@@ -69,111 +70,6 @@ pub struct CompareArgs {
     /// `--rounds` rounds of `--duration` each per rate.
     #[arg(long, value_delimiter = ',')]
     pub curve: Vec<u32>,
-}
-
-/// A server child process, killed and reaped when dropped.
-pub(crate) struct Server {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
-impl Server {
-    /// Starts `command` with stdout and stderr going to `<logs>/<name>.log`.
-    pub(crate) fn spawn(name: &'static str, mut command: Command, logs: &Path) -> Result<Self> {
-        let log = logs.join(format!("{name}.log"));
-        let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-        let err = out
-            .try_clone()
-            .with_context(|| format!("opening {} twice", log.display()))?;
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .with_context(|| format!("starting the {name} ({command:?})"))?;
-        Ok(Self { name, child, log })
-    }
-
-    /// The child's process id.
-    pub(crate) fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// The last lines of the server's output, for error messages.
-    pub(crate) fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-        format!("last lines of {}:\n{tail}", self.log.display())
-    }
-
-    /// Fails with the log tail when the process has exited.
-    pub(crate) fn check_alive(&mut self) -> Result<()> {
-        if let Some(status) = self
-            .child
-            .try_wait()
-            .with_context(|| format!("polling the {}", self.name))?
-        {
-            bail!("the {} exited ({status}); {}", self.name, self.log_tail());
-        }
-        Ok(())
-    }
-
-    /// Waits until `GET url` answers (with 200 when `need_ok`), the process exits, or
-    /// `timeout` passes.
-    pub(crate) async fn wait_ready(
-        &mut self,
-        url: &str,
-        need_ok: bool,
-        timeout: Duration,
-    ) -> Result<()> {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(1))
-            .build()
-            .context("building the HTTP client")?;
-        let start = Instant::now();
-        loop {
-            self.check_alive()?;
-            if let Ok(response) = client.get(url).send().await
-                && (!need_ok || response.status() == reqwest::StatusCode::OK)
-            {
-                return Ok(());
-            }
-            if start.elapsed() > timeout {
-                bail!(
-                    "the {} did not answer GET {url} within {timeout:?}; {}",
-                    self.name,
-                    self.log_tail()
-                );
-            }
-            // Short, so a start-up time measured to the first answer is close to the truth.
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // Errors here mean the process is already gone.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A free loopback port (released right away; the child binds it a moment later).
-pub(crate) fn free_port() -> Result<SocketAddr> {
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("finding a free loopback port")?;
-    listener.local_addr().context("reading the free port")
-}
-
-/// A fresh 48-character secret.
-pub(crate) fn secret() -> String {
-    let mut s = uuid::Uuid::new_v4().simple().to_string();
-    s.push_str(&uuid::Uuid::new_v4().simple().to_string());
-    s.truncate(48);
-    s
 }
 
 /// Runs the comparison; Ctrl-C stops it (and kills the children) cleanly.
@@ -376,22 +272,6 @@ impl Summary {
     }
 }
 
-/// The median of a sample (the mean of the middle two for an even count).
-pub(crate) fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// `a / b`, or NaN when `b` is not positive.
-pub(crate) fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 { a / b } else { f64::NAN }
-}
-
 /// The final table.
 fn table(args: &CompareArgs, engine: &Summary, baseline: &Summary, logs: &Path) -> String {
     let mut out = String::new();
@@ -446,23 +326,4 @@ fn table(args: &CompareArgs, engine: &Summary, baseline: &Summary, logs: &Path) 
         out.push_str(&format!("engine 204 outcomes: {}\n", outcomes.join(", ")));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert_eq!(median(&[]), 0.0);
-    }
-
-    #[test]
-    fn secrets_are_48_chars() {
-        let s = secret();
-        assert_eq!(s.len(), 48);
-        assert_ne!(s, secret());
-    }
 }

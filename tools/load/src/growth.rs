@@ -17,10 +17,9 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::catalogue::catalogue;
-use crate::compare::secret;
-use crate::servers::EngineArgs;
+use crate::servers::{EngineArgs, secret, spawn_engine};
 use crate::setup::{admin_token, call, create_game};
-use crate::ws_load::{rss_kib, spawn_engine};
+use crate::ws_load::rss_kib;
 
 /// Flags of `growth-games`.
 #[derive(Debug, Args)]

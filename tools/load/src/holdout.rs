@@ -20,8 +20,8 @@ use offer_engine::store::redis::RedisStore;
 use offer_engine::store::{Collection, MoneyKind, MoneyOp, Store as _};
 use uuid::Uuid;
 
-use crate::compare::median;
 use crate::drive::{self, Plan, Target};
+use crate::figures::median;
 use crate::parse_duration;
 use crate::servers::ServerArgs;
 use crate::setup::{self, admin_token};

@@ -35,10 +35,12 @@
 mod baseline;
 mod callgrind;
 mod catalogue;
+mod child;
 mod cluster;
 mod compare;
 mod drive;
 mod fdlimit;
+mod figures;
 mod growth;
 mod holdout;
 mod nodes;

@@ -24,10 +24,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use crate::cluster::offers_table;
-use crate::compare::secret;
 use crate::drive::{self, Plan, Stats, Target};
-use crate::servers::ServerArgs;
-use crate::ws_load::spawn_engine;
+use crate::servers::{ServerArgs, secret, spawn_engine};
 use crate::{LoadArgs, SetupArgs, parse_duration, setup};
 
 /// Flags of `nodes`.

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::compare::{Server, median, ratio};
+use crate::child::Server;
 use crate::drive::{self, Pace, Plan, Stats};
+use crate::figures::{median, ratio};
 
 /// One target at one rate, over its rounds.
 struct Point {

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::compare::{Server, free_port};
-use crate::ws_load::wait_tcp;
+use crate::child::{Server, free_port, wait_tcp};
 
 /// The `redis-server` command of a throwaway server on `port` with `extra` arguments.
 pub(crate) fn command(bin: &Path, port: u16, extra: &[String]) -> Command {

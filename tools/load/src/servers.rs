@@ -1,16 +1,18 @@
 //! The flags naming the servers a measurement starts as child processes (the engine, and a
-//! private Redis for the subcommands that want one), and how they are started.
+//! private Redis for the subcommands that want one), and how they are started: an engine on
+//! a fresh JWT secret, waited for until it answers and, where asked, set up as a studio
+//! would.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::compare::Server;
-use crate::ws_load::{logs_dir, start_engine};
-use crate::{parse_duration, redis_server, setup};
+use crate::child::{Server, free_port, logs_dir};
+use crate::{SetupArgs, parse_duration, redis_server, setup};
 
 /// Settings of every engine the load tool starts. Its clients all connect from one loopback
 /// address, most of them with one SDK key, so the engine's per-client socket limits (far above
@@ -19,6 +21,9 @@ pub(crate) const ENGINE_ENV: [(&str, &str); 2] = [
     ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_ADDRESS", "1000000"),
     ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_KEY", "1000000"),
 ];
+
+/// Catalogue size of the game an engine is set up with by [`EngineArgs::start`].
+const ITEMS: usize = 20;
 
 /// The engine a measurement starts, where the servers' output goes and how long a server may
 /// take to start.
@@ -78,5 +83,83 @@ impl ServerArgs {
             self.engine.start_timeout,
         )
         .await
+    }
+}
+
+/// A fresh 48-character JWT secret for an engine the tool starts.
+pub(crate) fn secret() -> String {
+    let mut s = uuid::Uuid::new_v4().simple().to_string();
+    s.push_str(&uuid::Uuid::new_v4().simple().to_string());
+    s.truncate(48);
+    s
+}
+
+/// Starts the engine as `name` (its output in `<logs>/<name>.log`, its embedded store in
+/// `<logs>/<name>.db` unless `extra_env` says otherwise) and sets it up with a game and an
+/// SDK key.
+async fn start_engine(
+    name: &'static str,
+    engine_bin: &PathBuf,
+    extra_env: &[(&str, String)],
+    logs: &Path,
+    start_timeout: Duration,
+) -> Result<(Server, SocketAddr, String, setup::Prepared)> {
+    let secret = secret();
+    let (engine, addr) =
+        spawn_engine(name, engine_bin, &secret, extra_env, logs, start_timeout).await?;
+    let args = SetupArgs {
+        sessions: 0,
+        items: ITEMS,
+    };
+    let prepared = setup::prepare(&format!("http://{addr}"), &secret, &args)
+        .await
+        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
+    Ok((engine, addr, secret, prepared))
+}
+
+/// Starts the engine called `name` on the SQLite file `<logs>/<name>.db` with the JWT secret
+/// `secret` and `extra_env`, and waits until it answers `/healthz`.
+pub(crate) async fn spawn_engine(
+    name: &'static str,
+    engine_bin: &PathBuf,
+    secret: &str,
+    extra_env: &[(&str, String)],
+    logs: &Path,
+    start_timeout: Duration,
+) -> Result<(Server, SocketAddr)> {
+    if !engine_bin.is_file() {
+        bail!(
+            "no engine binary at {} (build it: cargo build --release -p offer-engine, \
+             or pass --engine-bin)",
+            engine_bin.display()
+        );
+    }
+    let addr = free_port()?;
+    let mut cmd = Command::new(engine_bin);
+    cmd.arg("serve")
+        .envs(ENGINE_ENV)
+        .env("OFFER__SERVER__BIND", addr.to_string())
+        .env("OFFER__AUTH__JWT_SECRET", secret)
+        .env("OFFER__STORE__REDIS_URL", "")
+        .env("OFFER__STORE__PATH", logs.join(format!("{name}.db")));
+    for (key, value) in extra_env {
+        cmd.env(key, value);
+    }
+    let mut engine = Server::spawn(name, cmd, logs)?;
+    engine
+        .wait_ready(&format!("http://{addr}/healthz"), true, start_timeout)
+        .await?;
+    Ok((engine, addr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_48_chars() {
+        let s = secret();
+        assert_eq!(s.len(), 48);
+        assert_ne!(s, secret());
     }
 }

@@ -34,7 +34,7 @@ use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
 use crate::catalogue::CURRENCY_ID;
-use crate::compare::{median, ratio};
+use crate::figures::{median, ratio};
 use crate::parse_duration;
 use crate::script_calls::{ScriptCalls, ScriptStats};
 use crate::servers::ServerArgs;

@@ -28,18 +28,17 @@ use clap::Args;
 use futures::SinkExt as _;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::compare::{Server, free_port, median, ratio, secret};
+use crate::child::{Server, free_port, wait_tcp};
+use crate::figures::{median, ratio};
 use crate::servers::EngineArgs;
 use crate::target_line::{Bound, target_line};
 use crate::ws_client::{self, Fleet};
-use crate::{SetupArgs, parse_duration, setup};
+use crate::{parse_duration, setup};
 
 /// The marker of the broadcast message.
 const KILL_MARKER: &str = "\"type\":\"kill_switch\"";
 /// Longest wait for one broadcast to reach every client.
 const ROUND_TIMEOUT: Duration = Duration::from_secs(60);
-/// Catalogue size of the game (the sockets do not ask for offers).
-const ITEMS: usize = 20;
 
 /// Flags shared by the WebSocket measurements.
 #[derive(Debug, Clone, Args)]
@@ -117,74 +116,6 @@ pub(crate) struct Servers {
     pub logs: PathBuf,
 }
 
-/// The log directory: `dir`, or a fresh one under the temp dir.
-pub(crate) fn logs_dir(dir: Option<&PathBuf>) -> Result<PathBuf> {
-    let logs = match dir {
-        Some(dir) => dir.clone(),
-        None => std::env::temp_dir().join(format!("offer-load-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
-    Ok(logs)
-}
-
-/// Starts the engine as `name` (its output in `<logs>/<name>.log`, its embedded store in
-/// `<logs>/<name>.db` unless `extra_env` says otherwise) and sets it up with a game and an
-/// SDK key.
-pub(crate) async fn start_engine(
-    name: &'static str,
-    engine_bin: &PathBuf,
-    extra_env: &[(&str, String)],
-    logs: &std::path::Path,
-    start_timeout: Duration,
-) -> Result<(Server, SocketAddr, String, setup::Prepared)> {
-    let secret = secret();
-    let (engine, addr) =
-        spawn_engine(name, engine_bin, &secret, extra_env, logs, start_timeout).await?;
-    let args = SetupArgs {
-        sessions: 0,
-        items: ITEMS,
-    };
-    let prepared = setup::prepare(&format!("http://{addr}"), &secret, &args)
-        .await
-        .with_context(|| format!("setting the engine up; {}", engine.log_tail()))?;
-    Ok((engine, addr, secret, prepared))
-}
-
-/// Starts the engine called `name` on the SQLite file `<logs>/<name>.db` with the JWT secret
-/// `secret` and `extra_env`, and waits until it answers `/healthz`.
-pub(crate) async fn spawn_engine(
-    name: &'static str,
-    engine_bin: &PathBuf,
-    secret: &str,
-    extra_env: &[(&str, String)],
-    logs: &std::path::Path,
-    start_timeout: Duration,
-) -> Result<(Server, SocketAddr)> {
-    if !engine_bin.is_file() {
-        bail!(
-            "no engine binary at {} (build it: cargo build --release -p offer-engine, \
-             or pass --engine-bin)",
-            engine_bin.display()
-        );
-    }
-    let addr = free_port()?;
-    let mut cmd = Command::new(engine_bin);
-    cmd.arg("serve")
-        .envs(crate::servers::ENGINE_ENV)
-        .env("OFFER__SERVER__BIND", addr.to_string())
-        .env("OFFER__AUTH__JWT_SECRET", secret)
-        .env("OFFER__STORE__REDIS_URL", "")
-        .env("OFFER__STORE__PATH", logs.join(format!("{name}.db")));
-    for (key, value) in extra_env {
-        cmd.env(key, value);
-    }
-    let mut engine = Server::spawn(name, cmd, logs)?;
-    engine
-        .wait_ready(&format!("http://{addr}/healthz"), true, start_timeout)
-        .await?;
-    Ok((engine, addr))
-}
-
 /// Starts both servers, under callgrind when `callgrind` is `Some` (with the cache
 /// simulation when it holds `true`).
 async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
@@ -227,28 +158,6 @@ async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
         baseline_addr,
         logs,
     })
-}
-
-/// Waits until `addr` accepts TCP connections.
-pub(crate) async fn wait_tcp(
-    server: &mut Server,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<()> {
-    let start = Instant::now();
-    loop {
-        server.check_alive()?;
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            return Ok(());
-        }
-        if start.elapsed() > timeout {
-            bail!(
-                "nothing listens on {addr} after {timeout:?}; {}",
-                server.log_tail()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// `VmRSS` of a process in KiB.
