@@ -30,38 +30,9 @@ use regex::Regex;
 /// the siblings of one strongly connected component (a folder's name ends in `/`). Remove an
 /// entry when its loop is opened; never add one: a new loop is opened before it is merged.
 const KNOWN_LOOPS: &[&[&str]] = &[
-    // `SessionKey` lives in the registry, which holds the `OpenSessions` index keyed by it.
-    &["actors/src/open_sessions.rs", "actors/src/registry.rs"],
-    // The parse error names the validator's `Gate`; the validator runs the lexer and parser,
-    // which return the parse error.
-    &[
-        "domain/src/template/error.rs",
-        "domain/src/template/forbidden.rs",
-        "domain/src/template/lexer.rs",
-        "domain/src/template/parser.rs",
-        "domain/src/template/validate.rs",
-    ],
-    // The worker starts the sender and the socket, which take the worker's `Shared` state.
-    &["sdk/src/flush.rs", "sdk/src/socket.rs", "sdk/src/worker.rs"],
     // `service/` names `auth/` and `auth/` answers with `ServiceError` and `ApiError`, whose
     // `error.rs` wraps the service's refusals.
     &["src/auth/", "src/error.rs", "src/service/"],
-    // Approvals, games and the published page call each other.
-    &[
-        "src/service/approvals.rs",
-        "src/service/games.rs",
-        "src/service/published_page.rs",
-    ],
-    // The embedded store's schema creates the expiring table, which takes the schema's keys.
-    &["src/store/sqlite/expiring.rs", "src/store/sqlite/schema.rs"],
-    // The load tool: `compare.rs` holds the shared helpers and calls the runs that use them.
-    &[
-        "tools/load/src/compare.rs",
-        "tools/load/src/rate_curve.rs",
-        "tools/load/src/redis_server.rs",
-        "tools/load/src/servers.rs",
-        "tools/load/src/ws_load.rs",
-    ],
 ];
 
 /// A module path within its crate: the names from the crate root down, empty for the root.

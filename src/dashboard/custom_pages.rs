@@ -26,7 +26,7 @@ use super::views::shots::shots;
 use crate::auth::Role;
 use crate::service::custom_pages::{self, Page, Version};
 use crate::service::previews::Status;
-use crate::service::{ServiceError, approvals, previews, published_page};
+use crate::service::{ServiceError, approvals, previews, publish_request};
 use crate::state::AppState;
 
 /// What is published and what waits for an approval, per page.
@@ -363,7 +363,7 @@ pub async fn request_publish(
         page_id,
         version: form.version,
     };
-    let outcome = match published_page::request(&state.services, &handle, page).await {
+    let outcome = match publish_request::request(&state.services, &handle, page).await {
         Ok(approval) => Ok(format!("/dashboard/approvals/{}", approval.approval_id)),
         Err(ServiceError::PayloadTooLarge(why)) => {
             Err((StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why)))

@@ -20,7 +20,7 @@ use super::openapi::{
 use super::runs::outcome;
 use crate::error::ApiResult;
 use crate::service::custom_pages::{self, Draft, Page, Version, VersionInfo};
-use crate::service::published_page;
+use crate::service::publish_request;
 use crate::service::runs::{self, CallKind};
 use crate::state::AppState;
 use offer_domain::approval::Approval;
@@ -221,7 +221,7 @@ pub async fn request_publish(
         page_id,
         version: body.version,
     };
-    let approval = published_page::request(&state.services, &access.game, page).await?;
+    let approval = publish_request::request(&state.services, &access.game, page).await?;
     Ok((StatusCode::CREATED, Json(approval)))
 }
 

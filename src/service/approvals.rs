@@ -4,7 +4,7 @@
 //! is queued once per definition key (`insert_new` on the key makes that hold across
 //! nodes); approving makes the definition servable at once on every node (actor change
 //! here, bus message to the others). A custom page is queued by each publish request
-//! ([`published_page::request`]); approving it publishes that version, if it still passes the
+//! ([`publish_request::request`](super::publish_request::request)); approving it publishes that version, if it still passes the
 //! validator: the decision and the published page are one atomic store step, and the change
 //! reaches every node's clients as a `config` message. A decision is a compare-and-swap from
 //! `pending`, so a second decision answers 409.

@@ -33,6 +33,7 @@ pub mod players;
 pub mod population;
 pub mod preview_build;
 pub mod previews;
+pub mod publish_request;
 pub mod published_page;
 pub mod refusals;
 pub mod retention;
