@@ -45,7 +45,7 @@ pub async fn content(
 /// Documents to write into one collection: their ids and encoded bodies.
 pub type Entries = Vec<(String, Vec<u8>)>;
 
-/// Where [`approvals::decide`] writes the published page of
+/// Where [`approvals::decide`](super::approvals::decide) writes the published page of
 /// `game_id`, beside the decision: the collection and its one entry.
 pub fn entry(game_id: Uuid, page: &PublishedPage) -> ServiceResult<(Collection, Entries)> {
     Ok((config(game_id), vec![(KEY.to_owned(), encode(page)?)]))
