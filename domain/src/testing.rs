@@ -368,3 +368,21 @@ pub fn notes(decision: &Decision) -> Vec<(u8, &'static str)> {
         .map(|t| (t.level, t.note.as_str()))
         .collect()
 }
+
+/// A page whose helper methods call each other `ways` ways, `depth` deep: `ways` to the
+/// power `depth` calls of the last one, though no call is deeper than `depth`. With 10 and
+/// 7, ten million calls: the validator's step estimate and the renderer's budget are both
+/// tested with it.
+pub fn fan_out_page(ways: usize, depth: usize) -> String {
+    let mut page = String::from(
+        "class FanOut extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => m1();\n",
+    );
+    for level in 1..depth {
+        let calls = vec![format!("m{}()", level + 1); ways].join(", ");
+        page.push_str(&format!(
+            "  Widget m{level}() => Column(children: [{calls}]);\n"
+        ));
+    }
+    page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
+    page
+}

@@ -5,6 +5,7 @@
 
 use offer_domain::template::bindings::Bindings;
 use offer_domain::template::catalogue::ItemSummary;
+pub use offer_domain::testing::fan_out_page;
 
 use crate::BoundItem;
 
@@ -61,21 +62,4 @@ pub fn font_size_page(font_size: u32) -> String {
            Widget build(BuildContext context) => Text('W', style: TextStyle(fontSize: {font_size}));\n\
          }}\n"
     )
-}
-
-/// A page whose helper methods call each other `ways` ways, `depth` deep: `ways` to the
-/// power `depth` calls of the last one, though no call is deeper than `depth`. With 10 and
-/// 7, ten million calls.
-pub fn fan_out_page(ways: usize, depth: usize) -> String {
-    let mut page = String::from(
-        "class FanOut extends StatelessWidget {\n  final OfferData offer;\n  Widget build(BuildContext context) => m1();\n",
-    );
-    for level in 1..depth {
-        let calls = vec![format!("m{}()", level + 1); ways].join(", ");
-        page.push_str(&format!(
-            "  Widget m{level}() => Column(children: [{calls}]);\n"
-        ));
-    }
-    page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
-    page
 }

@@ -110,21 +110,7 @@ impl<'a> Estimate<'a> {
 mod tests {
     use super::*;
     use crate::template::parse;
-
-    /// Methods calling each other `ways` ways, `depth` deep, the last one a `Text`.
-    fn fan_out(ways: usize, depth: usize) -> String {
-        let mut page = String::from(
-            "class F extends StatelessWidget {\n  Widget build(BuildContext context) => m1();\n",
-        );
-        for level in 1..depth {
-            let calls = vec![format!("m{}()", level + 1); ways].join(", ");
-            page.push_str(&format!(
-                "  Widget m{level}() => Column(children: [{calls}]);\n"
-            ));
-        }
-        page.push_str(&format!("  Widget m{depth}() => Text('x');\n}}\n"));
-        page
-    }
+    use crate::testing::fan_out_page;
 
     fn estimate(src: &str) -> u64 {
         estimated_steps(&parse(src).expect("parses"))
@@ -132,9 +118,9 @@ mod tests {
 
     #[test]
     fn fan_out_multiplies_and_the_call_depth_limit_ends_self_calls() {
-        let small = estimate(&fan_out(3, 4));
+        let small = estimate(&fan_out_page(3, 4));
         assert!((27..2_000).contains(&small), "{small}");
-        let huge = estimate(&fan_out(10, 7));
+        let huge = estimate(&fan_out_page(10, 7));
         assert!(huge > 1_000_000, "{huge}");
         // A class that builds itself ends at the depth limit: a few steps per level.
         let recursive = estimate(
