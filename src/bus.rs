@@ -8,7 +8,7 @@ use offer_actors::GameChange;
 use offer_domain::kill_level::KillLevel;
 use offer_domain::offer::KillSwitch;
 
-use crate::service::games;
+use crate::service::access;
 use crate::state::AppState;
 use crate::store::BusMessage;
 use crate::ws::protocol::ServerMessage;
@@ -39,7 +39,7 @@ async fn apply(state: &AppState, msg: BusMessage) {
             // The origin already applied the change (reloading could race with its next
             // local change); its sockets still hear of it below.
             if origin != state.services.node_id
-                && let Err(e) = games::reload(&state.services, game_id).await
+                && let Err(e) = access::reload(&state.services, game_id).await
             {
                 tracing::warn!(%game_id, error = %e, "reload after bus change failed");
             }
@@ -118,7 +118,7 @@ async fn apply(state: &AppState, msg: BusMessage) {
                 let view = game.view();
                 let game_id = view.game.game_id;
                 let before = view.kill_switch.clone();
-                if let Err(e) = games::reload(&state.services, game_id).await {
+                if let Err(e) = access::reload(&state.services, game_id).await {
                     tracing::warn!(%game_id, error = %e, "reload after a bus gap failed");
                     continue;
                 }

@@ -13,8 +13,8 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::service::ServiceError;
-use crate::service::device::SignInRefusal;
-use crate::service::runs::RunRefusal;
+use crate::service::authoring::device::SignInRefusal;
+use crate::service::authoring::runs::RunRefusal;
 
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_S: &str = "1";

@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::auth::Role;
 use crate::config::{ConfigError, Settings};
 use crate::error::ApiError;
-use crate::service::members::{self, Member, NewMember};
+use crate::service::studio::members::{self, Member, NewMember};
 use crate::store::redis::RedisStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{SharedStore, StoreError};

@@ -155,20 +155,20 @@ impl Application {
     ) -> std::io::Result<()> {
         let state = self.state.clone();
         tokio::spawn(crate::bus::follow(state.clone()));
-        let decisions = tokio::spawn(crate::service::decisions::persist(
+        let decisions = tokio::spawn(crate::service::workers::decisions::persist(
             state.services.clone(),
             shutdown.clone(),
         ));
-        let model = tokio::spawn(crate::service::model::keep_synced(
+        let model = tokio::spawn(crate::service::workers::model::keep_synced(
             state.services.clone(),
             shutdown.clone(),
         ));
-        tokio::spawn(crate::service::retention::keep_pruning(
+        tokio::spawn(crate::service::workers::retention::keep_pruning(
             state.services.clone(),
             shutdown.clone(),
         ));
-        crate::service::preview_build::run_workers(&state.services, &shutdown);
-        let quadrants = tokio::spawn(crate::service::economy::refresh_schedule(
+        crate::service::workers::preview_build::run_workers(&state.services, &shutdown);
+        let quadrants = tokio::spawn(crate::service::economy::health::refresh_schedule(
             state.services.clone(),
         ));
         let grace = Duration::from_secs(state.services.settings.server.shutdown_grace_s);

@@ -24,8 +24,11 @@ use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use super::views::shots::shots;
 use crate::auth::Role;
-use crate::service::previews::{self, Preview};
-use crate::service::{ServiceError, approvals, page_validation, published_page, simulation};
+use crate::service::authoring::previews::{self, Preview};
+use crate::service::{
+    ServiceError, approval::approvals, approval::simulation, authoring::page_validation,
+    authoring::published_page,
+};
 use crate::state::AppState;
 
 fn status_name(status: ApprovalStatus) -> &'static str {

@@ -16,7 +16,7 @@ use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use super::views::bundle_form::{BundleForm, form};
 use super::views::offers::{Refused, offers_page};
 use crate::auth::Role;
-use crate::service::{ServiceError, offer_config};
+use crate::service::{ServiceError, game::offer_config};
 use crate::state::AppState;
 
 /// `POST /dashboard/games/{game_id}/offers/bundles` (developer): a new bundle.

@@ -22,7 +22,7 @@ use super::session::{CsrfForm, CsrfMultipart, NoFields, SignedIn, game_of};
 use super::views::item::{EditForm, edit_page, usd};
 use crate::auth::Role;
 use crate::service::ServiceError;
-use crate::service::items::{self, OnConflict};
+use crate::service::game::items::{self, OnConflict};
 use crate::state::AppState;
 
 /// Items a page of the table shows.

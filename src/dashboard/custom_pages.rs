@@ -24,9 +24,11 @@ use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, SignedIn, game_of};
 use super::views::shots::shots;
 use crate::auth::Role;
-use crate::service::custom_pages::{self, Page, Version};
-use crate::service::previews::Status;
-use crate::service::{ServiceError, approvals, previews, publish_request};
+use crate::service::authoring::custom_pages::{self, Page, Version};
+use crate::service::authoring::previews::Status;
+use crate::service::{
+    ServiceError, approval::approvals, approval::publish_request, authoring::previews,
+};
 use crate::state::AppState;
 
 /// What is published and what waits for an approval, per page.

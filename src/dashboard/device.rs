@@ -14,8 +14,8 @@ use super::failure::PageError;
 use super::layout::{self, csrf};
 use super::session::{CsrfForm, SignedIn};
 use crate::auth::Role;
-use crate::service::device::{self, Decider};
-use crate::service::{ServiceError, games};
+use crate::service::authoring::device::{self, Decider};
+use crate::service::{ServiceError, access, game::games};
 use crate::state::AppState;
 
 async fn device_page(
@@ -85,7 +85,7 @@ pub async fn decide(
             .map(|()| "Denied: the tool gets no key.".to_owned())
     } else {
         let game_id = form.game_id.ok_or(ServiceError::NotFound("game"))?;
-        let game = games::for_studio(&state.services, &user.caller.studio_id, game_id).await?;
+        let game = access::for_studio(&state.services, &user.caller.studio_id, game_id).await?;
         let name = game.view().game.name.clone();
         device::approve(&state.services, by, &form.user_code, &game)
             .await

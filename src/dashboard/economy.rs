@@ -18,7 +18,7 @@ use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
 use super::layout::{self, Tab};
 use super::session::{SignedIn, game_of};
-use crate::service::{billing, economy, holdout};
+use crate::service::{economy::billing, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days the chart shows unless the query asks for another number (1 to 90).
@@ -54,7 +54,7 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     let handle = game_of(&state.services, &user, game_id).await?;
     let days = q.days.unwrap_or(DEFAULT_DAYS).clamp(1, 90);
-    let report = economy::fsr_report(
+    let report = health::fsr_report(
         &state.services,
         &handle,
         Environment::Production,

@@ -21,7 +21,7 @@ use super::layout::{self, Tab, csrf, field_errors, other_errors};
 use super::session::{CsrfForm, SignedIn, game_of};
 use crate::auth::Role;
 use crate::service::ServiceError;
-use crate::service::games::{self, NewGame};
+use crate::service::game::games::{self, NewGame};
 use crate::state::AppState;
 
 /// The fields of the create form, as typed.

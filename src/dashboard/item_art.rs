@@ -15,7 +15,7 @@ use super::failure::PageError;
 use super::session::{CsrfMultipart, SignedIn, game_of};
 use super::views::item::edit_page;
 use crate::auth::Role;
-use crate::service::{ServiceError, assets, items};
+use crate::service::{ServiceError, game::assets, game::items};
 use crate::state::AppState;
 
 /// `POST /dashboard/games/{game_id}/items/{item_id}/art` (developer): stores the `art` file

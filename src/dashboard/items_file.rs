@@ -8,7 +8,7 @@ use offer_domain::catalogue::ItemInput;
 use offer_domain::validation::FieldError;
 use serde_json::{Map, Value};
 
-use crate::service::items::ItemEntry;
+use crate::service::game::items::ItemEntry;
 
 /// CSV columns whose cells are numbers.
 const NUMBER_COLUMNS: [&str; 4] = ["price_usd", "price_cents", "quantity", "value_override_usd"];

@@ -15,7 +15,7 @@ use super::failure::PageError;
 use super::layout::{self, Tab, csrf, field_errors};
 use super::session::{CsrfForm, SignedIn, game_of};
 use crate::auth::Role;
-use crate::service::{ServiceError, offer_config};
+use crate::service::{ServiceError, game::offer_config};
 use crate::state::AppState;
 
 /// Recent decisions shown.

@@ -19,7 +19,7 @@ use super::failure::PageError;
 use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use super::views::offers::{Refused, offers_page};
 use crate::auth::Role;
-use crate::service::{ServiceError, offer_config};
+use crate::service::{ServiceError, game::offer_config};
 use crate::state::AppState;
 
 /// `GET /dashboard/games/{game_id}/offers`.

@@ -12,7 +12,7 @@ use super::extract::PagePath;
 use super::failure::PageError;
 use super::session::{SignedIn, game_of};
 use crate::service::ServiceError;
-use crate::service::previews::{self, Shot};
+use crate::service::authoring::previews::{self, Shot};
 use crate::state::AppState;
 
 /// `GET /dashboard/games/{game_id}/previews/{preview_id}/{size}`: one PNG of a preview of

@@ -15,7 +15,7 @@ use super::failure::PageError;
 use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, NoFields, SignedIn, game_of};
 use crate::auth::Role;
-use crate::service::runs::{self, MAX_COMPARISONS, MAX_VALIDATIONS, Run, RunMode};
+use crate::service::authoring::runs::{self, MAX_COMPARISONS, MAX_VALIDATIONS, Run, RunMode};
 use crate::service::{ServiceError, Services};
 use crate::state::AppState;
 

@@ -20,8 +20,8 @@ use super::failure::PageError;
 use crate::auth::{Dashboard, Role};
 use crate::config::DashboardSettings;
 use crate::http::extract::read_body;
-use crate::service::web_sessions::{self, WebSession};
-use crate::service::{ServiceError, Services, games};
+use crate::service::studio::web_sessions::{self, WebSession};
+use crate::service::{ServiceError, Services, access};
 use crate::state::AppState;
 
 /// The cookie holding the session id.
@@ -62,7 +62,7 @@ pub async fn game_of(
     user: &SignedIn,
     game_id: Uuid,
 ) -> Result<offer_actors::GameHandle, PageError> {
-    Ok(games::for_studio(services, &user.caller.studio_id, game_id).await?)
+    Ok(access::for_studio(services, &user.caller.studio_id, game_id).await?)
 }
 
 /// The value of the request's cookie `name`, if it carries a non-empty one.

@@ -25,8 +25,8 @@ use super::document;
 use super::failure::PageError;
 use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
 use super::sign_in_token::FormTokens;
-use crate::service::web_sessions;
-use crate::service::{ServiceError, members};
+use crate::service::studio::web_sessions;
+use crate::service::{ServiceError, studio::members};
 use crate::state::AppState;
 
 /// The cookie holding the sign-in form's token, before any session exists.

@@ -13,7 +13,7 @@ use rand::RngExt;
 use sha2::Sha256;
 use tokio::sync::OnceCell;
 
-use crate::service::{ServiceError, ServiceResult, Services, secrets};
+use crate::service::{ServiceError, ServiceResult, Services, studio::secrets};
 use crate::store::Collection;
 
 /// What the MAC covers besides the token's fields, so that no other signature of the

@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::auth::{CatalogueReader, Dashboard, GameCaller, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
-use crate::service::games;
+use crate::service::access;
 use crate::state::AppState;
 
 /// The least role a route needs, as a type, so the route's signature says it.
@@ -65,7 +65,7 @@ impl<R: MinRole> FromRequestParts<AppState> for GameAccess<R> {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         let caller = Dashboard::from_request_parts(parts, state).await?;
         let game_id = game_id_of(parts, state).await?;
-        let game = games::for_studio(&state.services, &caller.studio_id, game_id).await?;
+        let game = access::for_studio(&state.services, &caller.studio_id, game_id).await?;
         caller.require(R::ROLE)?;
         Ok(Self {
             caller,
@@ -99,7 +99,7 @@ impl<R: MinRole> FromRequestParts<AppState> for AuthorAccess<R> {
         let CatalogueReader(caller) = CatalogueReader::from_request_parts(parts, state).await?;
         let game_id = game_id_of(parts, state).await?;
         caller.check_game(game_id)?;
-        let game = games::for_studio(&state.services, caller.studio_id(), game_id).await?;
+        let game = access::for_studio(&state.services, caller.studio_id(), game_id).await?;
         if let GameCaller::Dashboard(user) = &caller {
             user.require(R::ROLE)?;
         }

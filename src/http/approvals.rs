@@ -18,8 +18,8 @@ use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
 use offer_domain::simulation::SimulationResult;
 
 use crate::service::ServiceError;
-use crate::service::approvals;
-use crate::service::simulation;
+use crate::service::approval::approvals;
+use crate::service::approval::simulation;
 use crate::state::AppState;
 
 /// Query of the approval list.

@@ -19,7 +19,7 @@ use super::openapi::{
 };
 use crate::auth::AnyGameCaller;
 use crate::error::ApiResult;
-use crate::service::{assets, games};
+use crate::service::{access, game::assets};
 use crate::state::AppState;
 
 /// The bytes of an image file, sent or served as the body itself.
@@ -108,7 +108,7 @@ pub async fn get_asset(
     ApiPath((game_id, asset_id)): ApiPath<(Uuid, String)>,
 ) -> ApiResult<impl IntoResponse> {
     caller.check_game(game_id)?;
-    games::for_studio(&state.services, caller.studio_id(), game_id).await?;
+    access::for_studio(&state.services, caller.studio_id(), game_id).await?;
     let (kind, data) = assets::get(&state.services, game_id, &asset_id).await?;
     Ok((
         [

@@ -19,9 +19,9 @@ use super::openapi::{
 };
 use super::runs::outcome;
 use crate::error::ApiResult;
-use crate::service::custom_pages::{self, Draft, Page, Version, VersionInfo};
-use crate::service::publish_request;
-use crate::service::runs::{self, CallKind};
+use crate::service::approval::publish_request;
+use crate::service::authoring::custom_pages::{self, Draft, Page, Version, VersionInfo};
+use crate::service::authoring::runs::{self, CallKind};
 use crate::state::AppState;
 use offer_domain::approval::Approval;
 use offer_domain::custom_page::PageRef;

@@ -20,8 +20,8 @@ use super::openapi::{
 };
 use crate::auth::{Dashboard, Role};
 use crate::error::ApiResult;
-use crate::service::device::{self, Decider};
-use crate::service::games;
+use crate::service::access;
+use crate::service::authoring::device::{self, Decider};
 use crate::state::AppState;
 
 /// A started sign-in (RFC 8628 section 3.2).
@@ -144,7 +144,7 @@ pub async fn approve(
     ApiJson(body): ApiJson<ApproveBody>,
 ) -> ApiResult<StatusCode> {
     state.throttle.attempt(&caller.studio_id, &caller.sub)?;
-    let game = games::for_studio(&state.services, &caller.studio_id, body.game_id).await?;
+    let game = access::for_studio(&state.services, &caller.studio_id, body.game_id).await?;
     caller.require(Role::Developer)?;
     device::approve(&state.services, decider(&caller), &body.user_code, &game).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -19,8 +19,8 @@ use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiJson, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
-use crate::service::import::{self, ImportOutcome};
-use crate::service::{billing, economy, holdout};
+use crate::service::play::import::{self, ImportOutcome};
+use crate::service::{economy::billing, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.
@@ -61,7 +61,7 @@ pub async fn fsr(
     access: GameAccess<Viewer>,
     ApiQuery(q): ApiQuery<FsrQuery>,
 ) -> ApiResult<Json<FsrReport>> {
-    let report = economy::fsr_report(
+    let report = health::fsr_report(
         &state.services,
         &access.game,
         q.environment.unwrap_or(Environment::Production),

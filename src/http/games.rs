@@ -18,7 +18,7 @@ use super::extract::{ApiJson, ApiQuery};
 use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable};
 use crate::auth::{Dashboard, Role};
 use crate::error::{ApiError, ApiResult};
-use crate::service::games;
+use crate::service::game::games;
 use crate::state::AppState;
 
 /// `GET /v1/games/{game_id}`: the game and the live state a dashboard shows with it.

@@ -19,8 +19,8 @@ use super::openapi::{
 use crate::auth::CatalogueReader;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
-use crate::service::games;
-use crate::service::items::{self as repo, OnConflict};
+use crate::service::access;
+use crate::service::game::items::{self as repo, OnConflict};
 use crate::state::AppState;
 
 /// Largest page of `GET .../items`.
@@ -86,7 +86,7 @@ pub async fn list_items(
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<ItemPage>> {
     caller.check_game(game_id)?;
-    let handle = games::for_studio(&state.services, caller.studio_id(), game_id).await?;
+    let handle = access::for_studio(&state.services, caller.studio_id(), game_id).await?;
     let limit = q.limit.unwrap_or(MAX_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ApiError::BadRequest(format!(

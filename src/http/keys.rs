@@ -14,7 +14,7 @@ use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
 use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
 use crate::error::ApiResult;
-use crate::service::games;
+use crate::service::access;
 use crate::state::AppState;
 
 /// Body of `POST .../sdk-keys`.
@@ -218,7 +218,7 @@ async fn revoke(
     of_kind: fn(&KeyKind) -> bool,
     key_id: Uuid,
 ) -> ApiResult<StatusCode> {
-    games::for_studio(&state.services, &caller.studio_id, game_id).await?;
+    access::for_studio(&state.services, &caller.studio_id, game_id).await?;
     caller.require(Role::Admin)?;
     state.auth.revoke(game_id, of_kind, key_id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -14,7 +14,7 @@ use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, Unavailable};
 use crate::auth::{Dashboard, Role};
 use crate::error::ApiResult;
-use crate::service::members::{self, Member, NewMember};
+use crate::service::studio::members::{self, Member, NewMember};
 use crate::state::AppState;
 
 /// Body of `POST /v1/studio/members`.

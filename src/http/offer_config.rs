@@ -19,7 +19,7 @@ use super::extract::{ApiJson, ApiJsonList, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, Unavailable};
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
-use crate::service::{games, offer_config};
+use crate::service::{game::games, game::offer_config};
 use crate::state::AppState;
 
 /// The templates of a game.

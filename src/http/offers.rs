@@ -12,8 +12,8 @@ use super::access::{GameAccess, Viewer};
 use super::extract::ApiPath;
 use super::openapi::{AuthErrors, NotFound, Unavailable};
 use crate::error::ApiResult;
-use crate::service::decision_log::{DecisionRecord, ShadowReport};
-use crate::service::decisions;
+use crate::service::play::decision_log::{DecisionRecord, ShadowReport};
+use crate::service::workers::decisions;
 use crate::state::AppState;
 
 /// Most recent shadow decisions returned.

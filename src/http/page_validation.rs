@@ -18,8 +18,8 @@ use super::extract::{ApiJson, AuthoringRun};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, RunConflict, Unavailable};
 use super::runs::outcome;
 use crate::error::ApiResult;
-use crate::service::page_validation;
-use crate::service::runs::{self, CallKind};
+use crate::service::authoring::page_validation;
+use crate::service::authoring::runs::{self, CallKind};
 use crate::state::AppState;
 
 /// Body of a validation.

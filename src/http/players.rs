@@ -12,7 +12,7 @@ use super::extract::{ApiPath, ApiQuery};
 use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::ServiceError;
-use crate::service::players::{self, MAX_PAGE, PlayerRecord};
+use crate::service::play::players::{self, MAX_PAGE, PlayerRecord};
 use crate::state::AppState;
 
 /// Ledger entries a page holds when `limit` is not given.

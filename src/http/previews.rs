@@ -25,8 +25,8 @@ use super::runs::outcome;
 use crate::auth::callers::GameCaller;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
-use crate::service::previews::{self, Preview, Requester, Shot, Status};
-use crate::service::runs::{self, CallKind};
+use crate::service::authoring::previews::{self, Preview, Requester, Shot, Status};
+use crate::service::authoring::runs::{self, CallKind};
 use crate::state::AppState;
 
 /// A PNG image, served as the body itself.

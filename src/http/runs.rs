@@ -16,7 +16,7 @@ use super::openapi::{
 };
 use crate::error::{ApiResult, service_status};
 use crate::service::ServiceResult;
-use crate::service::runs::{self, CallOutcome, Comparison, Run, RunMode};
+use crate::service::authoring::runs::{self, CallOutcome, Comparison, Run, RunMode};
 use crate::state::AppState;
 
 /// Body of `POST .../custom-pages/runs`.

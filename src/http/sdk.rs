@@ -2,7 +2,7 @@
 //!
 //! The offer request follows fixed steps in order: 1 the key (extractor), 2 the
 //! session and player, then the decision (kill switch, holdout, frequency caps, L1 to L4,
-//! L5) in [`crate::service::offers::serve`].
+//! L5) in [`crate::service::play::offers::serve`].
 
 use axum::Json;
 use axum::extract::State;
@@ -26,15 +26,15 @@ use super::openapi::{
 use crate::auth::SdkCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
-use crate::service::decision_log::Served;
+use crate::service::play::decision_log::Served;
 use offer_domain::custom_page::{PublishedPage, SharedPage};
 use offer_wire::event::SdkEvent;
 
-use crate::service::events::{BatchOutcome, apply_batch};
-use crate::service::games;
-use crate::service::offers::TriggerContext;
-use crate::service::offers::serve;
-use crate::service::sessions::{self, OpenSession, Opened, open_session};
+use crate::service::access;
+use crate::service::play::events::{BatchOutcome, apply_batch};
+use crate::service::play::offers::TriggerContext;
+use crate::service::play::offers::serve;
+use crate::service::play::sessions::{self, OpenSession, Opened, open_session};
 use crate::state::AppState;
 
 /// `GET /v1/sdk/status/{game_id}`.
@@ -98,7 +98,7 @@ pub struct OfferRequest {
 
 /// The SDK's game: the key's own; any other id is a 404.
 async fn sdk_game(state: &AppState, caller: &SdkCaller) -> ApiResult<GameHandle> {
-    Ok(games::load(&state.services, caller.key.game_id).await?)
+    Ok(access::load(&state.services, caller.key.game_id).await?)
 }
 
 /// Kill switch, mode, configuration version and FSR quadrant at SDK start (the key's own

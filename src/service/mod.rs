@@ -7,50 +7,25 @@
 //! game's write lock, write the store, publish the change to the game's actor, notify the
 //! other nodes" is written once.
 
-pub mod approvals;
-pub mod assets;
-pub mod billing;
-pub mod caps;
-pub mod custom_pages;
-pub mod decision_log;
-pub mod decisions;
-pub mod device;
+pub mod access;
+pub mod approval;
+pub mod authoring;
 pub mod economy;
 pub mod error;
-pub mod events;
-pub mod figures_cache;
-pub mod games;
-pub mod holdout;
-pub mod import;
-pub mod inventory;
-pub mod items;
-pub mod members;
-pub mod model;
-pub mod offer_config;
-pub mod offers;
-pub mod page_validation;
-pub mod players;
-pub mod population;
-pub mod preview_build;
-pub mod previews;
-pub mod publish_request;
-pub mod published_page;
+pub mod game;
+pub mod play;
 pub mod refusals;
-pub mod retention;
-pub mod runs;
-pub mod secrets;
-pub mod sessions;
-pub mod simulation;
+pub mod studio;
 #[cfg(test)]
 mod test_support;
-pub mod web_sessions;
+pub mod workers;
 mod write;
 
 use std::ops::Deref;
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use figures_cache::FiguresCache;
+use economy::figures_cache::FiguresCache;
 use offer_actors::ActorSystem;
 use offer_domain::game::GenreTable;
 use offer_domain::revenue_share::Plan;
@@ -59,8 +34,8 @@ use uuid::Uuid;
 
 use crate::config::Settings;
 use crate::store::SharedStore;
-pub use decision_log::DecisionLog;
 pub use error::{ServiceError, ServiceResult};
+pub use play::decision_log::DecisionLog;
 pub use write::Committed;
 
 /// What every use case works with. Cheap to clone: one `Arc`.
@@ -89,9 +64,9 @@ pub struct Inner {
     /// depend on every item) never loses a concurrent change. Readers never take it.
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
     /// Each game's holdout comparison, reused for `economy.figures_cache_ms`.
-    pub figures: FiguresCache<holdout::Comparison>,
+    pub figures: FiguresCache<economy::holdout::Comparison>,
     /// This node's queue of custom-page preview builds.
-    pub previews: previews::PreviewQueue,
+    pub previews: authoring::previews::PreviewQueue,
 }
 
 impl Services {
@@ -108,7 +83,7 @@ impl Services {
             settings.offers.decision_log_capacity,
             settings.offers.decision_outbox,
         );
-        let previews = previews::PreviewQueue::new(&settings.authoring);
+        let previews = authoring::previews::PreviewQueue::new(&settings.authoring);
         Self(Arc::new(Inner {
             previews,
             settings,

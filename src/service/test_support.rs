@@ -7,7 +7,7 @@ use std::time::Duration;
 use offer_actors::{ActorSystem, GameHandle};
 
 use super::Services;
-use super::games::{self, NewGame};
+use super::game::games::{self, NewGame};
 use crate::config::Settings;
 use crate::store::sqlite::{SqliteOptions, SqliteStore};
 

@@ -29,11 +29,11 @@ use super::read_gate::ReadGate;
 use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
-use crate::service::decision_log::Served;
-use crate::service::events;
-use crate::service::inventory::InventoryItem;
-use crate::service::offers::serve;
-use crate::service::sessions::{OpenSession, Opened, open_session};
+use crate::service::play::decision_log::Served;
+use crate::service::play::events;
+use crate::service::play::inventory::InventoryItem;
+use crate::service::play::offers::serve;
+use crate::service::play::sessions::{OpenSession, Opened, open_session};
 use crate::store::inventory;
 
 /// Close codes the gateway uses.

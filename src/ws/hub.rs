@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::WsContext;
 use super::limits::SocketCounts;
 use super::protocol::ServerMessage;
-use crate::service::inventory::InventoryItem;
+use crate::service::play::inventory::InventoryItem;
 use crate::signal::Signal;
 use crate::store::inventory;
 use offer_domain::environment::Environment;

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::service::inventory::InventoryItem;
-use crate::service::offers::TriggerContext;
+use crate::service::play::inventory::InventoryItem;
+use crate::service::play::offers::TriggerContext;
 use offer_wire::event::SdkEvent;
 
 /// What a JSON frame starts with, before its `seq`.

@@ -6,7 +6,7 @@
 use maud::{Markup, html};
 use uuid::Uuid;
 
-use crate::service::previews::{Preview, Shot, Status};
+use crate::service::authoring::previews::{Preview, Shot, Status};
 
 /// Where the dashboard serves one screenshot of a preview of `game_id`.
 fn screenshot_path(game_id: Uuid, preview_id: Uuid, shot: Shot) -> String {

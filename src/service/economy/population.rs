@@ -1,0 +1,142 @@
+//! The player population of each game and environment: every player once, with its group
+//! (holdout or treatment), install day, last session day and platform.
+//!
+//! A player joins at its first session, live or imported (`insert_new`, so two nodes agree);
+//! a later sighting moves `last_seen` forward and an earlier one `install_day` back, each a
+//! compare-and-swap. The holdout comparison counts every player here, payers or not; the
+//! revenue-share plan counts the players seen in the last 30 days; the approval simulation
+//! takes the players seen in the last 7.
+
+use chrono::NaiveDate;
+use offer_domain::environment::Environment;
+use offer_domain::holdout::is_holdout;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::service::{ServiceError, ServiceResult, Services};
+use crate::store::Collection;
+use crate::store::codec::{decode, encode};
+
+/// The population of one environment of a game.
+pub fn collection(game_id: Uuid, env: Environment) -> Collection {
+    let name = match env {
+        Environment::Production => "players_production",
+        Environment::Sandbox => "players_sandbox",
+    };
+    Collection::game(game_id, name)
+}
+
+/// One player of the population, stored once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlayerEntry {
+    /// In the permanent holdout (never served AI offers).
+    pub holdout: bool,
+    /// The UTC day of the player's first session.
+    pub install_day: NaiveDate,
+    /// The UTC day of its latest session (monthly players count by it).
+    #[serde(default)]
+    pub last_seen: Option<NaiveDate>,
+    /// The `platform` attribute of its latest session that had one: its L1 segment's
+    /// platform bucket in the approval simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+}
+
+/// A player's population entry, if it ever had a session in this environment.
+pub async fn entry(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<Option<PlayerEntry>> {
+    match state.store.get(collection(game_id, env), player_id).await? {
+        Some(bytes) => Ok(Some(decode(&bytes)?)),
+        None => Ok(None),
+    }
+}
+
+/// Adds a player to its game's population, seen on `day` (its first session, or an
+/// imported `session_start` of the past). A later sighting moves `last_seen` forward, an
+/// earlier one (history imported after live play) moves `install_day` back; each change is a
+/// compare-and-swap, retried against another node's write.
+pub async fn register(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    day: NaiveDate,
+    platform: Option<&str>,
+) -> ServiceResult<()> {
+    let coll = collection(game_id, env);
+    for _ in 0..5 {
+        let Some(stored) = state.store.get(coll, player_id).await? else {
+            let entry = PlayerEntry {
+                holdout: is_holdout(player_id, game_id),
+                install_day: day,
+                last_seen: Some(day),
+                platform: platform.map(str::to_owned),
+            };
+            if state
+                .store
+                .insert_new(coll, player_id, encode(&entry)?)
+                .await?
+            {
+                return Ok(());
+            }
+            continue;
+        };
+        let mut entry: PlayerEntry = decode(&stored)?;
+        if !entry.sighted(day, platform) {
+            return Ok(());
+        }
+        if state
+            .store
+            .compare_and_swap(coll, player_id, Some(&stored), encode(&entry)?)
+            .await?
+        {
+            return Ok(());
+        }
+    }
+    Err(ServiceError::Conflict(
+        "the player's population entry kept changing; retry".into(),
+    ))
+}
+
+impl PlayerEntry {
+    /// Takes in a sighting on `day`; `false` when it changes nothing.
+    fn sighted(&mut self, day: NaiveDate, platform: Option<&str>) -> bool {
+        let mut changed = false;
+        if day < self.install_day {
+            self.install_day = day;
+            changed = true;
+        }
+        if self.last_seen.is_none_or(|seen| seen < day) {
+            self.last_seen = Some(day);
+            changed = true;
+        }
+        if let Some(p) = platform
+            && self.platform.as_deref() != Some(p)
+        {
+            self.platform = Some(p.to_owned());
+            changed = true;
+        }
+        changed
+    }
+}
+
+/// The players of a game and environment whose latest session is on `since` or later.
+pub async fn population_since(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    since: NaiveDate,
+) -> ServiceResult<Vec<(String, PlayerEntry)>> {
+    let mut out = Vec::new();
+    for (player_id, bytes) in state.store.list(collection(game_id, env)).await? {
+        let entry: PlayerEntry = decode(&bytes)?;
+        if entry.last_seen.is_some_and(|day| day >= since) {
+            out.push((player_id, entry));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,12 @@
+//! What the SDK drives for a player: sessions, events and the inventory they change, frequency
+//! caps, the offers served and the log of their decisions, and the player record support staff
+//! read.
+
+pub mod caps;
+pub mod decision_log;
+pub mod events;
+pub mod import;
+pub mod inventory;
+pub mod offers;
+pub mod players;
+pub mod sessions;

@@ -1,0 +1,166 @@
+//! Serving offers: runs the pure decision on the published snapshots, applies the effects
+//! (frequency-cap reservation, decision log, shadow counts, approval queueing) and builds
+//! the wire offer. The REST handler and the WebSocket gateway both serve through
+//! [`serve`], so the two surfaces can never disagree.
+
+use std::cell::RefCell;
+
+use chrono::{Duration, Utc};
+use offer_actors::{GameHandle, SessionHandle};
+use offer_domain::bandit::{ArmPick, Feedback};
+use offer_domain::catalogue::cents_to_usd;
+use offer_domain::offer::ServedOffer;
+use offer_domain::pipeline::{Candidate, NoOfferReason, Outcome, decide};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use uuid::Uuid;
+
+use offer_domain::approval::OfferDefinition;
+use offer_domain::schema::SnakeCaseId;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::service::approval::approvals::queue_offer;
+use crate::service::play::decision_log::{DecisionRecord, Served};
+use crate::service::{ServiceResult, Services};
+use crate::store::codec::decode;
+
+thread_local! {
+    /// The L1 model's sampler on this thread: fast rather than cryptographic (it only picks
+    /// which arm to explore), seeded once per thread from the OS.
+    static SAMPLER: RefCell<SmallRng> = RefCell::new(SmallRng::from_rng(&mut rand::rng()));
+}
+
+/// The moment an offer is asked for. Other fields the game sends with it are accepted and
+/// ignored, so a newer SDK can send more context to an older engine.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct TriggerContext {
+    /// The trigger, e.g. `session_start`, `currency_low`, `boss_raid`.
+    #[schema(value_type = SnakeCaseId)]
+    pub event_type: String,
+}
+
+/// Decides and records one offer for a session and trigger event. Never waits on the
+/// store: approval queueing runs in the background.
+pub fn serve(
+    state: &Services,
+    game: &GameHandle,
+    session: &SessionHandle,
+    event_type: &str,
+) -> Served {
+    let view = game.view();
+    let guardrails = &view.game.guardrails;
+    let caps =
+        guardrails.max_offers_per_session.is_some() || guardrails.min_offer_interval_s.is_some();
+    let player = session.player(caps);
+    let now = Utc::now();
+    let shadow_every = state.settings.offers.shadow_every;
+    let decision = SAMPLER
+        .with_borrow_mut(|rng| decide(&view.snapshot, &player, event_type, now, rng, shadow_every));
+    let decision_id = state.decisions.next_id();
+    let served = match &decision.outcome {
+        Outcome::Offer(plan) => {
+            if session.counters().reserve(&view.game.guardrails, now) {
+                Served::Offer(ServedOffer {
+                    offer_id: decision_id,
+                    fallback_level: plan.level,
+                    items: plan.items.clone(),
+                    price_usd: cents_to_usd(plan.price_cents),
+                    price_cents: plan.price_cents,
+                    expires_at: now + Duration::seconds(i64::from(state.settings.offers.ttl_s)),
+                    experiment: plan.experiment.clone(),
+                })
+            } else {
+                Served::NoOffer(NoOfferReason::FrequencyCapped, decision_id)
+            }
+        }
+        Outcome::NoOffer(reason) => Served::NoOffer(*reason, decision_id),
+    };
+    let unqueued: Vec<OfferDefinition> = decision
+        .approval_candidates
+        .iter()
+        .filter(|c| !view.queued.contains(&c.definition_key))
+        .map(|c| definition(c, event_type))
+        .collect();
+    if !unqueued.is_empty() {
+        let (state, game) = (state.clone(), game.clone());
+        tokio::spawn(async move {
+            for definition in unqueued {
+                if let Err(e) = queue_offer(&state, &game, definition).await {
+                    tracing::warn!(error = %e, "queueing an approval failed; the next candidate retries");
+                }
+            }
+        });
+    }
+    state.decisions.record(DecisionRecord::new(
+        decision_id,
+        session.info(),
+        event_type,
+        now,
+        decision,
+        &served,
+        caps,
+    ));
+    served
+}
+
+/// The approval shape of a candidate.
+pub fn definition(c: &Candidate, trigger: &str) -> OfferDefinition {
+    OfferDefinition {
+        definition_key: c.definition_key.clone(),
+        fallback_level: c.level,
+        trigger: trigger.to_owned(),
+        item_ids: c.items.iter().map(|i| i.item_id.clone()).collect(),
+        price_cents: c.price_cents,
+        price_usd: cents_to_usd(c.price_cents),
+        arm: c.pick.map(|p| p.arm),
+    }
+}
+
+/// Feeds the L1 model from an `offer_shown` or `purchase` event naming an L1 offer. The
+/// offer's arm comes from this node's decision log when this node served it; otherwise
+/// from the decision record in the store (written there behind the response), read in a
+/// task of its own so the event's answer never waits for it. An event that arrives on
+/// another node before the record reached the store teaches nothing.
+pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: bool) {
+    let feedback = if purchased {
+        Feedback::Purchased
+    } else {
+        Feedback::Shown
+    };
+    let game_id = game.view().game.game_id;
+    if let Some(record) = state.decisions.get(&offer_id) {
+        if let Some(pick) = record.learning
+            && record.game_id == game_id
+        {
+            game.learn(pick, feedback);
+        }
+        return;
+    }
+    let (state, game) = (state.clone(), game.clone());
+    tokio::spawn(async move {
+        match stored_pick(&state, game_id, offer_id).await {
+            Ok(Some(pick)) => game.learn(pick, feedback),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "reading a decision to learn from failed"),
+        }
+    });
+}
+
+/// The L1 pick of a decision of `game_id` kept in the store, if it is there and was L1.
+async fn stored_pick(
+    state: &Services,
+    game_id: Uuid,
+    offer_id: Uuid,
+) -> ServiceResult<Option<ArmPick>> {
+    /// The one field of a stored decision record that learning needs.
+    #[derive(Deserialize)]
+    struct Stored {
+        l1_pick: Option<ArmPick>,
+    }
+    let Some(bytes) = state.store.get_decision(game_id, offer_id).await? else {
+        return Ok(None);
+    };
+    let stored: Stored = decode(&bytes)?;
+    Ok(stored.l1_pick)
+}

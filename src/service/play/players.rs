@@ -1,0 +1,138 @@
+//! A player's record, for support staff and the dashboard: its group, install day,
+//! balances, inventory, lifetime spend and most recent ledger entries.
+//!
+//! The group is the holdout hash's answer, whether or not the player ever had a session.
+//! The ledger entries are found by reading the environment's ledger and keeping the
+//! player's lines, so this costs O(ledger): a support view, not a hot path.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use offer_actors::GameHandle;
+use offer_domain::environment::Environment;
+use offer_domain::holdout::is_holdout;
+use offer_domain::schema::SnakeCaseId;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+use crate::service::play::inventory::InventoryItem;
+use crate::service::{ServiceError, ServiceResult, Services, economy::population};
+use crate::store::inventory;
+
+/// Most ledger entries one page holds.
+pub const MAX_PAGE: usize = 100;
+
+/// The player's group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayerGroup {
+    /// The permanent holdout: never served AI offers.
+    Holdout,
+    /// Everyone else.
+    Treatment,
+}
+
+/// One ledger entry of the player, newest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PlayerLedgerLine {
+    /// Idempotency key of the change.
+    pub tx_id: String,
+    /// `currency_earned`, `currency_spent` or `purchase`.
+    pub kind: &'static str,
+    /// The currency (`null` for purchases).
+    #[schema(value_type = Option<SnakeCaseId>)]
+    pub currency_id: Option<String>,
+    /// Amount in units (in cents for purchases).
+    pub amount: i64,
+    /// The currency's balance after the change (0 for purchases).
+    pub balance_after: i64,
+    /// Event time.
+    pub ts: DateTime<Utc>,
+}
+
+/// A player's record.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PlayerRecord {
+    /// The player.
+    pub player_id: String,
+    /// Holdout or treatment.
+    pub group: PlayerGroup,
+    /// The UTC day of its first session (`null`: no session in this environment).
+    #[schema(value_type = Option<String>, format = Date)]
+    pub install_day: Option<NaiveDate>,
+    /// The UTC day of its latest session.
+    #[schema(value_type = Option<String>, format = Date)]
+    pub last_seen: Option<NaiveDate>,
+    /// Balance of each of the game's currencies.
+    pub balances: BTreeMap<String, i64>,
+    /// Lifetime real-money spend in cents.
+    pub lifetime_spend_cents: i64,
+    /// The items the player holds, by `item_id` (an item used up is absent).
+    pub inventory: Vec<InventoryItem>,
+    /// The page of ledger entries, newest first.
+    pub ledger: Vec<PlayerLedgerLine>,
+    /// The player's ledger entries in all.
+    pub ledger_total: usize,
+}
+
+/// The record of `player_id` with the ledger page `[offset, offset + limit)`, newest first;
+/// 404 when the player never had a session nor a ledger entry in this environment.
+pub async fn record(
+    state: &Services,
+    game: &GameHandle,
+    env: Environment,
+    player_id: &str,
+    offset: usize,
+    limit: usize,
+) -> ServiceResult<PlayerRecord> {
+    let view = game.view();
+    let game_id = view.game.game_id;
+    let entry = population::entry(state, game_id, env, player_id).await?;
+    let mut lines: Vec<_> = state
+        .store
+        .ledger(game_id, env)
+        .await?
+        .into_iter()
+        .filter(|l| l.player_id == player_id)
+        .collect();
+    if entry.is_none() && lines.is_empty() {
+        return Err(ServiceError::NotFound("player"));
+    }
+    let mut balances = BTreeMap::new();
+    for currency in &view.game.currencies {
+        let id = currency.currency_id.clone();
+        let balance = state.store.balance(game_id, env, player_id, &id).await?;
+        balances.insert(id, balance);
+    }
+    let ledger_total = lines.len();
+    lines.reverse();
+    let ledger = lines
+        .into_iter()
+        .skip(offset)
+        .take(limit.min(MAX_PAGE))
+        .map(|l| PlayerLedgerLine {
+            tx_id: l.tx_id,
+            kind: l.kind.event_name(),
+            currency_id: (!l.currency_id.is_empty()).then_some(l.currency_id),
+            amount: l.amount,
+            balance_after: l.balance_after,
+            ts: l.ts,
+        })
+        .collect();
+    Ok(PlayerRecord {
+        player_id: player_id.to_owned(),
+        group: if is_holdout(player_id, game_id) {
+            PlayerGroup::Holdout
+        } else {
+            PlayerGroup::Treatment
+        },
+        install_day: entry.as_ref().map(|e| e.install_day),
+        last_seen: entry.and_then(|e| e.last_seen),
+        balances,
+        lifetime_spend_cents: state.store.spend_cents(game_id, env, player_id).await?,
+        inventory: InventoryItem::list(
+            inventory::read(state.store.as_ref(), game_id, env, player_id).await?,
+        ),
+        ledger,
+        ledger_total,
+    })
+}
