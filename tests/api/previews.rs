@@ -61,6 +61,43 @@ async fn request(app: &TestApp, game: &str, key: &str, page: &str) -> String {
         .to_owned()
 }
 
+/// Sends `n` preview requests of one page at once and sorts the answers: the preview ids of
+/// those queued (202), and the error bodies of those refused with `refusal`, each checked for
+/// a `Retry-After` and the error `code`. Any other answer fails the test.
+async fn burst(
+    app: &TestApp,
+    game: &str,
+    key: &str,
+    page: &str,
+    n: usize,
+    refusal: StatusCode,
+    code: &str,
+) -> (Vec<String>, Vec<Value>) {
+    let body = json!({"page_id": page, "version": 1});
+    let path = preview_path(game);
+    let answers =
+        futures::future::join_all((0..n).map(|_| app.post(&path, body.clone()).token(key).send()))
+            .await;
+    let mut accepted = Vec::new();
+    let mut refused = Vec::new();
+    for r in answers {
+        match r.status() {
+            StatusCode::ACCEPTED => {
+                let queued: Value = r.json().await.expect("json");
+                accepted.push(queued["preview_id"].as_str().expect("id").to_owned());
+            }
+            status if status == refusal => {
+                assert!(r.headers().get(RETRY_AFTER).is_some(), "no Retry-After");
+                let body: Value = r.json().await.expect("json");
+                assert_eq!(body["error"]["code"], code, "{body}");
+                refused.push(body);
+            }
+            other => panic!("a burst answered {other}"),
+        }
+    }
+    (accepted, refused)
+}
+
 /// Polls a preview until its build ended (`ready` or `failed`); returns it.
 async fn wait(app: &TestApp, game: &str, key: &str, preview: &str) -> Value {
     let path = format!("{}/{preview}", preview_path(game));
@@ -337,31 +374,21 @@ async fn a_full_queue_refuses_with_503_and_retry_after() {
     .await;
     let (game, key) = game_with_shelf(&app).await;
     let page = save(&app, &game, &key, PAGE).await;
-    let body = json!({"page_id": page, "version": 1});
-    let path = preview_path(&game);
-    let answers = futures::future::join_all(
-        (0..12).map(|_| app.post(&path, body.clone()).token(&key).send()),
+    let (accepted, refused) = burst(
+        &app,
+        &game,
+        &key,
+        &page,
+        12,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "preview_queue_full",
     )
     .await;
-    let mut accepted = Vec::new();
-    let mut refused = 0;
-    for r in answers {
-        match r.status() {
-            StatusCode::ACCEPTED => {
-                let queued: Value = r.json().await.expect("json");
-                accepted.push(queued["preview_id"].as_str().expect("id").to_owned());
-            }
-            StatusCode::SERVICE_UNAVAILABLE => {
-                assert!(r.headers().get(RETRY_AFTER).is_some(), "no Retry-After");
-                let body: Value = r.json().await.expect("json");
-                assert_eq!(body["error"]["code"], "preview_queue_full", "{body}");
-                refused += 1;
-            }
-            other => panic!("a burst answered {other}"),
-        }
-    }
     assert!(!accepted.is_empty(), "nothing was queued");
-    assert!(refused >= 1, "a burst of 12 never filled a queue of one");
+    assert!(
+        !refused.is_empty(),
+        "a burst of 12 never filled a queue of one"
+    );
     // What was taken is built all the same.
     for preview in &accepted {
         let state = wait(&app, &game, &key, preview).await;
@@ -494,33 +521,25 @@ async fn one_key_filling_its_share_leaves_room_for_another_games_previews() {
     let (game_b, key_b) = game_with_shelf(&app).await;
     let page_a = save(&app, &game_a, &key_a, PAGE).await;
     let page_b = save(&app, &game_b, &key_b, PAGE).await;
-    let body = json!({"page_id": page_a, "version": 1});
-    let path = preview_path(&game_a);
-    let answers = futures::future::join_all(
-        (0..8).map(|_| app.post(&path, body.clone()).token(&key_a).send()),
+    let (accepted, refused) = burst(
+        &app,
+        &game_a,
+        &key_a,
+        &page_a,
+        8,
+        StatusCode::TOO_MANY_REQUESTS,
+        "preview_share_full",
     )
     .await;
-    let mut accepted = Vec::new();
-    let mut refused = 0;
-    for r in answers {
-        match r.status() {
-            StatusCode::ACCEPTED => {
-                let queued: Value = r.json().await.expect("json");
-                accepted.push(queued["preview_id"].as_str().expect("id").to_owned());
-            }
-            StatusCode::TOO_MANY_REQUESTS => {
-                assert!(r.headers().get(RETRY_AFTER).is_some(), "no Retry-After");
-                let body: Value = r.json().await.expect("json");
-                assert_eq!(body["error"]["code"], "preview_share_full", "{body}");
-                let message = body["error"]["message"].as_str().expect("message");
-                assert!(message.contains("authoring key already has 2"), "{message}");
-                refused += 1;
-            }
-            other => panic!("a burst answered {other}"),
-        }
+    for body in &refused {
+        let message = body["error"]["message"].as_str().expect("message");
+        assert!(message.contains("authoring key already has 2"), "{message}");
     }
     assert!(!accepted.is_empty(), "nothing was queued");
-    assert!(refused >= 1, "a burst of 8 never filled a share of 2");
+    assert!(
+        !refused.is_empty(),
+        "a burst of 8 never filled a share of 2"
+    );
     // Game B is not held back by game A's burst.
     let preview_b = request(&app, &game_b, &key_b, &page_b).await;
     // What was taken is built all the same, and the share is given back after.
