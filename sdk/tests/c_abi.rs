@@ -15,7 +15,7 @@ mod support;
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use reqwest::Method;
@@ -131,14 +131,21 @@ impl Host {
         self.lines.lock().expect("lines").join("\n")
     }
 
-    /// Tells the program to stop and waits for it.
-    fn finish(mut self) -> (ExitStatus, String) {
+    /// Tells the program to stop, waits for it, asserts it exited with 0 (not by a signal,
+    /// such as a SIGPIPE the SDK let through) and returns everything it printed.
+    fn finish_cleanly(mut self) -> String {
         std::fs::write(&self.stop, "").expect("the stop file");
         let status = self.child.wait().expect("the C game ends");
         // The pipe closed with the process: the reader ends with its last lines.
         self.reader.join().expect("the reader ends");
         let output = self.lines.lock().expect("lines").join("\n");
-        (status, output)
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "the game ended by signal {:?}:\n{output}",
+            status.signal()
+        );
+        output
     }
 }
 
@@ -182,13 +189,7 @@ fn a_c_game_tracking_a_50_mb_event_lives_on_and_an_oversized_batch_holds_back_no
     eventually("the 120 small earnings and the 5 of 1000 land", || {
         gems(&live, "player_heavy") == Some(120 + 5 * 1000)
     });
-    let (status, output) = host.finish();
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "the game ended by signal {:?}:\n{output}",
-        status.signal()
-    );
+    let output = host.finish_cleanly();
     for line in [
         "track_huge -17",
         "track_large 120",
@@ -222,13 +223,7 @@ fn against_an_engine_taking_less_batches_halve_and_an_event_refused_alone_is_dro
         gems(&live, "player_small") == Some(120 + 5 * 1000)
     });
     assert!(host.printed("track_alone 0"), "{}", host.output());
-    let (status, output) = host.finish();
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "the game ended by signal {:?}:\n{output}",
-        status.signal()
-    );
+    let output = host.finish_cleanly();
     // The 100 kB event (7 gems) was dropped, not applied.
     assert_eq!(gems(&live, "player_small"), Some(5120), "{output}");
 }

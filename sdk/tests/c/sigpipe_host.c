@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "offer_sdk.h"
+#include "host.h"
 
 static int ready = 0;
 static int balance = 0;
@@ -25,17 +25,6 @@ static int balance = 0;
 static void on_balance(const char *json, void *user_data) {
     printf("balance %s\n", json);
     *(int *)user_data = 1;
-}
-
-static void on_ready(const char *json, void *user_data) {
-    (void)json;
-    *(int *)user_data = 1;
-}
-
-static void frame(void) {
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    SVC_Poll();
-    nanosleep(&pause, NULL);
 }
 
 /* Raises SIGPIPE at each thread of the process but the calling one; returns how many. */

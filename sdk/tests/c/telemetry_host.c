@@ -13,20 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "offer_sdk.h"
+#include "host.h"
 
 static int ready = 0;
-
-static void on_ready(const char *json, void *user_data) {
-    (void)json;
-    *(int *)user_data = 1;
-}
-
-static void frame(void) {
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    SVC_Poll();
-    nanosleep(&pause, NULL);
-}
 
 /* `currency_earned` of `amount` gems with a `source` of `source_bytes` bytes. */
 static SVC_Result track_earned(long amount, size_t source_bytes, const char *tx_id) {
@@ -43,6 +32,18 @@ static SVC_Result track_earned(long amount, size_t source_bytes, const char *tx_
     SVC_Result result = SVC_Track(json);
     free(json);
     return result;
+}
+
+/* `count` events of `track_earned`, their tx ids `prefix-0`, `prefix-1`, ...: how many the SDK
+ * took. */
+static int track_many(long count, long amount, size_t source_bytes, const char *prefix) {
+    int ok = 0;
+    for (long i = 0; i < count; i++) {
+        char tx_id[32];
+        snprintf(tx_id, sizeof tx_id, "%s-%ld", prefix, i);
+        ok += track_earned(amount, source_bytes, tx_id) == SVC_OK;
+    }
+    return ok;
 }
 
 int main(int argc, char **argv) {
@@ -73,23 +74,11 @@ int main(int argc, char **argv) {
     if (huge_mb > 0) {
         printf("track_huge %d\n", track_earned(1, (size_t)huge_mb << 20, "huge"));
     }
-    int large_ok = 0;
-    for (long i = 0; i < large_count; i++) {
-        char tx_id[32];
-        snprintf(tx_id, sizeof tx_id, "large-%ld", i);
-        large_ok += track_earned(1, (size_t)large_kb << 10, tx_id) == SVC_OK;
-    }
-    printf("track_large %d\n", large_ok);
+    printf("track_large %d\n", track_many(large_count, 1, (size_t)large_kb << 10, "large"));
     if (alone_kb > 0) {
         printf("track_alone %d\n", track_earned(7, (size_t)alone_kb << 10, "alone"));
     }
-    int money_ok = 0;
-    for (long i = 0; i < money_count; i++) {
-        char tx_id[32];
-        snprintf(tx_id, sizeof tx_id, "money-%ld", i);
-        money_ok += track_earned(1000, 4, tx_id) == SVC_OK;
-    }
-    printf("track_money %d\n", money_ok);
+    printf("track_money %d\n", track_many(money_count, 1000, 4, "money"));
     fflush(stdout);
     for (int i = 0; i < 2400; i++) {
         FILE *stop = fopen(argv[2], "r");
