@@ -147,23 +147,21 @@ def _over_black(rgb: bytes, alpha: bytes) -> bytes:
     return bytes((c * a + 127) // 255 for c, a in zip(rgb, alpha))
 
 
+def _grey_to_rgb(grey: bytes | bytearray, count: int) -> bytes:
+    """Each grey sample as an RGB pixel of three equal channels."""
+    out = bytearray(count * 3)
+    for ch in range(3):
+        out[ch::3] = grey
+    return bytes(out)
+
+
 def _to_rgb(px: bytearray, color: int, palette: bytes, trns: bytes, count: int) -> bytes:
     if color == 2:
         return bytes(px)
     if color == 0:
-        out = bytearray(count * 3)
-        out[0::3] = px
-        out[1::3] = px
-        out[2::3] = px
-        return bytes(out)
+        return _grey_to_rgb(px, count)
     if color == 4:
-        grey, alpha = px[0::2], px[1::2]
-        g = _over_black(grey, alpha)
-        out = bytearray(count * 3)
-        out[0::3] = g
-        out[1::3] = g
-        out[2::3] = g
-        return bytes(out)
+        return _grey_to_rgb(_over_black(px[0::2], px[1::2]), count)
     if color == 6:
         alpha = px[3::4]
         out = bytearray(count * 3)
