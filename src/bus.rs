@@ -7,11 +7,11 @@ use axum::extract::FromRef;
 use offer_actors::GameChange;
 use offer_domain::kill_level::KillLevel;
 use offer_domain::offer::KillSwitch;
+use offer_wire::bus::BusMessage;
+use offer_wire::socket::ServerMessage;
 
 use crate::service::access;
 use crate::state::AppState;
-use crate::store::BusMessage;
-use crate::ws::protocol::ServerMessage;
 use crate::ws::{WsContext, hub};
 
 /// Applies bus messages from every node (this one included) to this node's state.
@@ -134,7 +134,7 @@ async fn apply(state: &AppState, msg: BusMessage) {
 
 fn broadcast_kill_switch(state: &AppState, game_id: uuid::Uuid, ks: KillSwitch) {
     let msg = ServerMessage::KillSwitch {
-        level: ks.level.as_u8(),
+        level: ks.level,
         reason: ks.reason,
         updated_at: ks.updated_at,
     };

@@ -4,16 +4,10 @@
 
 use offer_domain::game::Mode;
 use offer_domain::offer::KillSwitch;
-use serde::Deserialize;
 
-/// One line of the player's inventory.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct InventoryItem {
-    /// The catalogue item.
-    pub item_id: String,
-    /// How many the player holds (always positive: an item used up is absent).
-    pub quantity: i64,
-}
+/// One line of the player's inventory (always a positive quantity: an item used up is
+/// absent), as the engine's `ready` and `inventory` messages list it.
+pub use offer_wire::socket::InventoryItem;
 
 /// One callback for the game.
 #[derive(Debug, Clone, PartialEq)]

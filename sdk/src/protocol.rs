@@ -1,17 +1,22 @@
-//! The SDK WebSocket protocol as the client speaks it (`svc.v1.json`): the `hello` it sends
-//! and the server messages it reads, each turned into a [`SdkCallback`].
+//! The SDK WebSocket protocol as the client speaks it (`svc.v1.json`): the messages it sends
+//! (`hello`, `ack`, `offer_request`) and the server messages it reads, each turned into a
+//! [`SdkCallback`]. The messages themselves are the engine's own ([`offer_wire::socket`]),
+//! read tolerantly: a newer engine's fields and message types are ignored.
 
-use chrono::{DateTime, Utc};
-use offer_domain::game::Mode;
-use offer_domain::kill_level::KillLevel;
+use offer_domain::custom_page::SharedPage;
 use offer_domain::offer::KillSwitch;
-use serde::Deserialize;
+pub use offer_wire::socket::{ClientMessage, Numbered, ServerMessage};
 use uuid::Uuid;
 
-use crate::callback::{InventoryItem, SdkCallback};
+use crate::callback::SdkCallback;
 
 /// The JSON subprotocol.
-pub const SUBPROTOCOL: &str = "svc.v1.json";
+pub const SUBPROTOCOL: &str = offer_wire::socket::JSON_PROTOCOL;
+
+/// The text of a client message (a message of plain fields always encodes).
+fn text(message: &ClientMessage) -> String {
+    serde_json::to_string(message).unwrap_or_default()
+}
 
 /// The `hello` that opens or resumes the session; `resume_from` is the last `seq` received
 /// and `epoch` the epoch of the `ready` it was received under (the engine honours a resume
@@ -22,164 +27,85 @@ pub fn hello(
     resume_from: Option<u64>,
     epoch: Option<&str>,
 ) -> String {
-    let mut hello = serde_json::json!({
-        "type": "hello",
-        "session_id": session_id,
-        "player_id": player_id,
-    });
-    if let Some(seq) = resume_from {
-        hello["resume_from"] = seq.into();
-        if let Some(epoch) = epoch {
-            hello["epoch"] = epoch.into();
-        }
-    }
-    hello.to_string()
+    text(&ClientMessage::Hello {
+        session_id,
+        player_id: player_id.to_owned(),
+        attributes: serde_json::Map::new(),
+        resume_from,
+        epoch: resume_from.and(epoch).map(str::to_owned),
+    })
 }
 
 /// An `offer_request` for the moment `event_type`.
 pub fn offer_request(event_type: &str) -> String {
-    serde_json::json!({"type": "offer_request", "trigger_context": {"event_type": event_type}})
-        .to_string()
+    text(&ClientMessage::offer_request(event_type))
 }
 
 /// An `ack` of every message up to `seq`.
 pub fn ack(seq: u64) -> String {
-    serde_json::json!({"type": "ack", "seq": seq}).to_string()
+    text(&ClientMessage::Ack { seq })
 }
 
-/// A server message with its `seq`.
-#[derive(Debug, Deserialize)]
-pub struct Numbered {
-    /// The session's sequence number (0 for an error before `hello`).
-    pub seq: u64,
-    /// The message.
-    #[serde(flatten)]
-    pub message: ServerMessage,
+/// The published custom page as the game receives it: its JSON fields.
+pub fn page_fields(page: Option<&SharedPage>) -> Option<serde_json::Value> {
+    page.and_then(|p| serde_json::to_value(&**p).ok())
 }
 
-/// The server messages the SDK acts on; an unknown type (from a newer engine) is ignored.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ServerMessage {
-    /// The session is open.
-    Ready {
-        /// The kill switch.
-        kill_switch: KillSwitch,
-        /// The mode.
-        mode: Mode,
-        /// The configuration's version.
-        config_version: u64,
-        /// Whether the resume was honoured.
-        resumed: bool,
-        /// The session's message history, which a resume names (absent from engines older
-        /// than epochs).
-        #[serde(default)]
-        epoch: Option<String>,
-        /// The player's inventory (absent from engines that keep none).
-        #[serde(default)]
-        inventory: Vec<InventoryItem>,
-    },
-    /// An offer (its fields kept as they are).
-    Offer(serde_json::Map<String, serde_json::Value>),
-    /// No offer.
-    NoOffer {
-        /// Why.
-        outcome: String,
-    },
-    /// The kill switch changed.
-    KillSwitch {
-        /// The level.
-        level: KillLevel,
-        /// Why.
-        reason: String,
-        /// When.
-        updated_at: DateTime<Utc>,
-    },
-    /// The configuration changed.
-    Config {
-        /// The new version.
-        config_version: u64,
-        /// The published custom page.
-        #[serde(default)]
-        custom_page: Option<serde_json::Value>,
-    },
-    /// A balance.
-    Balance {
-        /// The currency.
-        currency_id: String,
-        /// The balance.
-        balance: i64,
-    },
-    /// The player's whole inventory.
-    Inventory {
-        /// Every item held.
-        items: Vec<InventoryItem>,
-    },
-    /// A refusal.
-    Error {
-        /// The code.
-        code: String,
-        /// The explanation.
-        message: String,
-    },
-    /// A type this SDK does not know.
-    #[serde(other)]
-    Unknown,
-}
-
-impl ServerMessage {
-    /// The callback this message becomes, if any.
-    pub fn into_callback(self) -> Option<SdkCallback> {
-        Some(match self {
-            Self::Ready {
-                kill_switch,
-                mode,
-                config_version,
-                resumed,
-                inventory,
-                epoch: _,
-            } => SdkCallback::Ready {
-                resumed,
-                kill_switch,
-                mode,
-                config_version,
-                inventory,
-            },
-            Self::Offer(fields) => SdkCallback::Offer(fields.into()),
-            Self::NoOffer { outcome } => SdkCallback::NoOffer { outcome },
-            Self::KillSwitch {
-                level,
-                reason,
-                updated_at,
-            } => SdkCallback::KillSwitch(KillSwitch {
-                level,
-                reason,
-                updated_at,
-            }),
-            Self::Config {
-                config_version,
-                custom_page,
-            } => SdkCallback::Config {
-                config_version,
-                custom_page,
-            },
-            Self::Balance {
-                currency_id,
-                balance,
-            } => SdkCallback::Balance {
-                currency_id,
-                balance,
-            },
-            Self::Inventory { items } => SdkCallback::Inventory(items),
-            Self::Error { code, message } => SdkCallback::Error { code, message },
-            Self::Unknown => return None,
-        })
-    }
+/// The callback a server message becomes, if any (none for a type this SDK does not know).
+pub fn into_callback(message: ServerMessage) -> Option<SdkCallback> {
+    Some(match message {
+        ServerMessage::Ready {
+            kill_switch,
+            mode,
+            config_version,
+            resumed,
+            inventory,
+            epoch: _,
+        } => SdkCallback::Ready {
+            resumed,
+            kill_switch,
+            mode,
+            config_version,
+            inventory,
+        },
+        // An offer's fields always encode (it was just read from JSON).
+        ServerMessage::Offer(offer) => SdkCallback::Offer(serde_json::to_value(offer).ok()?),
+        ServerMessage::NoOffer { outcome } => SdkCallback::NoOffer { outcome },
+        ServerMessage::KillSwitch {
+            level,
+            reason,
+            updated_at,
+        } => SdkCallback::KillSwitch(KillSwitch {
+            level,
+            reason,
+            updated_at,
+        }),
+        ServerMessage::Config {
+            config_version,
+            custom_page,
+        } => SdkCallback::Config {
+            config_version,
+            custom_page: page_fields(custom_page.as_ref()),
+        },
+        ServerMessage::Balance {
+            currency_id,
+            balance,
+        } => SdkCallback::Balance {
+            currency_id,
+            balance,
+        },
+        ServerMessage::Inventory { items } => SdkCallback::Inventory(items),
+        ServerMessage::Error { code, message } => SdkCallback::Error { code, message },
+        ServerMessage::Unknown => return None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use offer_domain::kill_level::KillLevel;
+
     use super::*;
+    use crate::callback::InventoryItem;
 
     #[test]
     fn a_resume_names_the_epoch_and_a_first_hello_names_neither() {
@@ -188,70 +114,76 @@ mod tests {
             |text: String| -> serde_json::Value { serde_json::from_str(&text).expect("json") };
         let first = parse(hello(session, "p", None, Some("ignored")));
         assert!(first.get("resume_from").is_none() && first.get("epoch").is_none());
+        assert!(first.get("attributes").is_none());
         let resume = parse(hello(session, "p", Some(7), Some("9f3c2a7b1d4e6f80")));
         assert_eq!(resume["resume_from"], 7);
         assert_eq!(resume["epoch"], "9f3c2a7b1d4e6f80");
         let legacy = parse(hello(session, "p", Some(7), None));
         assert_eq!(legacy["resume_from"], 7);
         assert!(legacy.get("epoch").is_none());
+        assert_eq!(parse(ack(5)), serde_json::json!({"type": "ack", "seq": 5}));
+        assert_eq!(
+            parse(offer_request("boss_raid"))["trigger_context"]["event_type"],
+            "boss_raid"
+        );
     }
 
     #[test]
-    fn the_reference_examples_parse() {
-        let with_epoch: Numbered = serde_json::from_str(
-            r#"{"seq": 1, "type": "ready", "kill_switch": {"level": 0, "reason": "", "updated_at": "2026-03-01T11:58:02.113Z"}, "mode": "shadow", "config_version": 3, "resumed": false, "epoch": "9f3c2a7b1d4e6f80", "inventory": []}"#,
-        )
-        .expect("ready with an epoch");
-        assert!(matches!(
-            with_epoch.message,
-            ServerMessage::Ready { epoch: Some(ref e), .. } if e == "9f3c2a7b1d4e6f80"
-        ));
-        let ready: Numbered = serde_json::from_str(
+    fn the_reference_examples_become_callbacks() {
+        let read = |text: &str| -> Numbered { serde_json::from_str(text).expect("a message") };
+        let ready = read(
             r#"{"seq": 1, "type": "ready", "kill_switch": {"level": 0, "reason": "", "updated_at": "2026-03-01T11:58:02.113Z"}, "mode": "shadow", "config_version": 3, "resumed": false}"#,
-        )
-        .expect("ready");
+        );
         assert_eq!(ready.seq, 1);
         assert!(matches!(
-            ready.message.into_callback(),
+            into_callback(ready.message),
             Some(SdkCallback::Ready {
                 resumed: false,
                 config_version: 3,
                 ..
             })
         ));
-        let ks: Numbered = serde_json::from_str(
+        let ks = read(
             r#"{"seq": 6, "type": "kill_switch", "level": 2, "reason": "bug", "updated_at": "2026-03-01T12:01:40.507Z"}"#,
-        )
-        .expect("kill switch");
+        );
         assert!(matches!(
-            ks.message.into_callback(),
+            into_callback(ks.message),
             Some(SdkCallback::KillSwitch(KillSwitch {
                 level: KillLevel::OffersOff,
                 ..
             }))
         ));
-        let offer: Numbered = serde_json::from_str(
-            r#"{"seq": 4, "type": "offer", "offer_id": "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b", "price_cents": 399}"#,
-        )
-        .expect("offer");
-        match offer.message.into_callback() {
-            Some(SdkCallback::Offer(v)) => assert_eq!(v["price_cents"], 399),
+        let offer = read(
+            r#"{"seq": 4, "type": "offer", "offer_id": "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b", "fallback_level": 4, "items": [], "price_usd": 3.99, "price_cents": 399, "expires_at": "2026-03-01T12:15:00Z", "from_a_newer_engine": 1}"#,
+        );
+        match into_callback(offer.message) {
+            Some(SdkCallback::Offer(v)) => {
+                assert_eq!(v["price_cents"], 399);
+                assert_eq!(v["offer_id"], "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b");
+            }
             other => panic!("{other:?}"),
         }
-        let inventory: Numbered = serde_json::from_str(
+        let inventory = read(
             r#"{"seq": 8, "type": "inventory", "items": [{"item_id": "potion", "quantity": 2}]}"#,
-        )
-        .expect("inventory");
+        );
         assert_eq!(
-            inventory.message.into_callback(),
+            into_callback(inventory.message),
             Some(SdkCallback::Inventory(vec![InventoryItem {
                 item_id: "potion".into(),
                 quantity: 2
             }]))
         );
-        let newer: Numbered =
-            serde_json::from_str(r#"{"seq": 9, "type": "from_the_future", "x": 1}"#)
-                .expect("unknown");
-        assert!(newer.message.into_callback().is_none());
+        let page = read(
+            r#"{"seq": 9, "type": "config", "config_version": 4, "custom_page": {"page_id": "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b", "version": 2, "template": "x", "bindings": {}}}"#,
+        );
+        match into_callback(page.message) {
+            Some(SdkCallback::Config {
+                config_version: 4,
+                custom_page: Some(p),
+            }) => assert_eq!(p["version"], 2),
+            other => panic!("{other:?}"),
+        }
+        let newer = read(r#"{"seq": 10, "type": "from_the_future", "x": 1}"#);
+        assert!(into_callback(newer.message).is_none());
     }
 }

@@ -92,7 +92,7 @@ pub async fn serve(
                     shared.connected.store(true, Ordering::SeqCst);
                 }
                 apply(shared, &message);
-                if let Some(callback) = message.into_callback() {
+                if let Some(callback) = protocol::into_callback(message) {
                     shared.emit(callback);
                 }
                 if unacked >= ACK_EVERY && let Some(seq) = position.seq {
@@ -162,7 +162,7 @@ fn apply(shared: &Shared, message: &ServerMessage) {
         } => shared.apply(
             |s| {
                 s.config_version = *config_version;
-                s.custom_page = custom_page.clone();
+                s.custom_page = protocol::page_fields(custom_page.as_ref());
             },
             false,
         ),

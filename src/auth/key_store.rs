@@ -14,7 +14,8 @@ use super::clock::Clock;
 use super::revocation::{RevocationWatch, Revocations};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
-use crate::store::{BusMessage, Collection, SharedStore};
+use crate::store::{Collection, SharedStore};
+use offer_wire::bus::BusMessage;
 use offer_wire::jwt::JwtCodec;
 use offer_wire::key_token::{self as keys, KeyKind};
 

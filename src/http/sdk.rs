@@ -29,10 +29,10 @@ use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
 use offer_domain::custom_page::{PublishedPage, SharedPage};
 use offer_wire::event::SdkEvent;
+use offer_wire::socket::TriggerContext;
 
 use crate::service::access;
 use crate::service::play::events::{BatchOutcome, apply_batch};
-use crate::service::play::offers::TriggerContext;
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{self, OpenSession, Opened, open_session};
 use crate::state::AppState;
@@ -210,8 +210,7 @@ pub async fn next_offer(
     caller: SdkCaller,
     ApiJson(body): ApiJson<OfferRequest>,
 ) -> ApiResult<Response> {
-    let event_type = body.trigger_context.event_type.as_str();
-    if !offer_domain::validation::is_snake_case(event_type, 64) {
+    if !body.trigger_context.is_valid() {
         return Err(ApiError::Service(ServiceError::invalid(
             "trigger_context.event_type",
             "a snake_case event name",
@@ -226,6 +225,7 @@ pub async fn next_offer(
     )
     .await?;
     session.touch();
+    let event_type = body.trigger_context.event_type.as_str();
     Ok(match serve(&state.services, &game, &session, event_type) {
         Served::Offer(offer) => offer_response(&game.view().item_json, &offer),
         Served::NoOffer(reason, id) => no_offer(reason.as_str(), id),

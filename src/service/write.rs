@@ -9,7 +9,7 @@ use offer_actors::{GameChange, GameHandle};
 use uuid::Uuid;
 
 use super::{ServiceResult, Services};
-use crate::store::BusMessage;
+use offer_wire::bus::BusMessage;
 
 /// What a write under [`Services::commit`] did: its result, and the change to publish when
 /// the store now holds one.

@@ -16,7 +16,7 @@
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
 //! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
 //! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
-//! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](super::BusMessage) |
+//! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](offer_wire::bus::BusMessage) |
 //!
 //! `<env>` is [`Environment::tag`] (`prod` or `sandbox`); `<game_id>` is the lowercase
 //! hyphenated UUID. A player id may contain any character: it is always the last segment of

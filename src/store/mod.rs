@@ -23,6 +23,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use offer_domain::environment::Environment;
+use offer_wire::bus::BusMessage;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use uuid::Uuid;
@@ -233,65 +234,6 @@ pub struct CohortFlows {
 /// Separates a cohort from a currency in a stored day-aggregate field: `gold@2026-W40`.
 /// Currency ids are snake_case, so a field with it is never a game-wide total.
 pub const COHORT_SEPARATOR: char = '@';
-
-/// A message between engine nodes (Redis pub/sub; in process for the embedded store, which
-/// serves one node).
-/// Every node, the sender included, applies each message; applying is idempotent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum BusMessage {
-    /// A game's kill switch changed: push it to every socket of the game.
-    KillSwitch {
-        /// The game.
-        game_id: Uuid,
-        /// New level 0-3.
-        level: u8,
-        /// Why, shown to the SDK.
-        reason: String,
-        /// When it changed.
-        updated_at: DateTime<Utc>,
-    },
-    /// A game's catalogue or offer configuration changed: reload it from the store.
-    GameChanged {
-        /// The game.
-        game_id: Uuid,
-        /// The node that made the change; it already applied it and ignores its own echo
-        /// (reloading it could race with its next local change).
-        origin: Uuid,
-    },
-    /// A money event sent over REST moved a player's balance of one currency: push the
-    /// balance to the player's sessions of that environment (one sent on a socket is answered
-    /// on that socket instead).
-    BalanceChanged {
-        /// The game.
-        game_id: Uuid,
-        /// Production or sandbox.
-        env: Environment,
-        /// The player.
-        player_id: String,
-        /// The currency whose balance moved.
-        currency_id: String,
-    },
-    /// A player's inventory changed: push it to the player's sessions of that environment.
-    InventoryChanged {
-        /// The game.
-        game_id: Uuid,
-        /// Production or sandbox.
-        env: Environment,
-        /// The player.
-        player_id: String,
-        /// The session whose socket already got the inventory as its answer, if any.
-        answered: Option<Uuid>,
-    },
-    /// A credential was revoked: drop it from every node's cache.
-    KeyRevoked {
-        /// SHA-256 of the key, hex.
-        key_hash: String,
-    },
-    /// Local only, never published: this node's link to the bus was down, so messages may
-    /// have been lost; reload every game this node serves from the store.
-    Resync,
-}
 
 /// The storage interface. Implementations bound every call with a timeout and answer
 /// [`StoreError::Unavailable`] instead of hanging.

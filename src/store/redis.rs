@@ -85,6 +85,7 @@ use ::redis::{Client, ErrorKind, RedisError, RedisResult, Script, ServerErrorKin
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use offer_domain::environment::Environment;
+use offer_wire::bus::BusMessage;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
@@ -96,8 +97,8 @@ use self::money_keys::MoneyKeyCache;
 use self::target::RedisTarget;
 use super::keys::Keys;
 use super::{
-    BusMessage, COHORT_SEPARATOR, Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome,
-    Store, StoreError, StoreResult,
+    COHORT_SEPARATOR, Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome, Store,
+    StoreError, StoreResult,
 };
 
 /// Documents asked for per `HSCAN` page of [`Store::list`].

@@ -24,17 +24,17 @@ use tokio::time::Instant;
 use super::WsContext;
 use super::budget::Budget;
 use super::heartbeat::Heartbeat;
-use super::protocol::{ClientMessage, Format, ServerMessage};
+use super::protocol::{ClientMessage, Format, ServerMessage, ToOutbound as _};
 use super::read_gate::ReadGate;
 use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
 use crate::service::play::events;
-use crate::service::play::inventory::InventoryItem;
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{OpenSession, Opened, open_session};
 use crate::store::inventory;
+use offer_wire::socket::InventoryItem;
 
 /// Close codes the gateway uses.
 mod code {
@@ -382,8 +382,7 @@ impl Conn {
             }
             ClientMessage::Event { event } => Box::pin(self.event(event)).await,
             ClientMessage::OfferRequest { trigger_context } => {
-                let event_type = trigger_context.event_type;
-                if !offer_domain::validation::is_snake_case(&event_type, 64) {
+                if !trigger_context.is_valid() {
                     return self
                         .reply(ServerMessage::error(
                             "validation_failed",
@@ -391,7 +390,7 @@ impl Conn {
                         ))
                         .await;
                 }
-                self.offer(&event_type);
+                self.offer(&trigger_context.event_type);
                 Ok(())
             }
         }
@@ -454,7 +453,7 @@ impl Conn {
                     mode: view.game.mode,
                     config_version: view.version,
                     resumed,
-                    epoch,
+                    epoch: Some(epoch),
                     inventory: InventoryItem::list(held.clone()),
                 }
                 .outbound()
@@ -539,7 +538,7 @@ impl Conn {
         let msg = match serve(&self.state.services, &live.game, &live.session, event_type) {
             Served::Offer(offer) => ServerMessage::Offer(offer),
             Served::NoOffer(reason, _) => ServerMessage::NoOffer {
-                outcome: reason.as_str(),
+                outcome: reason.as_str().into(),
             },
         };
         live.session.push(msg.outbound());

@@ -14,11 +14,11 @@ use uuid::Uuid;
 
 use super::WsContext;
 use super::limits::SocketCounts;
-use super::protocol::ServerMessage;
-use crate::service::play::inventory::InventoryItem;
+use super::protocol::{ServerMessage, ToOutbound as _};
 use crate::signal::Signal;
 use crate::store::inventory;
 use offer_domain::environment::Environment;
+use offer_wire::socket::InventoryItem;
 
 /// The node's socket-wide state.
 #[derive(Default)]

@@ -1,4 +1,5 @@
-//! The WebSocket wire protocol: the messages both ways and their two encodings.
+//! The WebSocket wire protocol as the engine speaks it: the two encodings of its messages
+//! (which `offer_wire::socket` declares) and their framing.
 //!
 //! Every message is one flat object with `type`. `svc.v1.json` carries it as JSON in text
 //! frames; `svc.v1.msgpack` as a MessagePack map with field names (never positional arrays)
@@ -10,31 +11,14 @@ use std::cell::RefCell;
 
 use axum::extract::ws::{Message, Utf8Bytes};
 use bytes::{BufMut, BytesMut};
-use chrono::{DateTime, Utc};
 use offer_actors::{Outbound, OutboundMessage};
-use offer_domain::custom_page::{PublishedPage, SharedPage};
-use offer_domain::game::Mode;
-use offer_domain::offer::{KillSwitch, ServedOffer};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
+use serde::Deserialize;
 
-use crate::service::play::inventory::InventoryItem;
-use crate::service::play::offers::TriggerContext;
-use offer_wire::event::SdkEvent;
+pub use offer_wire::socket::client::MAX_MESSAGE_DEPTH;
+pub use offer_wire::socket::{ClientMessage, JSON_PROTOCOL, MSGPACK_PROTOCOL, ServerMessage};
 
 /// What a JSON frame starts with, before its `seq`.
 const SEQ_FIELD: &str = "{\"seq\":";
-
-/// The JSON subprotocol.
-pub const JSON_PROTOCOL: &str = "svc.v1.json";
-/// The MessagePack subprotocol.
-pub const MSGPACK_PROTOCOL: &str = "svc.v1.msgpack";
-
-/// Deepest nesting of arrays and maps a client message may have, in either format: the
-/// limit of the JSON reader, which MessagePack input gets too. A deeper message is
-/// malformed; what a message may store is bounded far lower by the services.
-pub const MAX_MESSAGE_DEPTH: usize = 127;
 
 /// The wire format of one socket, chosen from `Sec-WebSocket-Protocol` (a client must offer
 /// one of the two subprotocols).
@@ -212,137 +196,25 @@ fn splice_seq(buf: &mut BytesMut, seq: u64, body: &[u8]) {
     buf.extend_from_slice(fields);
 }
 
-/// A message from the client. Its schema, like [`ServerMessage`]'s, keeps the protocol
-/// reference complete.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ClientMessage {
-    /// Opens or resumes the session (the same path as `POST /v1/sdk/sessions`).
-    Hello {
-        /// Client-chosen UUID.
-        session_id: Uuid,
-        /// The studio's player id.
-        player_id: String,
-        /// country, platform, app_version, level, ...
-        #[serde(default)]
-        #[schema(value_type = Object)]
-        attributes: serde_json::Map<String, serde_json::Value>,
-        /// The last `seq` the client received, to get what it missed.
-        #[serde(default)]
-        resume_from: Option<u64>,
-        /// The `epoch` of the `ready` that `resume_from` was numbered under: a resume is
-        /// honoured only within the same epoch.
-        #[serde(default)]
-        epoch: Option<String>,
-    },
-    /// One SDK event, exactly as in `POST /v1/sdk/events`.
-    Event {
-        /// The event.
-        event: SdkEvent,
-    },
-    /// Asks for an offer now.
-    OfferRequest {
-        /// The moment.
-        trigger_context: TriggerContext,
-    },
-    /// The client has every message up to `seq`: the server may forget them.
-    Ack {
-        /// The acknowledged seq.
-        seq: u64,
-    },
-}
-
-/// A message from the server (the body; the socket adds `seq`). Its schema lists every
-/// message type with its fields, which keeps the protocol reference (`docs/protocol.md`)
-/// complete: a test finds an example there for each type.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ServerMessage {
-    /// The first message after `hello` (or right after the replay of a resume).
-    Ready {
-        /// The game's kill switch now.
-        kill_switch: KillSwitch,
-        /// Operating mode.
-        mode: Mode,
-        /// Version of the game's live configuration.
-        config_version: u64,
-        /// Whether `resume_from` was honoured (the missed messages came just before).
-        resumed: bool,
-        /// The session's message history: its `seq`s only mean something with it, so a
-        /// client names it in `hello` with `resume_from`. A new epoch means a new history
-        /// whose `seq` started again from 1.
-        epoch: String,
-        /// The player's inventory now.
-        inventory: Vec<InventoryItem>,
-    },
-    /// An offer, with the REST offer's fields.
-    Offer(ServedOffer),
-    /// No offer, with the `Offer-Outcome` reason.
-    NoOffer {
-        /// `kill_switch`, `holdout`, `frequency_capped`, `suppressed`, ...
-        outcome: &'static str,
-    },
-    /// The kill switch changed.
-    KillSwitch {
-        /// Level 0 to 3.
-        level: u8,
-        /// Why.
-        reason: String,
-        /// When.
-        updated_at: DateTime<Utc>,
-    },
-    /// The game's configuration (catalogue, templates, bundles, published custom page, ...)
-    /// changed.
-    Config {
-        /// The new version.
-        config_version: u64,
-        /// The published custom page (the version a studio member approved, with its
-        /// template and bindings), or null when none was ever published.
-        #[schema(value_type = Option<PublishedPage>)]
-        custom_page: Option<SharedPage>,
-    },
-    /// A wallet balance after a money event (also after an idempotent replay).
-    Balance {
-        /// The currency.
-        currency_id: String,
-        /// Its balance.
-        balance: i64,
-    },
-    /// The player's whole inventory, after every change of it (a purchase's items, an
-    /// `item_used`; also after an idempotent replay).
-    Inventory {
-        /// Every item the player holds, by `item_id`; an item used up is absent.
-        items: Vec<InventoryItem>,
-    },
-    /// A refused or malformed client message.
-    Error {
-        /// Stable code: `bad_message`, `insufficient_funds`, `insufficient_items`,
-        /// `sdk_disabled`, ...
-        code: String,
-        /// Explanation.
-        message: String,
-    },
-}
-
-impl ServerMessage {
+/// A server message made ready to send: encoded once per format, whatever the number of
+/// sockets that write it.
+pub trait ToOutbound {
     /// The shareable, encode-once form.
-    pub fn outbound(&self) -> Outbound {
-        // Serialising these plain structs into a `Value` cannot fail.
-        OutboundMessage::new(serde_json::to_value(self).unwrap_or(serde_json::Value::Null))
-    }
+    fn outbound(&self) -> Outbound;
+}
 
-    /// An `error` message.
-    pub fn error(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::Error {
-            code: code.into(),
-            message: message.into(),
-        }
+impl ToOutbound for ServerMessage {
+    fn outbound(&self) -> Outbound {
+        // Serialising these plain structs into a `Value` cannot fail (`Unknown`, which
+        // cannot be written, is only ever read).
+        OutboundMessage::new(serde_json::to_value(self).unwrap_or(serde_json::Value::Null))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
 
     #[test]
     fn msgpack_seq_is_spliced_into_the_map() {
@@ -372,9 +244,14 @@ mod tests {
             // The message and its `attributes` are two of the levels.
             let value =
                 (0..levels - 2).fold(serde_json::json!(1), |inner, _| serde_json::json!([inner]));
-            let hello = serde_json::json!({"type": "hello", "session_id": Uuid::nil(),
-                                           "player_id": "p", "attributes": {"a": value}});
-            let text = Message::Text(hello.to_string().into());
+            let hello = ClientMessage::Hello {
+                session_id: Uuid::nil(),
+                player_id: "p".into(),
+                attributes: [("a".to_owned(), value)].into_iter().collect(),
+                resume_from: None,
+                epoch: None,
+            };
+            let text = Message::Text(serde_json::to_string(&hello).expect("json").into());
             let binary = Message::Binary(rmp_serde::to_vec_named(&hello).expect("encodes").into());
             for (format, frame) in [(Format::Json, text), (Format::MsgPack, binary)] {
                 let decoded = format.decode(&frame).expect("the socket's frame kind");

@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use offer_engine::store::Store;
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{BusMessage, Store};
+use offer_wire::bus::BusMessage;
 use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;

@@ -1,12 +1,15 @@
 //! A WebSocket SDK client for the tests: connect with a subprotocol, say `hello`, send and
 //! read messages in either wire format (JSON text or MessagePack binary frames), wait for
 //! a message of one type or for the server's close code; and the message bodies the tests
-//! send.
+//! send. The messages are the protocol's own types (`offer_wire::socket`); the tests see
+//! them as JSON values, to send malformed ones too and to look at fields one by one.
 
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use offer_domain::holdout::is_holdout;
+use offer_wire::socket::{ClientMessage, Numbered};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -21,10 +24,8 @@ use super::helpers::TestApp;
 /// Only to avoid hangs: every wait in the WebSocket tests is bounded by this.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The subprotocol that selects JSON text frames.
-pub const JSON_PROTOCOL: &str = "svc.v1.json";
-/// The subprotocol that selects MessagePack binary frames.
-const MSGPACK_PROTOCOL: &str = "svc.v1.msgpack";
+pub use offer_wire::socket::JSON_PROTOCOL;
+use offer_wire::socket::MSGPACK_PROTOCOL;
 
 /// The wire format of a connection.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -74,17 +75,28 @@ pub async fn connect(app: &TestApp, key: &str, fmt: Fmt) -> Client {
 }
 
 impl Client {
-    /// Sends `v` encoded in this connection's format.
-    pub async fn send(&mut self, v: Value) {
+    /// Sends `v` (a [`ClientMessage`], or a JSON value for a message the protocol does not
+    /// allow) encoded in this connection's format.
+    pub async fn send(&mut self, v: impl Serialize) {
         let frame = match self.fmt {
-            Fmt::Json => Message::text(v.to_string()),
+            Fmt::Json => Message::text(serde_json::to_string(&v).expect("json")),
             Fmt::MsgPack => Message::binary(rmp_serde::to_vec_named(&v).expect("msgpack")),
         };
         self.ws.send(frame).await.expect("send");
     }
 
-    /// The next data message, decoded; panics on close or silence.
+    /// The next data message, decoded; panics on close or silence, and on a message a
+    /// client could not read as a server message.
     pub async fn recv(&mut self) -> Value {
+        let v = self.recv_frame().await;
+        if let Err(e) = serde_json::from_value::<Numbered>(v.clone()) {
+            panic!("not a server message ({e}): {v}");
+        }
+        v
+    }
+
+    /// The next data frame, decoded.
+    async fn recv_frame(&mut self) -> Value {
         loop {
             let msg = tokio::time::timeout(PATIENCE, self.ws.next())
                 .await
@@ -148,12 +160,16 @@ impl Client {
     /// `seq` read and the epoch of the `ready` it was read under); returns the first answer
     /// (`ready`, or the first replayed message of a resume).
     pub async fn hello(&mut self, session: Uuid, resume: Option<(u64, &str)>) -> Value {
-        let mut hello = json!({"type": "hello", "session_id": session, "player_id": format!("p-{session}"),
-                               "attributes": {"country": "DE", "platform": "ios"}});
-        if let Some((seq, epoch)) = resume {
-            hello["resume_from"] = json!(seq);
-            hello["epoch"] = json!(epoch);
-        }
+        let hello = ClientMessage::Hello {
+            session_id: session,
+            player_id: format!("p-{session}"),
+            attributes: [("country", "DE"), ("platform", "ios")]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), json!(v)))
+                .collect(),
+            resume_from: resume.map(|(seq, _)| seq),
+            epoch: resume.map(|(_, epoch)| epoch.to_owned()),
+        };
         self.send(hello).await;
         self.recv().await
     }
@@ -171,9 +187,10 @@ pub fn fresh(game: &str) -> Uuid {
     }
 }
 
-/// The client message asking for an offer on `event_type`.
+/// The client message asking for an offer on `event_type`, as a JSON value (a test may
+/// add to it).
 pub fn offer_request(event_type: &str) -> Value {
-    json!({"type": "offer_request", "trigger_context": {"event_type": event_type}})
+    serde_json::to_value(ClientMessage::offer_request(event_type)).expect("json")
 }
 
 /// Fields of a server message whose values differ by nature from one session or run to the
@@ -187,7 +204,8 @@ pub const VARYING_FIELDS: [&str; 6] = [
     "message",
 ];
 
-/// The client message carrying one game event.
+/// The client message carrying one game event, as a JSON value: the event may be one the
+/// server refuses, which `ClientMessage` cannot hold.
 pub fn event(event: Value) -> Value {
     json!({"type": "event", "event": event})
 }

@@ -29,7 +29,8 @@ use uuid::Uuid;
 use crate::service::Services;
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome, Items};
-use crate::store::{BusMessage, MoneyKind, MoneyOp, MoneyOutcome, StoreError};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError};
+use offer_wire::bus::BusMessage;
 use offer_wire::event::SdkEvent;
 
 /// Largest amount of one money event.

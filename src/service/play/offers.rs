@@ -16,9 +16,7 @@ use rand::rngs::SmallRng;
 use uuid::Uuid;
 
 use offer_domain::approval::OfferDefinition;
-use offer_domain::schema::SnakeCaseId;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
 use crate::service::approval::approvals::queue_offer;
 use crate::service::play::decision_log::{DecisionRecord, Served};
@@ -29,15 +27,6 @@ thread_local! {
     /// The L1 model's sampler on this thread: fast rather than cryptographic (it only picks
     /// which arm to explore), seeded once per thread from the OS.
     static SAMPLER: RefCell<SmallRng> = RefCell::new(SmallRng::from_rng(&mut rand::rng()));
-}
-
-/// The moment an offer is asked for. Other fields the game sends with it are accepted and
-/// ignored, so a newer SDK can send more context to an older engine.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct TriggerContext {
-    /// The trigger, e.g. `session_start`, `currency_low`, `boss_raid`.
-    #[schema(value_type = SnakeCaseId)]
-    pub event_type: String,
 }
 
 /// Decides and records one offer for a session and trigger event. Never waits on the

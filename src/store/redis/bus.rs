@@ -22,7 +22,8 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use super::bounded;
-use crate::store::{BusMessage, StoreError, StoreResult};
+use crate::store::{StoreError, StoreResult};
+use offer_wire::bus::BusMessage;
 
 /// How many bus messages a slow subscriber may lag behind before it misses some.
 const BUS_CAPACITY: usize = 1024;

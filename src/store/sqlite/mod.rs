@@ -57,14 +57,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use offer_domain::environment::Environment;
+use offer_wire::bus::BusMessage;
 use rusqlite::Connection;
 use serde::Deserialize;
 use tokio::sync::{broadcast, oneshot};
 use uuid::Uuid;
 
 use super::{
-    BusMessage, Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome, Store, StoreError,
-    StoreResult,
+    Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome, Store, StoreError, StoreResult,
 };
 pub use schema::Location;
 use writer::{Command, Pending, Writer};

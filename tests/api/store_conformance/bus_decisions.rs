@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use offer_engine::store::BusMessage;
+use offer_wire::bus::BusMessage;
 use uuid::Uuid;
 
 use super::{Ctx, at, bytes};

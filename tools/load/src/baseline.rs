@@ -13,6 +13,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use chrono::{SecondsFormat, Utc};
 use offer_domain::catalogue::Item;
+use offer_wire::socket::TriggerContext;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -29,13 +30,6 @@ pub struct NextOfferRequest {
     pub session_id: Uuid,
     /// What happened in the game.
     pub trigger_context: TriggerContext,
-}
-
-/// The event that asks for an offer.
-#[derive(Debug, Deserialize)]
-pub struct TriggerContext {
-    /// `session_start`, `currency_low`, `first_loss`, `boss_raid`, ...
-    pub event_type: String,
 }
 
 /// The offer answered.

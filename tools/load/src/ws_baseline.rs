@@ -3,7 +3,7 @@
 //!
 //! It accepts WebSocket connections (echoing the `svc.v1.json` subprotocol), answers any text
 //! frame with a pre-encoded `ready`, except the text frame `go`, which sends one pre-encoded
-//! `kill_switch`-like message (of the engine's message size) to every connected socket
+//! `kill_switch` message (the engine's own message type, so of its size) to every connected socket
 //! through a `tokio::sync::broadcast` channel. No HTTP, no sessions, no sequence numbers: just
 //! the socket work of a fan-out. Its buffers are the engine's defaults (1 KiB read, 4 KiB
 //! write).
@@ -19,14 +19,45 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use offer_domain::game::Mode;
+use offer_domain::kill_level::KillLevel;
+use offer_domain::offer::KillSwitch;
+use offer_wire::socket::{Numbered, ServerMessage};
+
 use crate::ws_client::PROTOCOL;
 
 /// The trigger frame.
 pub const GO: &str = "go";
-/// The answer to `hello`, shaped like the engine's.
-const READY: &str = r#"{"seq":1,"type":"ready","kill_switch":{"level":0,"reason":"","updated_at":"2026-01-01T00:00:00Z"},"mode":"shadow","config_version":1,"resumed":false}"#;
-/// The broadcast message, shaped and sized like the engine's `kill_switch`.
-const KILL: &str = r#"{"seq":2,"type":"kill_switch","level":2,"reason":"load test","updated_at":"2026-01-01T00:00:00.000000Z"}"#;
+/// The answer to `hello` (the engine's `ready` of a new session) and the broadcast message
+/// (the engine's `kill_switch`, as the load test sets it), encoded once as the engine
+/// frames them.
+fn frames() -> Result<(Message, Message)> {
+    let now = chrono::Utc::now();
+    let ready = Numbered {
+        seq: 1,
+        message: ServerMessage::Ready {
+            kill_switch: KillSwitch::default(),
+            mode: Mode::Shadow,
+            config_version: 1,
+            resumed: false,
+            epoch: Some("0000000000000001".into()),
+            inventory: Vec::new(),
+        },
+    };
+    let kill = Numbered {
+        seq: 2,
+        message: ServerMessage::KillSwitch {
+            level: KillLevel::OffersOff,
+            reason: "load test".into(),
+            updated_at: now,
+        },
+    };
+    let text = |m: &Numbered| serde_json::to_string(m).map(Message::text);
+    Ok((
+        text(&ready).context("encoding ready")?,
+        text(&kill).context("encoding kill_switch")?,
+    ))
+}
 
 /// Serves until killed.
 pub async fn serve(bind: SocketAddr) -> Result<()> {
@@ -36,8 +67,7 @@ pub async fn serve(bind: SocketAddr) -> Result<()> {
         .with_context(|| format!("binding {bind}"))?;
     eprintln!("ws-baseline listening on {bind}");
     let (fanout, _) = broadcast::channel::<Message>(16);
-    let ready = Message::text(READY);
-    let kill = Message::text(KILL);
+    let (ready, kill) = frames()?;
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,

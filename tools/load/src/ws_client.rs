@@ -21,8 +21,10 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use offer_wire::socket::{ClientMessage, Numbered, ServerMessage};
+
 /// The JSON subprotocol of the SDK.
-pub const PROTOCOL: &str = "svc.v1.json";
+pub const PROTOCOL: &str = offer_wire::socket::JSON_PROTOCOL;
 /// How long one socket may take to connect and get `ready`.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -54,21 +56,23 @@ pub async fn open(url: &str, key: &str, session_id: uuid::Uuid, player_id: &str)
             tokio_tungstenite::connect_async_with_config(request, Some(client_config()), true)
                 .await
                 .with_context(|| format!("connecting to {url}"))?;
-        let hello = serde_json::json!({
-            "type": "hello",
-            "session_id": session_id,
-            "player_id": player_id,
-        });
-        ws.send(Message::text(hello.to_string()))
+        let hello = serde_json::to_string(&ClientMessage::hello(session_id, player_id))
+            .context("encoding hello")?;
+        ws.send(Message::text(hello))
             .await
             .context("sending hello")?;
         loop {
             match ws.next().await {
-                Some(Ok(Message::Text(text))) if text.contains("\"type\":\"ready\"") => {
-                    return Ok(ws);
-                }
-                Some(Ok(Message::Text(text))) if text.contains("\"type\":\"error\"") => {
-                    bail!("hello answered with an error: {}", text.as_str());
+                Some(Ok(Message::Text(text))) => {
+                    let Numbered { message, .. } = serde_json::from_str(text.as_str())
+                        .with_context(|| format!("not a server message: {}", text.as_str()))?;
+                    match message {
+                        ServerMessage::Ready { .. } => return Ok(ws),
+                        ServerMessage::Error { code, message } => {
+                            bail!("hello answered with an error: {code}: {message}")
+                        }
+                        _ => {}
+                    }
                 }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e).context("reading the answer to hello"),
