@@ -8,11 +8,11 @@
 //! carries a strict Content-Security-Policy and the other headers `secure_headers` sets; the
 //! stylesheet and the few lines of script are compiled into the binary ([`assets`]).
 
+pub mod access;
 pub mod approvals;
 pub mod assets;
 pub mod bundles;
 pub mod catalogue;
-pub mod chart;
 pub mod custom_pages;
 pub mod device;
 pub mod document;
@@ -22,7 +22,6 @@ pub mod failure;
 pub mod forms;
 pub mod games;
 pub mod item_art;
-pub mod items_file;
 pub mod keys;
 pub mod layout;
 pub mod live;

@@ -1,8 +1,16 @@
-//! The small parsers of typed form fields that the pages share: a box of dollars, a box of
-//! a whole number, a list typed with commas or spaces, and a text that is absent when left
-//! blank. A box that does not read adds its error, in the form's words, next to its field,
-//! and the page shows the form again with what was typed.
+//! Every parser of what a dashboard form sends: the small typed boxes the pages share (a box
+//! of dollars, a box of a whole number, a list typed with commas or spaces, a text that is
+//! absent when left blank), the boxes of the offers page (the templates' JSON, the variants
+//! of an experiment), the forms read as a whole ([`bundle`], [`game`], [`item`]) and the uploaded catalogue file ([`items_file`]). A box that does not
+//! read adds its error, in the form's words, next to its field, and the page shows the form
+//! again with what was typed.
 
+pub mod bundle;
+pub mod game;
+pub mod item;
+pub mod items_file;
+
+use offer_domain::offer::{Template, Variant};
 use offer_domain::validation::FieldError;
 
 /// A decimal box (a price in dollars, a leading `$` allowed): empty is `None`; anything else
@@ -53,6 +61,67 @@ pub fn words(text: &str) -> Vec<String> {
 pub fn optional_text(text: &str) -> Option<String> {
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// A list of codes typed with commas between them (countries), each without its spaces.
+pub fn codes(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(|c| c.trim().to_owned())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// Reads the templates box: the whole JSON list of a game's templates.
+pub fn templates(text: &str) -> Result<Vec<Template>, FieldError> {
+    serde_json::from_str(text).map_err(|e| {
+        FieldError::new("templates", format!("not a JSON list of templates: {e}"))
+    })
+}
+
+/// Reads the variants box of a new experiment: one `name weight [price]` a line, the price
+/// `4.99` (a fixed price) or `x0.8` (a multiplier).
+pub fn variants(text: &str) -> Result<Vec<Variant>, FieldError> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(i, line)| {
+            let bad = |why: &str| FieldError::new("variants", format!("line {}: {why}", i + 1));
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let (name, weight, price) = match words.as_slice() {
+                [name, weight] => (*name, *weight, None),
+                [name, weight, price] => (*name, *weight, Some(*price)),
+                _ => return Err(bad("write a name, a weight, then an optional price")),
+            };
+            let weight = weight
+                .parse()
+                .map_err(|_| bad("the weight is a whole number such as 1"))?;
+            let mut variant = Variant {
+                name: name.to_owned(),
+                weight,
+                price_usd: None,
+                price_multiplier: None,
+            };
+            match price {
+                None => {}
+                Some(p) if p.starts_with(['x', 'X']) => {
+                    variant.price_multiplier = Some(
+                        p[1..]
+                            .parse()
+                            .map_err(|_| bad("a multiplier reads like x0.8"))?,
+                    );
+                }
+                Some(p) => {
+                    variant.price_usd = Some(
+                        p.trim_start_matches('$')
+                            .parse()
+                            .map_err(|_| bad("a price reads like 4.99"))?,
+                    );
+                }
+            }
+            Ok(variant)
+        })
+        .collect()
 }
 
 #[cfg(test)]
