@@ -3,11 +3,14 @@
 //! handler answers it in the game's frame. No view reads a service; no handlers file imports
 //! another, so the pieces two pages share live here.
 
+pub mod approvals;
 pub mod bundle;
 pub mod catalogue;
 pub mod chart;
+pub mod custom_pages;
 pub mod economy;
 pub mod games;
 pub mod live;
 pub mod offers;
+pub mod runs;
 pub mod shots;
