@@ -48,7 +48,13 @@ impl<R> DashGame<R> {
     /// current, around `body`, with `status` (200, or the status of a refusal the page shows
     /// next to its form).
     pub fn page(&self, status: StatusCode, title: &str, tab: Tab, body: Markup) -> Response {
-        layout::game_page(status, &self.user, title, (&self.game.view().game, tab), body)
+        layout::game_page(
+            status,
+            &self.user,
+            title,
+            (&self.game.view().game, tab),
+            body,
+        )
     }
 }
 
@@ -89,8 +95,7 @@ impl<R: MinRole> FromRequestParts<AppState> for DashApproval<R> {
         let user = SignedIn::from_request_parts(parts, state).await?;
         let approval_id = path_id(parts, state, "approval_id").await?;
         let (approval, stored, game) =
-            approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id)
-                .await?;
+            approvals::get_for_studio(&state.services, &user.caller.studio_id, approval_id).await?;
         user.require(R::ROLE)?;
         Ok(Self {
             user,

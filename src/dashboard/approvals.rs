@@ -111,13 +111,12 @@ async fn or_conflict(
 ) -> Result<Response, PageError> {
     let (problem, status) = match outcome {
         Ok(()) => {
-            return Ok(
-                Redirect::to(&format!("/dashboard/approvals/{approval_id}")).into_response(),
-            );
+            return Ok(Redirect::to(&format!("/dashboard/approvals/{approval_id}")).into_response());
         }
         Err(ServiceError::Conflict(why)) => (why, StatusCode::CONFLICT),
         Err(ServiceError::PageInvalid(_)) => (
-            "The page does not pass validation: it was not published and the approval still waits.".to_owned(),
+            "The page does not pass validation: it was not published and the approval still waits."
+                .to_owned(),
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
         Err(e) => return Err(e.into()),

@@ -35,7 +35,12 @@ pub async fn create(
         Err(ServiceError::Validation(errors)) => {
             let refused = Refused::Bundle(&form, errors);
             let body = views::offers::page(&at.user, &at.game.view(), Some(&refused));
-            Ok(at.page(StatusCode::UNPROCESSABLE_ENTITY, "Offers", Tab::Offers, body))
+            Ok(at.page(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Offers",
+                Tab::Offers,
+                body,
+            ))
         }
         Err(e) => Err(e.into()),
     }
@@ -75,7 +80,13 @@ pub async fn edit(
     PagePath((game_id, bundle_id)): PagePath<(Uuid, Uuid)>,
     CsrfForm { form, .. }: CsrfForm<BundleForm>,
 ) -> Result<Response, PageError> {
-    if !at.game.view().bundles.iter().any(|b| b.bundle_id == bundle_id) {
+    if !at
+        .game
+        .view()
+        .bundles
+        .iter()
+        .any(|b| b.bundle_id == bundle_id)
+    {
         return Err(ServiceError::NotFound("bundle").into());
     }
     let saved = match form.bundle(bundle_id) {

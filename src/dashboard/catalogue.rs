@@ -76,10 +76,7 @@ fn table_page<R>(
 }
 
 /// `GET /dashboard/games/{game_id}/items`.
-pub async fn page(
-    at: DashGame<Viewer>,
-    PageQuery(query): PageQuery<TableQuery>,
-) -> Response {
+pub async fn page(at: DashGame<Viewer>, PageQuery(query): PageQuery<TableQuery>) -> Response {
     table_page(&at, &query, None, &[])
 }
 

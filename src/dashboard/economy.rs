@@ -37,14 +37,8 @@ pub async fn page(
 ) -> Result<Response, PageError> {
     let handle = &at.game;
     let days = q.days.unwrap_or(DEFAULT_DAYS).clamp(1, 90);
-    let report = health::fsr_report(
-        &state.services,
-        handle,
-        Environment::Production,
-        days,
-        None,
-    )
-    .await?;
+    let report =
+        health::fsr_report(&state.services, handle, Environment::Production, days, None).await?;
     let arpu = holdout::arpu(&state.services, handle, Environment::Production).await?;
     let share = billing::revenue_share(&state.services, handle, &at.user.caller.studio_id).await?;
     let body = views::page(at.game_id(), days, &report, &arpu, &share);

@@ -51,9 +51,9 @@ pub async fn create(
         Err(errors) => return list_page(&state, &user, &form, &errors).await,
     };
     match games::create(&state.services, &user.caller.studio_id, new).await {
-        Ok(handle) => Ok(
-            Redirect::to(&Tab::Overview.href(handle.view().game.game_id)).into_response(),
-        ),
+        Ok(handle) => {
+            Ok(Redirect::to(&Tab::Overview.href(handle.view().game.game_id)).into_response())
+        }
         Err(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
             list_page(&state, &user, &form, &errors).await
         }
@@ -79,7 +79,10 @@ fn show_page<R>(
 
 /// Where a write from the game page goes next: back to the page when the service saved it,
 /// the page again with the service's field errors (422) when it refused the fields.
-fn after_write<R, T>(at: &DashGame<R>, result: Result<T, ServiceError>) -> Result<Response, PageError> {
+fn after_write<R, T>(
+    at: &DashGame<R>,
+    result: Result<T, ServiceError>,
+) -> Result<Response, PageError> {
     match result {
         Ok(_) => Ok(Redirect::to(&Tab::Overview.href(at.game_id())).into_response()),
         Err(ServiceError::Validation(errors)) => Ok(show_page(

@@ -67,9 +67,7 @@ pub async fn confirm(
 ) -> Result<Response, PageError> {
     match runs::confirm(&state.services, game_id, run_id, &at.user.caller).await {
         Ok(_) => Ok(Redirect::to(&format!("{}/{run_id}", views::path(game_id))).into_response()),
-        Err(ServiceError::Conflict(why)) => {
-            run_page(&state.services, &at, run_id, Some(why)).await
-        }
+        Err(ServiceError::Conflict(why)) => run_page(&state.services, &at, run_id, Some(why)).await,
         Err(e) => Err(e.into()),
     }
 }

@@ -73,9 +73,8 @@ pub fn codes(text: &str) -> Vec<String> {
 
 /// Reads the templates box: the whole JSON list of a game's templates.
 pub fn templates(text: &str) -> Result<Vec<Template>, FieldError> {
-    serde_json::from_str(text).map_err(|e| {
-        FieldError::new("templates", format!("not a JSON list of templates: {e}"))
-    })
+    serde_json::from_str(text)
+        .map_err(|e| FieldError::new("templates", format!("not a JSON list of templates: {e}")))
 }
 
 /// Reads the variants box of a new experiment: one `name weight [price]` a line, the price

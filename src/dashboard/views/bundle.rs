@@ -52,7 +52,10 @@ pub fn page(
     typed: &BundleForm,
     errors: &[FieldError],
 ) -> Markup {
-    let base = format!("/dashboard/games/{game_id}/offers/bundles/{}", bundle.bundle_id);
+    let base = format!(
+        "/dashboard/games/{game_id}/offers/bundles/{}",
+        bundle.bundle_id
+    );
     html! {
         h1 { (bundle.name) }
         p { "Items: " (bundle.item_ids.join(", ")) " · price " (format!("${:.2}", bundle.price_usd)) }

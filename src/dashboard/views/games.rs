@@ -174,4 +174,3 @@ pub fn overview(
         }
     }
 }
-

@@ -107,7 +107,7 @@ pub fn page(user: &SignedIn, game_id: Uuid, run: &Run, refused: Option<&str>) ->
             dt { "Mode" } dd #run-mode { (mode_name(run.mode)) }
             dt { "Opened" } dd { (run.created_at.format("%Y-%m-%d %H:%M")) " UTC by " (run.opened_by) }
             @if let Some(by) = &run.key_issued_by { dt { "Key approved by" } dd { (by) } }
-            dt { "State" } dd #run-state { (state_of(&run)) }
+            dt { "State" } dd #run-state { (state_of(run)) }
             dt { "Validations" } dd { (run.validations) " of " (MAX_VALIDATIONS) }
             dt { "Comparisons" } dd { (run.comparisons) " of " (MAX_COMPARISONS) }
             dt { "Kept until" } dd { (run.expires_at.format("%Y-%m-%d")) }
@@ -126,7 +126,7 @@ pub fn page(user: &SignedIn, game_id: Uuid, run: &Run, refused: Option<&str>) ->
         }
         @if let Some(why) = &refused { p.field-error #error-confirm role="alert" { (why) } }
         h2 { "Calls" }
-        @if run.calls.is_empty() { p.muted { "No call yet." } } @else { (calls(game_id, &run)) }
+        @if run.calls.is_empty() { p.muted { "No call yet." } } @else { (calls(game_id, run)) }
         p { a href=(path(game_id)) { "Back to the runs" } }
     }
 }
