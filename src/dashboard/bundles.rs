@@ -1,6 +1,6 @@
 //! A game's L3 bundles: create one (from the form on the offers page), a bundle's own page
 //! with the form that edits it, and delete. The form is read by
-//! [`forms::bundle`](super::forms::bundle) and drawn by [`views::bundle`](super::views::bundle);
+//! [`forms::bundle`](super::forms::bundle) and drawn by [`views::bundle`];
 //! the offer configuration service checks every item against the live catalogue.
 
 use axum::extract::State;

@@ -1,7 +1,7 @@
 //! Offer configuration of a game: its L2 genre templates (replaced as a whole from a JSON
 //! box), its L3 bundles (created by the bundles' handlers) and its price experiments (created
 //! from one variant a line, deleted). The page that lists them all is drawn by
-//! [`views::offers`](super::views::offers), which the bundle handlers show too. The offer
+//! [`views::offers`], which the bundle handlers show too. The offer
 //! configuration service (`service/offer_config.rs`) validates every write, as for the REST
 //! routes; its refusals show next to their field.
 
