@@ -169,4 +169,41 @@ mod tests {
         );
         assert_eq!(optional_text(" \t\n"), None);
     }
+
+    #[test]
+    fn codes_are_split_by_commas_only() {
+        assert_eq!(codes(" BE, nl ,,FR "), ["BE", "nl", "FR"]);
+        assert!(codes(" , ").is_empty());
+    }
+
+    #[test]
+    fn a_variant_line_reads_a_fixed_price_or_a_multiplier() {
+        let read = variants("control 1\n\n cheaper 2 x0.8 \npremium 1 $5.99").expect("variants");
+        let seen: Vec<_> = read
+            .iter()
+            .map(|v| (v.name.as_str(), v.weight, v.price_usd, v.price_multiplier))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("control", 1, None, None),
+                ("cheaper", 2, None, Some(0.8)),
+                ("premium", 1, Some(5.99), None),
+            ]
+        );
+        let refused = variants("a 1\nb heavy").expect_err("a weight in words");
+        assert_eq!(refused.field, "variants");
+        assert_eq!(
+            refused.reason,
+            "line 2: the weight is a whole number such as 1"
+        );
+    }
+
+    #[test]
+    fn templates_that_are_not_json_are_refused_on_their_box() {
+        assert_eq!(templates("[]").expect("an empty list").len(), 0);
+        let refused = templates("{").expect_err("not JSON");
+        assert_eq!(refused.field, "templates");
+        assert!(refused.reason.starts_with("not a JSON list of templates"));
+    }
 }
