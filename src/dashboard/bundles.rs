@@ -1,55 +1,59 @@
 //! A game's L3 bundles: create one (from the form on the offers page), a bundle's own page
-//! with the form that edits it, and delete. The form is
-//! [`views::bundle_form`](super::views::bundle_form); the offer configuration service checks
-//! every item against the live catalogue.
+//! with the form that edits it, and delete. The form is read by
+//! [`forms::bundle`](super::forms::bundle) and drawn by [`views::bundle`];
+//! the offer configuration service checks every item against the live catalogue.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::html;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
+use super::access::{DashGame, Developer, Viewer};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn, game_of};
-use super::views::bundle_form::{BundleForm, form};
-use super::views::offers::{Refused, offers_page};
-use crate::auth::Role;
+use super::forms::bundle::BundleForm;
+use super::layout::{Tab, status_of};
+use super::session::{CsrfForm, NoFields};
+use super::views;
+use super::views::offers::Refused;
 use crate::service::{ServiceError, game::offer_config};
 use crate::state::AppState;
 
 /// `POST /dashboard/games/{game_id}/offers/bundles` (developer): a new bundle.
 pub async fn create(
+    at: DashGame<Developer>,
     State(state): State<AppState>,
-    PagePath(game_id): PagePath<Uuid>,
-    CsrfForm { user, form }: CsrfForm<BundleForm>,
+    CsrfForm { form, .. }: CsrfForm<BundleForm>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Developer)?;
     let saved = match form.bundle(Uuid::new_v4()) {
-        Ok(bundle) => offer_config::put_bundle(&state.services, &handle, bundle).await,
+        Ok(bundle) => offer_config::put_bundle(&state.services, &at.game, bundle).await,
         Err(errors) => Err(ServiceError::Validation(errors)),
     };
     match saved {
-        Ok(_) => Ok(Redirect::to(&format!("/dashboard/games/{game_id}/offers")).into_response()),
+        Ok(_) => Ok(Redirect::to(&Tab::Offers.href(at.game_id())).into_response()),
         Err(ServiceError::Validation(errors)) => {
-            offers_page(&state, &user, game_id, Some(Refused::Bundle(&form, errors))).await
+            let refused = Refused::Bundle(&form, errors);
+            let body = views::offers::page(&at.user, &at.game.view(), Some(&refused));
+            Ok(at.page(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Offers",
+                Tab::Offers,
+                body,
+            ))
         }
         Err(e) => Err(e.into()),
     }
 }
 
-async fn bundle_page(
-    state: &AppState,
-    user: &SignedIn,
-    game_id: Uuid,
+/// A bundle's page, with what was typed and why it was refused when a save failed (a 422).
+fn bundle_page<R>(
+    at: &DashGame<R>,
     bundle_id: Uuid,
     typed: Option<&BundleForm>,
     errors: &[FieldError],
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, user, game_id).await?;
-    let view = handle.view();
+    let view = at.game.view();
     let bundle = view
         .bundles
         .iter()
@@ -57,51 +61,27 @@ async fn bundle_page(
         .ok_or(ServiceError::NotFound("bundle"))?;
     let stored = BundleForm::of(bundle);
     let typed = typed.unwrap_or(&stored);
-    let base = format!("/dashboard/games/{game_id}/offers/bundles/{bundle_id}");
-    let body = html! {
-        h1 { (bundle.name) }
-        p { "Items: " (bundle.item_ids.join(", ")) " · price " (format!("${:.2}", bundle.price_usd)) }
-        @if user.can(Role::Developer) {
-            (form(user, &base, "Save bundle", typed, errors))
-            form method="post" action={ (base) "/delete" } data-confirm="Delete this bundle? It is never offered again." {
-                (csrf(user))
-                button.danger type="submit" { "Delete bundle" }
-            }
-        }
-        p { a href={ "/dashboard/games/" (game_id) "/offers" } { "Back to the offers" } }
-    };
-    let status = if errors.is_empty() {
-        axum::http::StatusCode::OK
-    } else {
-        axum::http::StatusCode::UNPROCESSABLE_ENTITY
-    };
-    Ok(layout::game_page(
-        status,
-        user,
-        &bundle.name,
-        (&view.game, Tab::Offers),
-        body,
-    ))
+    let body = views::bundle::page(&at.user, at.game_id(), bundle, typed, errors);
+    Ok(at.page(status_of(errors), &bundle.name, Tab::Offers, body))
 }
 
 /// `GET /dashboard/games/{game_id}/offers/bundles/{bundle_id}`.
 pub async fn show(
-    State(state): State<AppState>,
-    user: SignedIn,
-    PagePath((game_id, bundle_id)): PagePath<(Uuid, Uuid)>,
+    at: DashGame<Viewer>,
+    PagePath((_, bundle_id)): PagePath<(Uuid, Uuid)>,
 ) -> Result<Response, PageError> {
-    bundle_page(&state, &user, game_id, bundle_id, None, &[]).await
+    bundle_page(&at, bundle_id, None, &[])
 }
 
 /// `POST /dashboard/games/{game_id}/offers/bundles/{bundle_id}` (developer): saves the edit.
 pub async fn edit(
+    at: DashGame<Developer>,
     State(state): State<AppState>,
     PagePath((game_id, bundle_id)): PagePath<(Uuid, Uuid)>,
-    CsrfForm { user, form }: CsrfForm<BundleForm>,
+    CsrfForm { form, .. }: CsrfForm<BundleForm>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Developer)?;
-    if !handle
+    if !at
+        .game
         .view()
         .bundles
         .iter()
@@ -110,7 +90,7 @@ pub async fn edit(
         return Err(ServiceError::NotFound("bundle").into());
     }
     let saved = match form.bundle(bundle_id) {
-        Ok(bundle) => offer_config::put_bundle(&state.services, &handle, bundle).await,
+        Ok(bundle) => offer_config::put_bundle(&state.services, &at.game, bundle).await,
         Err(errors) => Err(ServiceError::Validation(errors)),
     };
     match saved {
@@ -118,21 +98,18 @@ pub async fn edit(
             "/dashboard/games/{game_id}/offers/bundles/{bundle_id}"
         ))
         .into_response()),
-        Err(ServiceError::Validation(errors)) => {
-            bundle_page(&state, &user, game_id, bundle_id, Some(&form), &errors).await
-        }
+        Err(ServiceError::Validation(errors)) => bundle_page(&at, bundle_id, Some(&form), &errors),
         Err(e) => Err(e.into()),
     }
 }
 
 /// `POST /dashboard/games/{game_id}/offers/bundles/{bundle_id}/delete` (developer).
 pub async fn delete(
+    at: DashGame<Developer>,
     State(state): State<AppState>,
-    PagePath((game_id, bundle_id)): PagePath<(Uuid, Uuid)>,
-    CsrfForm { user, .. }: CsrfForm<NoFields>,
+    PagePath((_, bundle_id)): PagePath<(Uuid, Uuid)>,
+    _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Developer)?;
-    offer_config::delete_bundle(&state.services, &handle, bundle_id).await?;
-    Ok(Redirect::to(&format!("/dashboard/games/{game_id}/offers")).into_response())
+    offer_config::delete_bundle(&state.services, &at.game, bundle_id).await?;
+    Ok(Redirect::to(&Tab::Offers.href(at.game_id())).into_response())
 }

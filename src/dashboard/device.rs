@@ -1,18 +1,19 @@
 //! The device sign-in page (developer): a member types the user code the authoring tool shows
 //! and approves it for one game of the studio, or denies it. The device sign-in service
 //! (`service/device.rs`) decides it once; every attempt counts against the same limits as the
-//! REST routes (`http/throttle.rs`).
+//! REST routes (`http/throttle.rs`). The page is drawn by
+//! [`views::device`](super::views::device).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use maud::html;
 use serde::Deserialize;
 use uuid::Uuid;
 
 use super::failure::PageError;
-use super::layout::{self, csrf};
+use super::layout;
 use super::session::{CsrfForm, SignedIn};
+use super::views::device as views;
 use crate::auth::Role;
 use crate::service::authoring::device::{self, Decider};
 use crate::service::{ServiceError, access, game::games};
@@ -26,30 +27,7 @@ async fn device_page(
     status: StatusCode,
 ) -> Result<Response, PageError> {
     let (list, _) = games::list(&state.services, &user.caller.studio_id, None, usize::MAX).await?;
-    let body = html! {
-        h1 { "Device sign-in" }
-        p.muted { "The authoring tool shows a code like ABCD-EFGH. Type it here to give the tool an authoring key for one game, or deny it." }
-        @if let Some((ok, message)) = &outcome {
-            @if *ok { p.notice role="status" #device-outcome { (message) } }
-            @else { p.error role="alert" #device-outcome { (message) } }
-        }
-        @if user.can(Role::Developer) {
-            form.card method="post" action="/dashboard/device" {
-                (csrf(user))
-                label for="user_code" { "User code" }
-                input #user_code type="text" name="user_code" required autocomplete="off" value=(code);
-                label for="game_id" { "Game" }
-                select #game_id name="game_id" {
-                    @for g in &list { option value=(g.game_id) { (g.name) } }
-                }
-                button type="submit" name="decision" value="approve" { "Approve" }
-                " "
-                button.danger type="submit" name="decision" value="deny" { "Deny" }
-            }
-        } @else {
-            p { "Approving a device sign-in needs the developer role." }
-        }
-    };
+    let body = views::page(user, &list, code, outcome.as_ref());
     Ok((status, layout::page(user, "Device sign-in", None, body)).into_response())
 }
 
@@ -71,6 +49,7 @@ pub async fn decide(
     State(state): State<AppState>,
     CsrfForm { user, form }: CsrfForm<DecisionForm>,
 ) -> Result<Response, PageError> {
+    // Every attempt counts, a refused one too: the role is checked after the limits.
     state
         .throttle
         .attempt(&user.caller.studio_id, &user.caller.sub)?;

@@ -2,22 +2,20 @@
 //! genre's healthy band shaded, the quadrant, each currency's earned and spent units; the
 //! holdout comparison (ARPU of both groups, uplift, p-value), the five revenue-share
 //! conditions with pass or fail, the plan and the next bill, and the link to the samples
-//! export. The figures are the economy, holdout and billing services' (viewer).
+//! export. The figures are the economy, holdout and billing services' (viewer); the page is
+//! drawn by [`views::economy`](super::views::economy).
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use maud::{Markup, html};
 use offer_domain::environment::Environment;
-use offer_domain::revenue_share::ConditionValue;
 use serde::Deserialize;
-use uuid::Uuid;
 
-use super::chart::{self, Point};
-use super::extract::{PagePath, PageQuery};
+use super::access::{DashGame, Viewer};
+use super::extract::PageQuery;
 use super::failure::PageError;
-use super::layout::{self, Tab};
-use super::session::{SignedIn, game_of};
+use super::layout::Tab;
+use super::views::economy as views;
 use crate::service::{economy::billing, economy::health, economy::holdout};
 use crate::state::AppState;
 
@@ -31,118 +29,29 @@ pub struct EconomyQuery {
     days: Option<i64>,
 }
 
-fn condition(name: &str, id: &str, c: &ConditionValue, shown: String) -> Markup {
-    html! {
-        tr data-condition=(id) {
-            td { (name) }
-            td { (shown) }
-            td.verdict { @if c.pass { "pass" } @else { "fail" } }
-        }
-    }
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_owned(), |v| format!("{v:+.1}%"))
-}
-
 /// `GET /dashboard/games/{game_id}/economy`.
 pub async fn page(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath(game_id): PagePath<Uuid>,
     PageQuery(q): PageQuery<EconomyQuery>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
+    let handle = &at.game;
     let days = q.days.unwrap_or(DEFAULT_DAYS).clamp(1, 90);
-    let report = health::fsr_report(
-        &state.services,
-        &handle,
-        Environment::Production,
-        days,
-        None,
-    )
-    .await?;
-    let arpu = holdout::arpu(&state.services, &handle, Environment::Production).await?;
-    let share = billing::revenue_share(&state.services, &handle, &user.caller.studio_id).await?;
-    let view = handle.view();
-    let points: Vec<Point> = report
-        .daily_fsr
-        .iter()
-        .map(|d| Point {
-            label: d.date.format("%Y-%m-%d").to_string(),
-            value: d.fsr,
-        })
-        .collect();
-    let quadrant = report
-        .quadrant
-        .and_then(|q| serde_json::to_value(q).ok())
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "none (nothing moved)".to_owned());
-    let c = &share.conditions;
-    let body = html! {
-        h1 { "Economy" }
-        section {
-            h2 { "Faucet/sink ratio, last " (days) " days" }
-            p { "Ratio over the period: " strong { (report.fsr.map_or_else(|| "n/a".to_owned(), |f| format!("{f:.2}"))) }
-                " · quadrant: " strong #quadrant { (quadrant) }
-                " · healthy band of " (report.genre) ": " (format!("{:.2} to {:.2}", report.thresholds.min, report.thresholds.max)) " (shaded)" }
-            (chart::line("Daily faucet/sink ratio with the healthy band shaded", &points, report.thresholds.min, report.thresholds.max))
-            div.table-wrap { table #currencies {
-                thead { tr { th { "Currency" } th { "Earned" } th { "Spent" } th { "Ratio" } } }
-                tbody { @for cur in &report.currency_summary {
-                    tr { td { (cur.currency_id) } td { (cur.earned) } td { (cur.spent) }
-                         td { (cur.fsr.map(|f| format!("{f:.2}")).unwrap_or_default()) } }
-                } }
-            } }
-        }
-        section {
-            h2 { "Holdout comparison" }
-            dl {
-                dt { "ARPU of treated players" } dd #arpu-treatment { (format!("${:.2}", arpu.treatment_arpu)) " (" (arpu.n_treatment) " players)" }
-                dt { "ARPU of the holdout" } dd #arpu-control { (format!("${:.2}", arpu.control_arpu)) " (" (arpu.n_control) " players)" }
-                dt { "Uplift" } dd #uplift { (pct(arpu.uplift_pct)) }
-                dt { "p-value (one-sided Mann-Whitney)" } dd #p-value { (format!("{:.4}", arpu.p_value)) }
-                dt { "Days live" } dd { (arpu.days_live) " (" (arpu.days_excluded) " unhealthy days left out)" }
-            }
-            p { a #samples href={ "/dashboard/games/" (game_id) "/economy/samples.csv" } { "Export the samples (CSV)" } }
-        }
-        section {
-            h2 { "Revenue share" }
-            div.table-wrap { table #conditions {
-                thead { tr { th { "Condition" } th { "Now" } th { "Result" } } }
-                tbody {
-                    (condition("At least 10,000 treated players", "n_treatment", &c.n_treatment_gte_10k, format!("{}", c.n_treatment_gte_10k.value)))
-                    (condition("At least 1,000 holdout players", "n_control", &c.n_control_gte_1k, format!("{}", c.n_control_gte_1k.value)))
-                    (condition("At least 30 days live", "days_live", &c.days_live_gte_30, format!("{}", c.days_live_gte_30.value)))
-                    (condition("p-value below 0.05", "p_value", &c.p_value_lt_0_05, format!("{:.4}", c.p_value_lt_0_05.value)))
-                    (condition("ARPU uplift above zero", "uplift", &c.arpu_uplift_positive, format!("{:.2}", c.arpu_uplift_positive.value)))
-                }
-            } }
-            p { "Eligible now: " strong #eligible { @if share.eligible { "yes" } @else { "no" } }
-                " · plan " strong #plan { (share.plan) } " at " (format!("{:.1}%", share.rate_pct))
-                " · " (share.monthly_players) " players this month"
-                " · next bill " strong #next-bill { (share.next_bill.format("%Y-%m-%d")) } }
-            p.muted { "Uplift revenue this month so far: " (format!("${:.2}", share.uplift_revenue_month_to_date_usd)) ". The standing is provisional until the month closes." }
-        }
-    };
-    Ok(layout::game_page(
-        StatusCode::OK,
-        &user,
-        "Economy",
-        (&view.game, Tab::Economy),
-        body,
-    ))
+    let report =
+        health::fsr_report(&state.services, handle, Environment::Production, days, None).await?;
+    let arpu = holdout::arpu(&state.services, handle, Environment::Production).await?;
+    let share = billing::revenue_share(&state.services, handle, &at.user.caller.studio_id).await?;
+    let body = views::page(at.game_id(), days, &report, &arpu, &share);
+    Ok(at.page(StatusCode::OK, "Economy", Tab::Economy, body))
 }
 
 /// `GET /dashboard/games/{game_id}/economy/samples.csv`: the samples behind the holdout
 /// comparison, as the REST export gives them.
 pub async fn samples(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    let csv = holdout::samples_csv(&state.services, &handle, Environment::Production).await?;
+    let csv = holdout::samples_csv(&state.services, &at.game, Environment::Production).await?;
     Ok((
         StatusCode::OK,
         [

@@ -10,23 +10,24 @@ use offer_domain::catalogue::ItemPatch;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
+use super::access::{DashGame, Developer, Viewer};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::session::{CsrfMultipart, SignedIn, game_of};
-use super::views::item::edit_page;
-use crate::auth::Role;
+use super::forms::item::EditForm;
+use super::layout::{Tab, status_of};
+use super::session::CsrfMultipart;
+use super::views::catalogue;
 use crate::service::{ServiceError, game::assets, game::items};
 use crate::state::AppState;
 
 /// `POST /dashboard/games/{game_id}/items/{item_id}/art` (developer): stores the `art` file
 /// and sets it as the item's art.
 pub async fn upload(
+    at: DashGame<Developer>,
     State(state): State<AppState>,
     PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
-    CsrfMultipart { user, mut rest }: CsrfMultipart,
+    CsrfMultipart { mut rest, .. }: CsrfMultipart,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Developer)?;
     let mut art = None;
     while let Some(field) = rest
         .next_field()
@@ -54,7 +55,7 @@ pub async fn upload(
                     image: Some(asset_id),
                     ..ItemPatch::default()
                 };
-                match items::patch(&state.services, &handle, &item_id, patch).await {
+                match items::patch(&state.services, &at.game, &item_id, patch).await {
                     Ok(_) => {
                         return Ok(Redirect::to(&format!(
                             "/dashboard/games/{game_id}/items/{item_id}"
@@ -75,17 +76,25 @@ pub async fn upload(
             Err(e) => return Err(e.into()),
         },
     };
-    edit_page(&state, &user, game_id, &item_id, None, &errors).await
+    // The item's page again, with why the image was refused next to the upload.
+    let view = at.game.view();
+    let item = view
+        .items
+        .iter()
+        .find(|i| i.item_id == item_id && i.is_live())
+        .ok_or(ServiceError::NotFound("item"))?;
+    let body = catalogue::page(&at.user, game_id, item, &EditForm::of(item), &errors);
+    Ok(at.page(status_of(&errors), &item.item_name, Tab::Catalogue, body))
 }
 
 /// `GET /dashboard/games/{game_id}/assets/{asset_id}`: an image of the game's library, for a
 /// member of its studio.
 pub async fn serve(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath((game_id, asset_id)): PagePath<(Uuid, String)>,
+    PagePath((_, asset_id)): PagePath<(Uuid, String)>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
+    let game_id = at.game_id();
     let (kind, data) = assets::get(&state.services, game_id, &asset_id).await?;
     Ok((
         [

@@ -11,11 +11,12 @@ use offer_domain::environment::Environment;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::access::{Admin, DashGame};
 use super::extract::PagePath;
 use super::failure::PageError;
 use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn, game_of};
-use crate::auth::{KeyKind, Role};
+use super::session::{CsrfForm, NoFields};
+use crate::auth::KeyKind;
 use crate::state::AppState;
 
 /// A key just issued, shown this once.
@@ -26,13 +27,11 @@ struct Issued {
 
 async fn keys_page(
     state: &AppState,
-    user: &SignedIn,
-    game_id: Uuid,
+    at: &DashGame<Admin>,
     issued: Option<Issued>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, user, game_id).await?;
-    user.require(Role::Admin)?;
-    let view = handle.view();
+    let (user, game_id) = (&at.user, at.game_id());
+    let view = at.game.view();
     let keys = state.auth.list(game_id).await?;
     let base = format!("/dashboard/games/{game_id}/keys");
     let body: Markup = html! {
@@ -107,11 +106,10 @@ fn kind_name(kind: KeyKind) -> &'static str {
 
 /// `GET /dashboard/games/{game_id}/keys` (admin).
 pub async fn page(
+    at: DashGame<Admin>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
-    keys_page(&state, &user, game_id, None).await
+    keys_page(&state, &at, None).await
 }
 
 /// The SDK key form.
@@ -122,12 +120,11 @@ pub struct SdkForm {
 
 /// `POST /dashboard/games/{game_id}/keys/sdk` (admin): the page with the new key.
 pub async fn issue_sdk(
+    at: DashGame<Admin>,
     State(state): State<AppState>,
-    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<SdkForm>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Admin)?;
+    let game_id = at.game_id();
     let (secret, _) = state
         .auth
         .issue(
@@ -140,8 +137,7 @@ pub async fn issue_sdk(
         .await?;
     keys_page(
         &state,
-        &user,
-        game_id,
+        &at,
         Some(Issued {
             label: "SDK key",
             secret,
@@ -152,12 +148,11 @@ pub async fn issue_sdk(
 
 /// `POST /dashboard/games/{game_id}/keys/authoring` (admin): the page with the new key.
 pub async fn issue_authoring(
+    at: DashGame<Admin>,
     State(state): State<AppState>,
-    PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Admin)?;
+    let game_id = at.game_id();
     let key = state
         .auth
         .issue_authoring(
@@ -169,8 +164,7 @@ pub async fn issue_authoring(
         .await?;
     keys_page(
         &state,
-        &user,
-        game_id,
+        &at,
         Some(Issued {
             label: "authoring key",
             secret: key.token,
@@ -181,12 +175,11 @@ pub async fn issue_authoring(
 
 /// `POST /dashboard/games/{game_id}/keys/{key_id}/revoke` (admin).
 pub async fn revoke(
+    _: DashGame<Admin>,
     State(state): State<AppState>,
     PagePath((game_id, key_id)): PagePath<(Uuid, Uuid)>,
-    CsrfForm { user, .. }: CsrfForm<NoFields>,
+    _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Admin)?;
     state.auth.revoke(game_id, |_| true, key_id).await?;
     Ok(Redirect::to(&format!("/dashboard/games/{game_id}/keys")).into_response())
 }

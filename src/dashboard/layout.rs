@@ -125,7 +125,8 @@ pub fn page(
 }
 
 /// A page of `game` under its tab `tab`, answered with `status` (200, or the status of a
-/// refusal the page shows next to its form).
+/// refusal the page shows next to its form). The pages reach it through
+/// [`DashGame::page`](super::access::DashGame::page).
 pub fn game_page(
     status: StatusCode,
     user: &SignedIn,
@@ -134,6 +135,15 @@ pub fn game_page(
     body: Markup,
 ) -> Response {
     (status, page(user, title, Some((game, tab)), body)).into_response()
+}
+
+/// The status of a page showing a form: 200, or 422 when it shows why the form was refused.
+pub fn status_of(errors: &[FieldError]) -> StatusCode {
+    if errors.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    }
 }
 
 /// A role's name.

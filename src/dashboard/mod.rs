@@ -4,15 +4,18 @@
 //! applies no rule of its own: a refusal shows the service's words next to its field.
 //!
 //! Members sign in with their email and password ([`sign_in`]); the session cookie and the
-//! CSRF token of every writing form are checked by the extractors of [`session`]. Every answer
+//! CSRF token of every writing form are checked by the extractors of [`session`], and who may
+//! see a page (the game of its path in the member's studio, the role it needs) by those of
+//! [`access`]. The handlers of each page parse its forms with [`forms`] and hand what they
+//! gathered to its markup in [`views`]; no page module imports another. Every answer
 //! carries a strict Content-Security-Policy and the other headers `secure_headers` sets; the
 //! stylesheet and the few lines of script are compiled into the binary ([`assets`]).
 
+pub mod access;
 pub mod approvals;
 pub mod assets;
 pub mod bundles;
 pub mod catalogue;
-pub mod chart;
 pub mod custom_pages;
 pub mod device;
 pub mod document;
@@ -22,7 +25,6 @@ pub mod failure;
 pub mod forms;
 pub mod games;
 pub mod item_art;
-pub mod items_file;
 pub mod keys;
 pub mod layout;
 pub mod live;

@@ -8,9 +8,9 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
+use super::access::{DashGame, Viewer};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::session::{SignedIn, game_of};
 use crate::service::ServiceError;
 use crate::service::authoring::previews::{self, Shot};
 use crate::state::AppState;
@@ -18,13 +18,12 @@ use crate::state::AppState;
 /// `GET /dashboard/games/{game_id}/previews/{preview_id}/{size}`: one PNG of a preview of
 /// the game, for a member of its studio (`size` is `<width>x<height>.png`).
 pub async fn serve(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath((game_id, preview_id, size)): PagePath<(Uuid, Uuid, String)>,
+    PagePath((_, preview_id, size)): PagePath<(Uuid, Uuid, String)>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
     let shot = Shot::from_file_name(&size).ok_or(ServiceError::NotFound("screenshot"))?;
-    let png = previews::screenshot(&state.services, game_id, preview_id, shot).await?;
+    let png = previews::screenshot(&state.services, at.game_id(), preview_id, shot).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/png"),

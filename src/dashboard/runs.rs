@@ -2,197 +2,72 @@
 //! its confirmation, the calls and limits it took) and one run's page with its calls and,
 //! for a cloud run not confirmed yet, the Confirm button (developer). Confirming goes
 //! through the runs service as the REST confirm does: the member who approved the run's
-//! authoring key cannot confirm it, and the refusal shows next to the button.
+//! authoring key cannot confirm it, and the refusal shows next to the button. The pages are
+//! drawn by [`views::runs`](super::views::runs).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::{Markup, html};
 use uuid::Uuid;
 
+use super::access::{DashGame, Developer, Viewer};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields, SignedIn, game_of};
-use crate::auth::Role;
-use crate::service::authoring::runs::{self, MAX_COMPARISONS, MAX_VALIDATIONS, Run, RunMode};
+use super::layout::Tab;
+use super::session::{CsrfForm, NoFields};
+use super::views::runs as views;
+use crate::service::authoring::runs;
 use crate::service::{ServiceError, Services};
 use crate::state::AppState;
 
-fn runs_path(game_id: Uuid) -> String {
-    format!("{}/runs", Tab::CustomPages.href(game_id))
-}
-
-fn mode_name(mode: RunMode) -> &'static str {
-    match mode {
-        RunMode::Local => "local",
-        RunMode::Cloud => "cloud",
-    }
-}
-
-/// Whether the run takes calls, or waits for a second member.
-fn state_of(run: &Run) -> Markup {
-    html! {
-        @match (run.mode, &run.confirmed_by) {
-            (RunMode::Local, _) => { "taking calls" }
-            (RunMode::Cloud, Some(by)) => { "confirmed by " (by) }
-            (RunMode::Cloud, None) => { strong { "waits for confirmation" } }
-        }
-    }
-}
-
 /// `GET /dashboard/games/{game_id}/custom-pages/runs`.
 pub async fn list(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath(game_id): PagePath<Uuid>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, &user, game_id).await?;
-    let view = handle.view();
-    let list = runs::list(&state.services, game_id).await?;
-    let base = runs_path(game_id);
-    let body = html! {
-        h1 { "Authoring runs" }
-        p.muted {
-            "Each session of the authoring tool, with its calls, kept 30 days. A run in the cloud takes no call until a developer other than the one who approved its key confirms it. "
-            a href=(Tab::CustomPages.href(game_id)) { "Custom pages" }
-        }
-        @if list.is_empty() { p.muted { "No authoring run yet." } }
-        div.table-wrap { table #runs {
-            thead { tr { th { "Opened" } th { "Mode" } th { "By" } th { "State" } th { "Validations" } th { "Comparisons" } th { "Calls" } } }
-            tbody {
-                @for r in &list {
-                    tr data-run-id=(r.run_id) {
-                        td { a href={ (base) "/" (r.run_id) } { (r.created_at.format("%Y-%m-%d %H:%M")) } }
-                        td { (mode_name(r.mode)) }
-                        td { (r.opened_by) }
-                        td.state { (state_of(r)) }
-                        td { (r.validations) " of " (MAX_VALIDATIONS) }
-                        td { (r.comparisons) " of " (MAX_COMPARISONS) }
-                        td { (r.calls.len()) }
-                    }
-                }
-            }
-        } }
-    };
-    Ok(layout::game_page(
-        StatusCode::OK,
-        &user,
-        "Authoring runs",
-        (&view.game, Tab::CustomPages),
-        body,
-    ))
+    let list = runs::list(&state.services, at.game_id()).await?;
+    let body = views::list(at.game_id(), &list);
+    Ok(at.page(StatusCode::OK, "Authoring runs", Tab::CustomPages, body))
 }
 
-fn calls(game_id: Uuid, run: &Run) -> Markup {
-    html! {
-        div.table-wrap { table #calls {
-            thead { tr { th { "#" } th { "Call" } th { "At" } th { "By" } th { "Answer" } th { "Result" } } }
-            tbody {
-                @for c in &run.calls {
-                    tr {
-                        td { (c.seq) }
-                        td { (runs::kind_name(c.kind)) }
-                        td { (c.at.format("%H:%M:%S")) }
-                        td { (c.by) }
-                        @match &c.outcome {
-                            None => { td.muted { "no answer recorded" } td {} }
-                            Some(o) => {
-                                td { (o.status) @if let Some(code) = &o.code { " " code { (code) } } }
-                                td {
-                                    @if let Some(valid) = o.valid { @if valid { "valid" } @else { "invalid" } }
-                                    @if let Some(n) = o.blockers { ", " (n) " blockers" }
-                                    @if let (Some(page), Some(v)) = (o.page_id, o.version) {
-                                        a href={ (Tab::CustomPages.href(game_id)) "/" (page) "?version=" (v) } { "page version " (v) }
-                                    }
-                                    @if let Some(score) = o.score { "score " (format!("{score:.2}")) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        } }
-    }
-}
-
-async fn run_page(
+/// A run's page, with why its confirmation was refused (a 409) when it was.
+async fn run_page<R>(
     services: &Services,
-    user: &SignedIn,
-    (game_id, run_id): (Uuid, Uuid),
+    at: &DashGame<R>,
+    run_id: Uuid,
     refused: Option<String>,
 ) -> Result<Response, PageError> {
-    let handle = game_of(services, user, game_id).await?;
-    let view = handle.view();
+    let game_id = at.game_id();
     let run = runs::get(services, game_id, run_id).await?;
-    let waits = run.mode == RunMode::Cloud && run.confirmed_at.is_none();
-    let mine = run.approver() == Some(user.caller.sub.as_str());
-    let body = html! {
-        h1 { "Authoring run" }
-        dl {
-            dt { "Run" } dd { code { (run.run_id) } }
-            dt { "Mode" } dd #run-mode { (mode_name(run.mode)) }
-            dt { "Opened" } dd { (run.created_at.format("%Y-%m-%d %H:%M")) " UTC by " (run.opened_by) }
-            @if let Some(by) = &run.key_issued_by { dt { "Key approved by" } dd { (by) } }
-            dt { "State" } dd #run-state { (state_of(&run)) }
-            dt { "Validations" } dd { (run.validations) " of " (MAX_VALIDATIONS) }
-            dt { "Comparisons" } dd { (run.comparisons) " of " (MAX_COMPARISONS) }
-            dt { "Kept until" } dd { (run.expires_at.format("%Y-%m-%d")) }
-        }
-        @if waits && user.can(Role::Developer) {
-            @if mine {
-                p.muted #confirm-note { "You approved this run's key: another developer of the studio confirms it." }
-            } @else {
-                form method="post" action={ (runs_path(game_id)) "/" (run_id) "/confirm" }
-                    data-confirm="Confirm this cloud run? The hosted assistant may then validate, draft and preview pages of this game." {
-                    (csrf(user))
-                    p.muted { "A hosted assistant asks to work on this game's custom pages. Confirm only a run you expect." }
-                    button #confirm-run type="submit" { "Confirm" }
-                }
-            }
-        }
-        @if let Some(why) = &refused { p.field-error #error-confirm role="alert" { (why) } }
-        h2 { "Calls" }
-        @if run.calls.is_empty() { p.muted { "No call yet." } } @else { (calls(game_id, &run)) }
-        p { a href=(runs_path(game_id)) { "Back to the runs" } }
-    };
+    let body = views::page(&at.user, game_id, &run, refused.as_deref());
     let status = if refused.is_some() {
         StatusCode::CONFLICT
     } else {
         StatusCode::OK
     };
-    Ok(layout::game_page(
-        status,
-        user,
-        "Authoring run",
-        (&view.game, Tab::CustomPages),
-        body,
-    ))
+    Ok(at.page(status, "Authoring run", Tab::CustomPages, body))
 }
 
 /// `GET /dashboard/games/{game_id}/custom-pages/runs/{run_id}`.
 pub async fn show(
+    at: DashGame<Viewer>,
     State(state): State<AppState>,
-    user: SignedIn,
-    PagePath(ids): PagePath<(Uuid, Uuid)>,
+    PagePath((_, run_id)): PagePath<(Uuid, Uuid)>,
 ) -> Result<Response, PageError> {
-    run_page(&state.services, &user, ids, None).await
+    run_page(&state.services, &at, run_id, None).await
 }
 
 /// `POST /dashboard/games/{game_id}/custom-pages/runs/{run_id}/confirm` (developer, not the
 /// member who approved the run's key).
 pub async fn confirm(
+    at: DashGame<Developer>,
     State(state): State<AppState>,
     PagePath((game_id, run_id)): PagePath<(Uuid, Uuid)>,
-    CsrfForm { user, .. }: CsrfForm<NoFields>,
+    _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Developer)?;
-    match runs::confirm(&state.services, game_id, run_id, &user.caller).await {
-        Ok(_) => Ok(Redirect::to(&format!("{}/{run_id}", runs_path(game_id))).into_response()),
-        Err(ServiceError::Conflict(why)) => {
-            run_page(&state.services, &user, (game_id, run_id), Some(why)).await
-        }
+    match runs::confirm(&state.services, game_id, run_id, &at.user.caller).await {
+        Ok(_) => Ok(Redirect::to(&format!("{}/{run_id}", views::path(game_id))).into_response()),
+        Err(ServiceError::Conflict(why)) => run_page(&state.services, &at, run_id, Some(why)).await,
         Err(e) => Err(e.into()),
     }
 }

@@ -2,7 +2,8 @@
 //! check of every form that writes.
 //!
 //! [`SignedIn`] resolves the `offer_session` cookie (a page without one redirects to the
-//! sign-in form), and [`game_of`] the game a page is about, in the member's studio only.
+//! sign-in form); the extractors of [`access`](super::access) build on it to find the game a
+//! page is about, in the member's studio only, and to check the member's role.
 //! [`CsrfForm`] reads a urlencoded form and refuses it (403) unless its `csrf` field equals
 //! the session's token, compared in constant time; [`CsrfMultipart`] does the same for a file
 //! upload, whose first field must be `csrf`. The cookie is `SameSite=Strict` too, so
@@ -14,14 +15,13 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
-use uuid::Uuid;
 
 use super::failure::PageError;
 use crate::auth::{Dashboard, Role};
 use crate::config::DashboardSettings;
 use crate::http::extract::read_body;
+use crate::service::ServiceError;
 use crate::service::studio::web_sessions::{self, WebSession};
-use crate::service::{ServiceError, Services, access};
 use crate::state::AppState;
 
 /// The cookie holding the session id.
@@ -54,15 +54,6 @@ impl SignedIn {
     pub fn csrf(&self) -> &str {
         &self.session.csrf
     }
-}
-
-/// The game of the path, in the member's studio: another studio's is a 404.
-pub async fn game_of(
-    services: &Services,
-    user: &SignedIn,
-    game_id: Uuid,
-) -> Result<offer_actors::GameHandle, PageError> {
-    Ok(access::for_studio(services, &user.caller.studio_id, game_id).await?)
 }
 
 /// The value of the request's cookie `name`, if it carries a non-empty one.

@@ -18,22 +18,19 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
-use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::document;
 use super::failure::PageError;
-use super::session::{self, CSRF_FIELD, CsrfForm, NoFields};
+use super::session::{self, CsrfForm, NoFields};
 use super::sign_in_token::FormTokens;
+use super::views::sign_in::{self as views, FORM_PATH};
 use crate::service::studio::web_sessions;
 use crate::service::{ServiceError, studio::members};
 use crate::state::AppState;
 
 /// The cookie holding the sign-in form's token, before any session exists.
 pub const FORM_COOKIE: &str = "offer_sign_in";
-
-/// The path of the form, the only one its cookie is sent to.
-const FORM_PATH: &str = "/dashboard/sign-in";
 
 /// Seconds a sign-in form stays usable.
 const FORM_TTL_S: u32 = 3600;
@@ -48,24 +45,6 @@ pub struct Credentials {
     /// The form's token, which must equal the form cookie's.
     #[serde(default)]
     csrf: String,
-}
-
-fn form_page(token: &str, email: &str, problem: Option<&str>) -> Markup {
-    html! {
-        h1 { "Sign in" }
-        p.muted { "Members of a studio sign in with the email and password an admin gave them." }
-        @if let Some(problem) = problem {
-            p.error role="alert" id="sign-in-error" { (problem) }
-        }
-        form.card method="post" action=(FORM_PATH) {
-            input type="hidden" name=(CSRF_FIELD) value=(token);
-            label for="email" { "Email" }
-            input #email type="email" name="email" autocomplete="username" required value=(email);
-            label for="password" { "Password" }
-            input #password type="password" name="password" autocomplete="current-password" required;
-            button type="submit" { "Sign in" }
-        }
-    }
 }
 
 /// The form with a fresh token, and the cookie holding it.
@@ -88,7 +67,7 @@ async fn fresh_form(
     (
         status,
         [(SET_COOKIE, cookie)],
-        document::bare("Sign in", form_page(&token, email, problem)),
+        document::bare("Sign in", views::form(&token, email, problem)),
     )
         .into_response()
 }
@@ -137,7 +116,7 @@ pub async fn submit(
     let again = |status: StatusCode, problem: &str| {
         (
             status,
-            document::bare("Sign in", form_page(token, &creds.email, Some(problem))),
+            document::bare("Sign in", views::form(token, &creds.email, Some(problem))),
         )
             .into_response()
     };

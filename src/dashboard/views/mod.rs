@@ -1,9 +1,18 @@
-//! Page renderings that more than one handlers file shows, kept apart from the handlers so
-//! that no page module imports another: the offers page and a bundle's form (the offers and
-//! the bundles handlers), an item's page (the catalogue and the art upload) and the
-//! screenshots section of a custom page's version (the custom pages and the approvals).
+//! The pages' markup, apart from their handlers: each function draws a page's body (or a
+//! piece several pages show) from the data its handler gathered and authorized, and the
+//! handler answers it in the game's frame. No view reads a service; no handlers file imports
+//! another, so the pieces two pages share live here.
 
-pub mod bundle_form;
-pub mod item;
+pub mod approvals;
+pub mod bundle;
+pub mod catalogue;
+pub mod chart;
+pub mod custom_pages;
+pub mod device;
+pub mod economy;
+pub mod games;
+pub mod live;
 pub mod offers;
+pub mod runs;
 pub mod shots;
+pub mod sign_in;

@@ -1,21 +1,18 @@
 //! The offers page of a game: its L2 genre templates (a table, and the JSON box that
-//! replaces them), its L3 bundles (a table, and the create form of [`bundle_form`]) and its
-//! price experiments (a table, and the box of variants). The handlers of the offers and of
-//! the bundles show it, with the refusal of the form that was sent (a 422 then).
+//! replaces them), its L3 bundles (a table, and the create form of [`bundle`]) and its price
+//! experiments (a table, and the box of variants). The handlers of the offers and of the
+//! bundles show it, with the refusal of the form that was sent (a 422 then).
 
-use axum::http::StatusCode;
-use axum::response::Response;
-use maud::html;
+use maud::{Markup, html};
+use offer_actors::GameView;
 use offer_domain::offer::{Template, Variant};
 use offer_domain::validation::FieldError;
-use uuid::Uuid;
 
-use super::bundle_form::{self, BundleForm};
+use super::bundle;
 use crate::auth::Role;
-use crate::dashboard::failure::PageError;
-use crate::dashboard::layout::{self, Tab, csrf, field_errors, other_errors};
-use crate::dashboard::session::{SignedIn, game_of};
-use crate::state::AppState;
+use crate::dashboard::forms::bundle::BundleForm;
+use crate::dashboard::layout::{csrf, field_errors, other_errors};
+use crate::dashboard::session::SignedIn;
 
 /// The fields a template's errors name.
 const TEMPLATE_FIELDS: [&str; 5] = [
@@ -57,19 +54,12 @@ fn variant_text(v: &Variant) -> String {
     format!("{} {}{price}", v.name, v.weight)
 }
 
-/// The offers page, with one form's refusal when there is one (a 422 then).
-pub async fn offers_page(
-    state: &AppState,
-    user: &SignedIn,
-    game_id: Uuid,
-    refused: Option<Refused<'_>>,
-) -> Result<Response, PageError> {
-    let handle = game_of(&state.services, user, game_id).await?;
-    let view = handle.view();
-    let base = format!("/dashboard/games/{game_id}/offers");
+/// The offers page of the game `view`, with one form's refusal when there is one.
+pub fn page(user: &SignedIn, view: &GameView, refused: Option<&Refused<'_>>) -> Markup {
+    let base = format!("/dashboard/games/{}/offers", view.game.game_id);
     let writes = user.can(Role::Developer);
     let no_errors: Vec<FieldError> = Vec::new();
-    let (templates_text, template_errors) = match &refused {
+    let (templates_text, template_errors) = match refused {
         Some(Refused::Templates(text, errors)) => ((*text).to_owned(), errors),
         _ => (
             serde_json::to_string_pretty(&view.templates).unwrap_or_default(),
@@ -77,15 +67,15 @@ pub async fn offers_page(
         ),
     };
     let empty_bundle = BundleForm::default();
-    let (bundle_form, bundle_errors) = match &refused {
+    let (bundle_form, bundle_errors) = match refused {
         Some(Refused::Bundle(form, errors)) => (*form, errors),
         _ => (&empty_bundle, &no_errors),
     };
-    let (variants_text, experiment_errors) = match &refused {
+    let (variants_text, experiment_errors) = match refused {
         Some(Refused::Experiment(text, errors)) => (*text, errors),
         _ => ("", &no_errors),
     };
-    let body = html! {
+    html! {
         h1 { "Offers" }
         section {
             h2 { "Templates (L2)" }
@@ -131,7 +121,7 @@ pub async fn offers_page(
                 }
             } }
             @if writes {
-                (bundle_form::form(user, &format!("{base}/bundles"), "Create bundle", bundle_form, bundle_errors))
+                (bundle::form(user, &format!("{base}/bundles"), "Create bundle", bundle_form, bundle_errors))
             }
         }
         section {
@@ -167,17 +157,5 @@ pub async fn offers_page(
                 }
             }
         }
-    };
-    let status = if refused.is_some() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        StatusCode::OK
-    };
-    Ok(layout::game_page(
-        status,
-        user,
-        "Offers",
-        (&view.game, Tab::Offers),
-        body,
-    ))
+    }
 }
