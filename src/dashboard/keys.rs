@@ -1,7 +1,7 @@
 //! Settings, API Keys (admin): issue SDK keys (production or sandbox) and authoring keys, each
-//! shown once with a copy button, list every key of the game and revoke one. The key store
-//! (`auth/key_store.rs`) does the work, as for the REST routes; a revocation reaches every
-//! node and every socket opened with the key at once.
+//! shown once with a copy button, list every key of the game and revoke one. The keys service
+//! ([`crate::service::studio::keys`]) does the work, as for the REST routes; a revocation
+//! reaches every node and every socket opened with the key at once.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -15,7 +15,8 @@ use super::extract::PagePath;
 use super::failure::PageError;
 use super::layout::{self, Tab, csrf};
 use super::session::{CsrfForm, NoFields, SignedIn, game_of};
-use crate::auth::{KeyKind, Role};
+use crate::auth::Role;
+use crate::service::studio::keys::KeyKind;
 use crate::state::AppState;
 
 /// A key just issued, shown this once.
@@ -126,28 +127,7 @@ pub async fn issue_sdk(
     PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, form }: CsrfForm<SdkForm>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
-    user.require(Role::Admin)?;
-    let (secret, _) = state
-        .auth
-        .issue(
-            game_id,
-            &user.caller.studio_id,
-            KeyKind::Sdk(form.environment),
-            None,
-            &user.caller.sub,
-        )
-        .await?;
-    keys_page(
-        &state,
-        &user,
-        game_id,
-        Some(Issued {
-            label: "SDK key",
-            secret,
-        }),
-    )
-    .await
+    issue(&state, &user, game_id, KeyKind::Sdk(form.environment)).await
 }
 
 /// `POST /dashboard/games/{game_id}/keys/authoring` (admin): the page with the new key.
@@ -156,27 +136,32 @@ pub async fn issue_authoring(
     PagePath(game_id): PagePath<Uuid>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    game_of(&state.services, &user, game_id).await?;
+    issue(&state, &user, game_id, KeyKind::Authoring).await
+}
+
+/// Issues a key of `kind` on behalf of the signed-in admin (the keys service's one issuance,
+/// as for the REST routes) and answers the page with it.
+async fn issue(
+    state: &AppState,
+    user: &SignedIn,
+    game_id: Uuid,
+    kind: KeyKind,
+) -> Result<Response, PageError> {
+    game_of(&state.services, user, game_id).await?;
     user.require(Role::Admin)?;
     let key = state
         .auth
-        .issue_authoring(
-            game_id,
-            &user.caller.studio_id,
-            &user.caller.sub,
-            state.services.settings.auth.authoring_key_ttl_days,
-        )
+        .issue(game_id, &user.caller.studio_id, &user.caller.sub, kind)
         .await?;
-    keys_page(
-        &state,
-        &user,
-        game_id,
-        Some(Issued {
-            label: "authoring key",
-            secret: key.token,
-        }),
-    )
-    .await
+    let label = match kind {
+        KeyKind::Sdk(_) => "SDK key",
+        KeyKind::Authoring => "authoring key",
+    };
+    let issued = Issued {
+        label,
+        secret: key.token,
+    };
+    keys_page(state, user, game_id, Some(issued)).await
 }
 
 /// `POST /dashboard/games/{game_id}/keys/{key_id}/revoke` (admin).

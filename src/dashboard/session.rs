@@ -17,9 +17,10 @@ use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
 use super::failure::PageError;
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::config::DashboardSettings;
 use crate::http::extract::read_body;
+use crate::service::studio::callers::Dashboard;
 use crate::service::studio::web_sessions::{self, WebSession};
 use crate::service::{ServiceError, Services, access};
 use crate::state::AppState;

@@ -10,11 +10,14 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::access::{Admin, GameAccess};
+use super::callers::Dashboard;
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
-use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
+use crate::auth::Role;
 use crate::error::ApiResult;
+use crate::service::ServiceError;
 use crate::service::access;
+use crate::service::studio::keys::{IssuedKey, KeyKind, KeyRecord};
 use crate::state::AppState;
 
 /// Body of `POST .../sdk-keys`.
@@ -114,22 +117,13 @@ pub async fn issue_sdk_key(
     access: GameAccess<Admin>,
     ApiJson(body): ApiJson<NewSdkKey>,
 ) -> ApiResult<(StatusCode, Json<SdkKeyIssued>)> {
-    let game_id = access.game_id();
-    let (api_key, record) = state
-        .auth
-        .issue(
-            game_id,
-            &access.caller.studio_id,
-            KeyKind::Sdk(body.environment),
-            None,
-            &access.caller.sub,
-        )
-        .await?;
+    let IssuedKey { token, record } =
+        issue(&state, &access, KeyKind::Sdk(body.environment)).await?;
     Ok((
         StatusCode::CREATED,
         Json(SdkKeyIssued {
             key_id: record.key_id,
-            api_key,
+            api_key: token,
             environment: body.environment,
             created_at: record.created_at,
         }),
@@ -152,23 +146,31 @@ pub async fn issue_authoring_key(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
 ) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
-    let key = state
-        .auth
-        .issue_authoring(
-            access.game_id(),
-            &access.caller.studio_id,
-            &access.caller.sub,
-            state.services.settings.auth.authoring_key_ttl_days,
-        )
-        .await?;
+    let IssuedKey { token, record } = issue(&state, &access, KeyKind::Authoring).await?;
+    let expires_at = record
+        .expires_at
+        .ok_or_else(|| ServiceError::Internal("authoring key without expiry".into()))?;
     Ok((
         StatusCode::CREATED,
         Json(AuthoringKeyIssued {
-            key_id: key.record.key_id,
-            authoring_key: key.token,
-            expires_at: key.expires_at,
+            key_id: record.key_id,
+            authoring_key: token,
+            expires_at,
         }),
     ))
+}
+
+/// Issues a key of `kind` for the game of the path, on behalf of the calling admin.
+async fn issue(
+    state: &AppState,
+    access: &GameAccess<Admin>,
+    kind: KeyKind,
+) -> ApiResult<IssuedKey> {
+    let caller = &access.caller;
+    Ok(state
+        .auth
+        .issue(access.game_id(), &caller.studio_id, &caller.sub, kind)
+        .await?)
 }
 
 /// Lists a game's keys (admin); never shows the keys themselves.

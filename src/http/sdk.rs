@@ -18,12 +18,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::callers::SdkCaller;
 use super::extract::{ApiJson, ApiPath};
 use super::offer_json;
 use super::openapi::{
     AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, SdkAuthErrors, Unavailable,
 };
-use crate::auth::SdkCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;

@@ -26,7 +26,6 @@ use super::budget::Budget;
 use super::heartbeat::Heartbeat;
 use super::protocol::{ClientMessage, Format, ServerMessage};
 use super::read_gate::ReadGate;
-use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
@@ -34,6 +33,7 @@ use crate::service::play::events;
 use crate::service::play::inventory::InventoryItem;
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{OpenSession, Opened, open_session};
+use crate::service::studio::callers::SdkCaller;
 use crate::store::inventory;
 
 /// Close codes the gateway uses.
