@@ -30,11 +30,10 @@ use crate::error::ApiError;
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
 use crate::service::play::events;
-use crate::service::play::inventory::InventoryItem;
+use crate::service::play::inventory::{self, InventoryItem};
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{OpenSession, Opened, open_session};
 use crate::service::studio::callers::SdkCaller;
-use crate::store::inventory;
 
 /// Close codes the gateway uses.
 mod code {
@@ -440,7 +439,7 @@ impl Conn {
         .await
         {
             Ok(held) => held,
-            Err(e) => return self.refuse(api_error(&ServiceError::from(e).into())).await,
+            Err(e) => return self.refuse(api_error(&e.into())).await,
         };
         let ready_game = game.clone();
         let epoch = session.epoch().to_owned();

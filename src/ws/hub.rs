@@ -15,9 +15,8 @@ use uuid::Uuid;
 use super::WsContext;
 use super::limits::SocketCounts;
 use super::protocol::ServerMessage;
-use crate::service::play::inventory::InventoryItem;
+use crate::service::play::inventory::{self, InventoryItem};
 use crate::signal::Signal;
-use crate::store::inventory;
 use offer_domain::environment::Environment;
 
 /// The node's socket-wide state.

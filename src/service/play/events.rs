@@ -27,8 +27,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::service::Services;
+use crate::service::play::inventory::{
+    self, InventoryChange, InventoryOp, InventoryOutcome, Items,
+};
 use crate::service::{ServiceError, ServiceResult};
-use crate::store::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome, Items};
 use crate::store::{BusMessage, MoneyKind, MoneyOp, MoneyOutcome, StoreError};
 use offer_wire::event::SdkEvent;
 

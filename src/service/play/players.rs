@@ -14,9 +14,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
-use crate::service::play::inventory::InventoryItem;
+use crate::service::play::inventory::{self, InventoryItem};
 use crate::service::{ServiceError, ServiceResult, Services, economy::population};
-use crate::store::inventory;
 
 /// Most ledger entries one page holds.
 pub const MAX_PAGE: usize = 100;
