@@ -15,7 +15,6 @@ use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
 use crate::auth::Role;
 use crate::error::ApiResult;
-use crate::service::ServiceError;
 use crate::service::access;
 use crate::service::studio::keys::{IssuedKey, KeyKind, KeyRecord};
 use crate::state::AppState;
@@ -117,8 +116,16 @@ pub async fn issue_sdk_key(
     access: GameAccess<Admin>,
     ApiJson(body): ApiJson<NewSdkKey>,
 ) -> ApiResult<(StatusCode, Json<SdkKeyIssued>)> {
-    let IssuedKey { token, record } =
-        issue(&state, &access, KeyKind::Sdk(body.environment)).await?;
+    let caller = &access.caller;
+    let IssuedKey { token, record } = state
+        .auth
+        .issue(
+            access.game_id(),
+            &caller.studio_id,
+            &caller.sub,
+            KeyKind::Sdk(body.environment),
+        )
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(SdkKeyIssued {
@@ -146,31 +153,19 @@ pub async fn issue_authoring_key(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
 ) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
-    let IssuedKey { token, record } = issue(&state, &access, KeyKind::Authoring).await?;
-    let expires_at = record
-        .expires_at
-        .ok_or_else(|| ServiceError::Internal("authoring key without expiry".into()))?;
+    let caller = &access.caller;
+    let key = state
+        .auth
+        .issue_authoring(access.game_id(), &caller.studio_id, &caller.sub)
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(AuthoringKeyIssued {
-            key_id: record.key_id,
-            authoring_key: token,
-            expires_at,
+            key_id: key.record.key_id,
+            authoring_key: key.token,
+            expires_at: key.expires_at,
         }),
     ))
-}
-
-/// Issues a key of `kind` for the game of the path, on behalf of the calling admin.
-async fn issue(
-    state: &AppState,
-    access: &GameAccess<Admin>,
-    kind: KeyKind,
-) -> ApiResult<IssuedKey> {
-    let caller = &access.caller;
-    Ok(state
-        .auth
-        .issue(access.game_id(), &caller.studio_id, &caller.sub, kind)
-        .await?)
 }
 
 /// Lists a game's keys (admin); never shows the keys themselves.
