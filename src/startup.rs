@@ -16,12 +16,13 @@ use offer_actors::ActorSystem;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::auth::{AuthService, JwtCodec, Role, dev_secret};
+use crate::auth::{JwtCodec, Role, dev_secret};
 use crate::config::Settings;
 use crate::config::StoreSettings;
 use crate::metrics::Metrics;
 use crate::server::{Limits, Server};
 use crate::service::Services;
+use crate::service::studio::keys::AuthService;
 use crate::state::AppState;
 use crate::store::redis::RedisStore;
 use crate::store::sqlite::{Location, SqliteOptions, SqliteStore, SyncMode};
@@ -105,7 +106,7 @@ impl Application {
         } else {
             None
         };
-        let auth = AuthService::new(jwt, settings.auth.key_prefix.clone(), store.clone());
+        let auth = AuthService::new(jwt, &settings.auth, store.clone());
         let shards = match settings.server.shards {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 
-use crate::auth::AuthService;
 use crate::metrics::Metrics;
 use crate::service::Services;
+use crate::service::studio::keys::AuthService;
 use crate::throttle::device::Throttle;
 use crate::throttle::sign_in::SignInThrottle;
 use crate::ws::WsContext;

@@ -29,11 +29,7 @@ use regex::Regex;
 /// Import loops that exist today and are still to be opened: each entry is the sorted names of
 /// the siblings of one strongly connected component (a folder's name ends in `/`). Remove an
 /// entry when its loop is opened; never add one: a new loop is opened before it is merged.
-const KNOWN_LOOPS: &[&[&str]] = &[
-    // `service/` names `auth/` and `auth/` answers with `ServiceError` and `ApiError`, whose
-    // `error.rs` wraps the service's refusals.
-    &["src/auth/", "src/error.rs", "src/service/"],
-];
+const KNOWN_LOOPS: &[&[&str]] = &[];
 
 /// A module path within its crate: the names from the crate root down, empty for the root.
 type ModulePath = Vec<String>;

@@ -1,6 +1,6 @@
 //! Settings, API Keys (admin): issue SDK keys (production or sandbox) and authoring keys, each
-//! shown once with a copy button, list every key of the game and revoke one. The key store
-//! (`auth/key_store.rs`) does the work, as for the REST routes; a revocation reaches every
+//! shown once with a copy button, list every key of the game and revoke one. The keys service
+//! (`service/studio/keys.rs`) does the work, as for the REST routes; a revocation reaches every
 //! node and every socket opened with the key at once.
 
 use axum::extract::State;
@@ -15,8 +15,8 @@ use super::access::{Admin, DashGame};
 use super::extract::PagePath;
 use super::failure::PageError;
 use super::layout::{self, Tab, csrf};
-use super::session::{CsrfForm, NoFields};
-use crate::auth::KeyKind;
+use super::session::{CsrfForm, NoFields, SignedIn};
+use crate::service::studio::keys::KeyKind;
 use crate::state::AppState;
 
 /// A key just issued, shown this once.
@@ -124,26 +124,7 @@ pub async fn issue_sdk(
     State(state): State<AppState>,
     CsrfForm { user, form }: CsrfForm<SdkForm>,
 ) -> Result<Response, PageError> {
-    let game_id = at.game_id();
-    let (secret, _) = state
-        .auth
-        .issue(
-            game_id,
-            &user.caller.studio_id,
-            KeyKind::Sdk(form.environment),
-            None,
-            &user.caller.sub,
-        )
-        .await?;
-    keys_page(
-        &state,
-        &at,
-        Some(Issued {
-            label: "SDK key",
-            secret,
-        }),
-    )
-    .await
+    issue(&state, &at, &user, KeyKind::Sdk(form.environment)).await
 }
 
 /// `POST /dashboard/games/{game_id}/keys/authoring` (admin): the page with the new key.
@@ -152,25 +133,30 @@ pub async fn issue_authoring(
     State(state): State<AppState>,
     CsrfForm { user, .. }: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    let game_id = at.game_id();
+    issue(&state, &at, &user, KeyKind::Authoring).await
+}
+
+/// Issues a key of `kind` on behalf of the signed-in admin (the keys service's one issuance,
+/// as for the REST routes) and answers the page with it.
+async fn issue(
+    state: &AppState,
+    at: &DashGame<Admin>,
+    user: &SignedIn,
+    kind: KeyKind,
+) -> Result<Response, PageError> {
     let key = state
         .auth
-        .issue_authoring(
-            game_id,
-            &user.caller.studio_id,
-            &user.caller.sub,
-            state.services.settings.auth.authoring_key_ttl_days,
-        )
+        .issue(at.game_id(), &user.caller.studio_id, &user.caller.sub, kind)
         .await?;
-    keys_page(
-        &state,
-        &at,
-        Some(Issued {
-            label: "authoring key",
-            secret: key.token,
-        }),
-    )
-    .await
+    let label = match kind {
+        KeyKind::Sdk(_) => "SDK key",
+        KeyKind::Authoring => "authoring key",
+    };
+    let issued = Issued {
+        label,
+        secret: key.token,
+    };
+    keys_page(state, at, Some(issued)).await
 }
 
 /// `POST /dashboard/games/{game_id}/keys/{key_id}/revoke` (admin).

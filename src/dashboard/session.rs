@@ -17,10 +17,11 @@ use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
 
 use super::failure::PageError;
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::config::DashboardSettings;
 use crate::http::extract::read_body;
 use crate::service::ServiceError;
+use crate::service::studio::callers::Dashboard;
 use crate::service::studio::web_sessions::{self, WebSession};
 use crate::state::AppState;
 

@@ -14,7 +14,8 @@ use axum::http::request::Parts;
 use offer_actors::GameHandle;
 use uuid::Uuid;
 
-use crate::auth::{CatalogueReader, Dashboard, GameCaller, Role};
+use super::callers::{CatalogueReader, Dashboard, GameCaller};
+use crate::auth::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::access;

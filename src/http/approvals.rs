@@ -8,11 +8,12 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::access::{GameAccess, Viewer};
+use super::callers::Dashboard;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
     AuthErrors, BodyErrors, Conflict, NotFound, PageRefused, QueryError, Unavailable,
 };
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::error::ApiResult;
 use offer_domain::approval::{Approval, ApprovalStatus, Verdict};
 use offer_domain::simulation::SimulationResult;

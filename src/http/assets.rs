@@ -13,11 +13,11 @@ use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use super::access::{Developer, GameAccess};
+use super::callers::AnyGameCaller;
 use super::extract::{ApiPath, read_body};
 use super::openapi::{
     AuthErrors, Invalid, MediaError, NotFound, Unauthenticated, Unavailable, UploadTooLarge,
 };
-use crate::auth::AnyGameCaller;
 use crate::error::ApiResult;
 use crate::service::{access, game::assets};
 use crate::state::AppState;

@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::callers::Dashboard;
 use super::extract::ApiJson;
 use super::keys::AuthoringKeyIssued;
 use super::openapi::{
     AuthErrors, BodyErrors, Conflict, NotFound, RateLimited, SignInPollErrors, Unavailable,
 };
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::error::ApiResult;
 use crate::service::access;
 use crate::service::authoring::device::{self, Decider};

@@ -14,9 +14,10 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::access::{Developer, GameAccess, Viewer};
+use super::callers::Dashboard;
 use super::extract::{ApiJson, ApiQuery};
 use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable};
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::service::game::games;
 use crate::state::AppState;

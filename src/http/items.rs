@@ -12,11 +12,11 @@ use uuid::Uuid;
 use super::access::{Developer, GameAccess};
 use offer_wire::json::Lenient;
 
+use super::callers::CatalogueReader;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
     AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, QueryError, Unavailable,
 };
-use crate::auth::CatalogueReader;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::access;

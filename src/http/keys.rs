@@ -10,11 +10,13 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::access::{Admin, GameAccess};
+use super::callers::Dashboard;
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, NotFound, Unavailable};
-use crate::auth::{Dashboard, KeyKind, KeyRecord, Role};
+use crate::auth::Role;
 use crate::error::ApiResult;
 use crate::service::access;
+use crate::service::studio::keys::{IssuedKey, KeyKind, KeyRecord};
 use crate::state::AppState;
 
 /// Body of `POST .../sdk-keys`.
@@ -114,22 +116,21 @@ pub async fn issue_sdk_key(
     access: GameAccess<Admin>,
     ApiJson(body): ApiJson<NewSdkKey>,
 ) -> ApiResult<(StatusCode, Json<SdkKeyIssued>)> {
-    let game_id = access.game_id();
-    let (api_key, record) = state
+    let caller = &access.caller;
+    let IssuedKey { token, record } = state
         .auth
         .issue(
-            game_id,
-            &access.caller.studio_id,
+            access.game_id(),
+            &caller.studio_id,
+            &caller.sub,
             KeyKind::Sdk(body.environment),
-            None,
-            &access.caller.sub,
         )
         .await?;
     Ok((
         StatusCode::CREATED,
         Json(SdkKeyIssued {
             key_id: record.key_id,
-            api_key,
+            api_key: token,
             environment: body.environment,
             created_at: record.created_at,
         }),
@@ -152,14 +153,10 @@ pub async fn issue_authoring_key(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
 ) -> ApiResult<(StatusCode, Json<AuthoringKeyIssued>)> {
+    let caller = &access.caller;
     let key = state
         .auth
-        .issue_authoring(
-            access.game_id(),
-            &access.caller.studio_id,
-            &access.caller.sub,
-            state.services.settings.auth.authoring_key_ttl_days,
-        )
+        .issue_authoring(access.game_id(), &caller.studio_id, &caller.sub)
         .await?;
     Ok((
         StatusCode::CREATED,

@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::callers::Dashboard;
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{AuthErrors, BodyErrors, Conflict, NotFound, Unavailable};
-use crate::auth::{Dashboard, Role};
+use crate::auth::Role;
 use crate::error::ApiResult;
 use crate::service::studio::members::{self, Member, NewMember};
 use crate::state::AppState;

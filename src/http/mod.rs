@@ -7,6 +7,7 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod callers;
 pub mod custom_pages;
 pub mod device;
 pub mod economy;

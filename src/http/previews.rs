@@ -16,13 +16,13 @@ use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use super::access::{AuthorAccess, Developer, Viewer};
+use super::callers::GameCaller;
 use super::extract::{ApiJson, ApiPath, AuthoringRun};
 use super::openapi::{
     AuthErrors, BodyErrors, NotFound, PreviewShareFull, PreviewUnavailable, RunConflict,
     Unavailable,
 };
 use super::runs::outcome;
-use crate::auth::callers::GameCaller;
 use crate::error::ApiResult;
 use crate::service::ServiceError;
 use crate::service::authoring::previews::{self, Preview, Requester, Shot, Status};

@@ -18,12 +18,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::callers::SdkCaller;
 use super::extract::{ApiJson, ApiPath};
 use super::offer_json;
 use super::openapi::{
     AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, SdkAuthErrors, Unavailable,
 };
-use crate::auth::SdkCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
@@ -32,7 +32,7 @@ use offer_wire::event::SdkEvent;
 use offer_wire::socket::TriggerContext;
 
 use crate::service::access;
-use crate::service::play::events::{BatchOutcome, apply_batch};
+use crate::service::play::events::{self, BatchOutcome, Sender};
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{self, OpenSession, Opened, open_session};
 use crate::state::AppState;
@@ -186,15 +186,15 @@ pub async fn post_events(
     ApiJson(body): ApiJson<EventBatch>,
 ) -> ApiResult<(StatusCode, Json<BatchOutcome>)> {
     let game = sdk_game(&state, &caller).await?;
-    let outcome = apply_batch(
+    let applied = events::receive(
         &state.services,
         &game,
         caller.env,
-        body.session_id,
+        Sender::Rest(body.session_id),
         &body.events,
     )
     .await?;
-    Ok((StatusCode::ACCEPTED, Json(outcome)))
+    Ok((StatusCode::ACCEPTED, Json(BatchOutcome::from(applied))))
 }
 
 /// The next offer for a session and trigger, or 204 with `Offer-Outcome`.

@@ -26,14 +26,14 @@ use super::budget::Budget;
 use super::heartbeat::Heartbeat;
 use super::protocol::{ClientMessage, Format, ServerMessage, ToOutbound as _};
 use super::read_gate::ReadGate;
-use crate::auth::SdkCaller;
 use crate::error::ApiError;
 use crate::service::ServiceError;
 use crate::service::play::decision_log::Served;
 use crate::service::play::events;
+use crate::service::play::inventory;
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{OpenSession, Opened, open_session};
-use crate::store::inventory;
+use crate::service::studio::callers::SdkCaller;
 use offer_wire::socket::InventoryItem;
 
 /// Close codes the gateway uses.
@@ -439,7 +439,7 @@ impl Conn {
         .await
         {
             Ok(held) => held,
-            Err(e) => return self.refuse(api_error(&ServiceError::from(e).into())).await,
+            Err(e) => return self.refuse(api_error(&e.into())).await,
         };
         let ready_game = game.clone();
         let epoch = session.epoch().to_owned();
@@ -471,59 +471,38 @@ impl Conn {
         Ok(())
     }
 
+    /// Receives one event through the events entry point and pushes its answers (the
+    /// balance or inventory it left, or why it was refused); a trigger event then asks for
+    /// an offer, unless the event was refused before being applied.
     async fn event(&mut self, event: offer_wire::event::SdkEvent) -> Result<(), Close> {
         let Some(live) = &self.live else {
             return Ok(());
         };
         let (session, game) = (live.session.clone(), live.game.clone());
-        let view = game.view();
-        if let Err(reason) = events::validate(&view.game, &view.items, &event) {
-            return self
-                .reply(ServerMessage::error("validation_failed", reason))
-                .await;
-        }
-        if !view.kill_switch.level.allows_sdk() {
-            return self
-                .reply(api_error(&ApiError::Service(ServiceError::SdkDisabled)))
-                .await;
-        }
-        drop(view);
-        let answers = match events::apply(
+        let received = events::receive(
             &self.state.services,
             &game,
-            &session,
             self.caller.env,
-            &event,
-            events::Origin::Socket,
+            events::Sender::Socket(&session),
+            std::slice::from_ref(&event),
         )
-        .await
-        {
-            Ok(events::Applied::Accepted { balance, inventory }) => {
-                let balance = balance.map(
-                    |events::Balance {
-                         currency_id,
-                         balance,
-                     }| {
-                        ServerMessage::Balance {
-                            currency_id,
-                            balance,
-                        }
-                    },
-                );
-                let inventory = inventory.map(|held| ServerMessage::Inventory {
-                    items: InventoryItem::list(held),
-                });
-                balance.into_iter().chain(inventory).collect()
+        .await;
+        let (answers, checked): (Vec<ServerMessage>, bool) = match received {
+            Ok(applied) => (applied.into_iter().flat_map(answers_of).collect(), true),
+            // The socket words an invalid event by its reasons alone.
+            Err(ServiceError::Validation(errors)) => {
+                let reasons: Vec<&str> = errors.iter().map(|f| f.reason.as_str()).collect();
+                let refusal = ServerMessage::error("validation_failed", reasons.join("; "));
+                (vec![refusal], false)
             }
-            Ok(events::Applied::Rejected(refusal)) => {
-                vec![ServerMessage::error(refusal.code(), refusal.message())]
-            }
-            Err(e) => vec![api_error(&e.into())],
+            Err(e @ ServiceError::SdkDisabled) => (vec![api_error(&e.into())], false),
+            // Failed while applied: the event passed its checks.
+            Err(e) => (vec![api_error(&e.into())], true),
         };
         for answer in answers {
             session.push(answer.outbound());
         }
-        if event.is_trigger() {
+        if checked && event.is_trigger() {
             self.offer(event.kind());
         }
         Ok(())
@@ -542,6 +521,31 @@ impl Conn {
             },
         };
         live.session.push(msg.outbound());
+    }
+}
+
+/// What a socket is answered for one applied event: its new balance and inventory, or its
+/// refusal.
+fn answers_of(applied: events::Applied) -> Vec<ServerMessage> {
+    match applied {
+        events::Applied::Accepted { balance, inventory } => {
+            let balance = balance.map(
+                |events::Balance {
+                     currency_id,
+                     balance,
+                 }| ServerMessage::Balance {
+                    currency_id,
+                    balance,
+                },
+            );
+            let inventory = inventory.map(|held| ServerMessage::Inventory {
+                items: InventoryItem::list(held),
+            });
+            balance.into_iter().chain(inventory).collect()
+        }
+        events::Applied::Rejected(refusal) => {
+            vec![ServerMessage::error(refusal.code(), refusal.message())]
+        }
     }
 }
 

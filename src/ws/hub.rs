@@ -15,8 +15,8 @@ use uuid::Uuid;
 use super::WsContext;
 use super::limits::SocketCounts;
 use super::protocol::{ServerMessage, ToOutbound as _};
+use crate::service::play::inventory;
 use crate::signal::Signal;
-use crate::store::inventory;
 use offer_domain::environment::Environment;
 use offer_wire::socket::InventoryItem;
 

@@ -33,10 +33,11 @@ use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, FromRef, State};
 use axum::response::{IntoResponse, Response};
 
-use crate::auth::{AuthService, SdkCaller};
 use crate::error::ApiError;
 use crate::metrics::Connections;
 use crate::service::Services;
+use crate::service::studio::callers::SdkCaller;
+use crate::service::studio::keys::AuthService;
 use hub::Hub;
 use protocol::{Format, JSON_PROTOCOL, MSGPACK_PROTOCOL};
 

@@ -190,7 +190,8 @@ async fn authoring_key_reads_its_catalogue_only_and_expires() {
         .await
         .expect("get")
         .expect("record");
-    let mut record: offer_engine::auth::KeyRecord = serde_json::from_slice(&bytes).expect("record");
+    let mut record: offer_engine::service::studio::keys::KeyRecord =
+        serde_json::from_slice(&bytes).expect("record");
     record.expires_at = Some(chrono::Utc::now() - chrono::Duration::seconds(1));
     state
         .services

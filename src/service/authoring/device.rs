@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::auth::{AuthService, AuthoringKey};
 pub use crate::service::refusals::SignInRefusal;
+use crate::service::studio::keys::{AuthService, AuthoringKey};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
@@ -278,12 +278,7 @@ pub async fn redeem(
                     continue;
                 }
                 let key = auth
-                    .issue_authoring(
-                        *game_id,
-                        studio_id,
-                        approved_by,
-                        services.settings.auth.authoring_key_ttl_days,
-                    )
+                    .issue_authoring(*game_id, studio_id, approved_by)
                     .await?;
                 return Ok(Ok(key));
             }

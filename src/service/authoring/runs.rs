@@ -53,8 +53,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::auth::{Dashboard, GameCaller};
 pub use crate::service::refusals::{CallKind, RunRefusal, kind_name};
+use crate::service::studio::callers::{Dashboard, GameCaller};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};

@@ -6,6 +6,7 @@ pub mod caps;
 pub mod decision_log;
 pub mod events;
 pub mod import;
+pub mod inventory;
 pub mod offers;
 pub mod players;
 pub mod sessions;

@@ -14,8 +14,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
+use crate::service::play::inventory;
 use crate::service::{ServiceError, ServiceResult, Services, economy::population};
-use crate::store::inventory;
 use offer_wire::socket::InventoryItem;
 
 /// Most ledger entries one page holds.

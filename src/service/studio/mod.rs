@@ -1,6 +1,10 @@
-//! The studio's people and secrets: members, their dashboard sessions, and the secrets the engine
-//! makes for itself.
+//! The studio's people, keys and secrets: members, their dashboard sessions, who is calling
+//! ([`callers`]), the SDK and authoring keys of its games with the revocations open sockets
+//! watch ([`keys`], [`revocation`]), and the secrets the engine makes for itself.
 
+pub mod callers;
+pub mod keys;
 pub mod members;
+pub mod revocation;
 pub mod secrets;
 pub mod web_sessions;

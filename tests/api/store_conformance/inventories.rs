@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use offer_domain::environment::Environment;
+use offer_engine::service::play::inventory::{
+    self, InventoryChange, InventoryOp, InventoryOutcome, Items,
+};
 use offer_engine::store::SharedStore;
-use offer_engine::store::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome, Items};
 use uuid::Uuid;
 
 use super::Ctx;

@@ -1,26 +1,25 @@
 //! Who is calling: the extractors that turn an `Authorization: Bearer` header into a typed
 //! caller. Each accepts exactly the credential kinds its routes take, so a route cannot
-//! forget a check: a dashboard route takes [`Dashboard`], an SDK route [`SdkCaller`], the
-//! catalogue read path and custom-page drafts [`CatalogueReader`], item art
-//! [`AnyGameCaller`]. Object-level checks
-//! (the game belongs to the caller's studio) happen where the game is loaded.
+//! forget a check: a dashboard route takes [`Dashboard`], an SDK route (and the WebSocket
+//! upgrade) [`SdkCaller`], the catalogue read path and custom-page drafts
+//! [`CatalogueReader`], item art [`AnyGameCaller`]. Object-level checks (the game belongs to
+//! the caller's studio) happen where the game is loaded.
 //!
-//! The extractors work on any router state that hands out the [`AuthService`], so this
-//! module knows nothing of the application state.
+//! The callers themselves are the service layer's ([`crate::service::studio::callers`]):
+//! the use cases take them. The extractors work on any router state that hands out the
+//! [`AuthService`], so this module knows nothing of the application state.
 
 use std::sync::Arc;
 
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use uuid::Uuid;
 
-use super::key_store::{AuthService, KeyRecord};
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
-use offer_domain::environment::Environment;
-use offer_wire::jwt::Role;
-use offer_wire::key_token::{self as keys, KeyKind};
+pub use crate::service::studio::callers::{Dashboard, GameCaller, SdkCaller};
+use crate::service::studio::keys::{AuthService, KeyKind};
+use offer_wire::key_token as keys;
 
 /// The bearer token of a request. The scheme is case-insensitive (RFC 7235).
 fn bearer(parts: &Parts) -> ApiResult<&str> {
@@ -45,30 +44,6 @@ where
     Arc::<AuthService>::from_ref(state)
 }
 
-/// A dashboard user (JWT).
-#[derive(Debug, Clone)]
-pub struct Dashboard {
-    /// The user.
-    pub sub: String,
-    /// The user's studio: every object it reaches must belong to it.
-    pub studio_id: String,
-    /// The user's role.
-    pub role: Role,
-}
-
-impl Dashboard {
-    /// Refuses with 403 unless the user has at least `role`.
-    pub fn require(&self, role: Role) -> ApiResult<()> {
-        if self.role >= role {
-            Ok(())
-        } else {
-            Err(ApiError::Service(ServiceError::Forbidden(
-                "your role does not allow this",
-            )))
-        }
-    }
-}
-
 impl<S: Send + Sync> FromRequestParts<S> for Dashboard
 where
     Arc<AuthService>: FromRef<S>,
@@ -90,26 +65,6 @@ where
             studio_id: claims.studio_id,
             role: claims.role,
         })
-    }
-}
-
-/// An SDK client (SDK key).
-#[derive(Debug, Clone)]
-pub struct SdkCaller {
-    /// The key's record: its game, studio and environment.
-    pub key: Arc<KeyRecord>,
-    /// The key's environment.
-    pub env: Environment,
-}
-
-impl SdkCaller {
-    /// Refuses another game's id with 404, as for any foreign object.
-    pub fn check_game(&self, game_id: Uuid) -> ApiResult<()> {
-        if self.key.game_id == game_id {
-            Ok(())
-        } else {
-            Err(ApiError::Service(ServiceError::NotFound("game")))
-        }
     }
 }
 
@@ -139,56 +94,26 @@ where
     }
 }
 
-/// A caller that reaches one game's objects: a dashboard user of the owning studio (checked
-/// where the game is loaded), or a key, which is bound to one game.
-#[derive(Debug, Clone)]
-pub enum GameCaller {
-    /// A dashboard user.
-    Dashboard(Dashboard),
-    /// A key of one game.
-    Key(Arc<KeyRecord>),
-}
-
-impl GameCaller {
-    /// The caller's studio.
-    pub fn studio_id(&self) -> &str {
-        match self {
-            Self::Dashboard(d) => &d.studio_id,
-            Self::Key(k) => &k.studio_id,
-        }
+/// Reads a credential of one game; `accept` says which key kinds this route takes, and with
+/// what refusal for the others.
+async fn game_caller<S>(
+    parts: &mut Parts,
+    state: &S,
+    accept: fn(KeyKind) -> ApiResult<()>,
+) -> ApiResult<GameCaller>
+where
+    S: Send + Sync,
+    Arc<AuthService>: FromRef<S>,
+{
+    let token = bearer(parts)?;
+    if !keys::looks_like_key(token) {
+        return Dashboard::from_request_parts(parts, state)
+            .await
+            .map(GameCaller::Dashboard);
     }
-
-    /// Refuses a key of another game with 404, as for any foreign object.
-    pub fn check_game(&self, game_id: Uuid) -> ApiResult<()> {
-        match self {
-            Self::Key(k) if k.game_id != game_id => {
-                Err(ApiError::Service(ServiceError::NotFound("game")))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Reads the credential; `accept` says which key kinds this route takes, and with what
-    /// refusal for the others.
-    async fn extract<S>(
-        parts: &mut Parts,
-        state: &S,
-        accept: fn(KeyKind) -> ApiResult<()>,
-    ) -> ApiResult<Self>
-    where
-        S: Send + Sync,
-        Arc<AuthService>: FromRef<S>,
-    {
-        let token = bearer(parts)?;
-        if !keys::looks_like_key(token) {
-            return Dashboard::from_request_parts(parts, state)
-                .await
-                .map(Self::Dashboard);
-        }
-        let key = auth_of(state).key(token).await?;
-        accept(key.kind)?;
-        Ok(Self::Key(key))
-    }
+    let key = auth_of(state).key(token).await?;
+    accept(key.kind)?;
+    Ok(GameCaller::Key(key))
 }
 
 /// Who may read a catalogue, and draft and read a game's custom pages: a dashboard user of the
@@ -204,7 +129,7 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
-        GameCaller::extract(parts, state, |kind| match kind {
+        game_caller(parts, state, |kind| match kind {
             KeyKind::Authoring => Ok(()),
             KeyKind::Sdk(_) => Err(ApiError::Service(ServiceError::WrongCredential(
                 "this path takes a dashboard token or an authoring key",
@@ -227,8 +152,6 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> ApiResult<Self> {
-        GameCaller::extract(parts, state, |_| Ok(()))
-            .await
-            .map(Self)
+        game_caller(parts, state, |_| Ok(())).await.map(Self)
     }
 }

@@ -1,6 +1,10 @@
-//! The key store: SDK and authoring keys are issued, resolved and revoked here. Only a key's
-//! SHA-256 is ever stored; each node caches resolved records briefly and hears of
-//! revocations from every node over the bus.
+//! The keys service: SDK and authoring keys are issued, listed, resolved and revoked here.
+//! Only a key's SHA-256 is ever stored; each node caches resolved records briefly and hears
+//! of revocations from every node over the bus.
+//!
+//! A key is made in one place, [`AuthService::issue`], whoever asks: the REST route, the
+//! dashboard's keys page, or a device sign-in of the authoring tool (through
+//! [`AuthService::issue_authoring`]).
 
 use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
@@ -10,14 +14,16 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::clock::Clock;
 use super::revocation::{RevocationWatch, Revocations};
+use crate::auth::clock::Clock;
+use crate::config::AuthSettings;
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
 use crate::store::{Collection, SharedStore};
 use offer_wire::bus::BusMessage;
 use offer_wire::jwt::JwtCodec;
-use offer_wire::key_token::{self as keys, KeyKind};
+use offer_wire::key_token as keys;
+pub use offer_wire::key_token::KeyKind;
 
 /// How long a node trusts a cached key record before re-reading it; bounds the effect of a
 /// lost revocation message (Redis pub/sub delivers at most once).
@@ -49,6 +55,15 @@ pub struct KeyRecord {
     pub issued_by: Option<String>,
 }
 
+/// A new key: the key itself (shown once) and its record.
+#[derive(Debug)]
+pub struct IssuedKey {
+    /// The key.
+    pub token: String,
+    /// Its stored record.
+    pub record: KeyRecord,
+}
+
 /// A new authoring key: the key itself (shown once), its record and its expiry.
 #[derive(Debug)]
 pub struct AuthoringKey {
@@ -64,6 +79,8 @@ pub struct AuthoringKey {
 pub struct AuthService {
     jwt: JwtCodec,
     key_prefix: String,
+    /// The lifetime of an authoring key (`auth.authoring_key_ttl_days`).
+    authoring_ttl_days: i64,
     store: SharedStore,
     /// Verified key records by the SHA-256 of their key (bytes, not the stored hex text, so
     /// a cached key is checked without formatting or allocating).
@@ -75,11 +92,13 @@ pub struct AuthService {
 }
 
 impl AuthService {
-    /// A service over this codec, key prefix and store.
-    pub fn new(jwt: JwtCodec, key_prefix: String, store: SharedStore) -> Self {
+    /// A service over this codec, the key settings (prefix, authoring key lifetime) and the
+    /// store.
+    pub fn new(jwt: JwtCodec, settings: &AuthSettings, store: SharedStore) -> Self {
         Self {
             jwt,
-            key_prefix,
+            key_prefix: settings.key_prefix.clone(),
+            authoring_ttl_days: settings.authoring_key_ttl_days,
             store,
             cache: DashMap::new(),
             revocations: Revocations::default(),
@@ -176,20 +195,16 @@ impl AuthService {
         Ok(record)
     }
 
-    /// Issues an authoring key for a game, valid for `ttl_days`, on behalf of dashboard
-    /// user `issued_by`: the one way an authoring key is made, whether a user asks for one
-    /// in the dashboard or approves a device sign-in.
+    /// Issues an authoring key for a game on behalf of dashboard user `issued_by` (a device
+    /// sign-in's approver): [`issue`](Self::issue) with the key's expiry at hand.
     pub async fn issue_authoring(
         &self,
         game_id: Uuid,
         studio_id: &str,
         issued_by: &str,
-        ttl_days: i64,
     ) -> ServiceResult<AuthoringKey> {
-        let ttl = chrono::Duration::try_days(ttl_days)
-            .ok_or_else(|| ServiceError::Internal("authoring key lifetime out of range".into()))?;
-        let (token, record) = self
-            .issue(game_id, studio_id, KeyKind::Authoring, Some(ttl), issued_by)
+        let IssuedKey { token, record } = self
+            .issue(game_id, studio_id, issued_by, KeyKind::Authoring)
             .await?;
         let expires_at = record
             .expires_at
@@ -201,16 +216,24 @@ impl AuthService {
         })
     }
 
-    /// Issues a key for a game on behalf of dashboard user `issued_by`, storing only its
-    /// hash. Returns the key (shown once) and its record.
+    /// Issues a key of `kind` for a game on behalf of dashboard user `issued_by`, storing
+    /// only its hash: the one way a key is made. An SDK key never expires; an authoring key
+    /// lives `auth.authoring_key_ttl_days`. Returns the key (shown once) and its record.
     pub async fn issue(
         &self,
         game_id: Uuid,
         studio_id: &str,
-        kind: KeyKind,
-        ttl: Option<chrono::Duration>,
         issued_by: &str,
-    ) -> ServiceResult<(String, KeyRecord)> {
+        kind: KeyKind,
+    ) -> ServiceResult<IssuedKey> {
+        let ttl = match kind {
+            KeyKind::Sdk(_) => None,
+            KeyKind::Authoring => Some(
+                chrono::Duration::try_days(self.authoring_ttl_days).ok_or_else(|| {
+                    ServiceError::Internal("authoring key lifetime out of range".into())
+                })?,
+            ),
+        };
         let token = keys::generate(&self.key_prefix, kind);
         let now = self.clock.now();
         let record = KeyRecord {
@@ -241,7 +264,7 @@ impl AuthService {
                 vec![(record.key_hash.clone(), encode(&pointer)?)],
             )
             .await?;
-        Ok((token, record))
+        Ok(IssuedKey { token, record })
     }
 
     /// Every key record of a game.
