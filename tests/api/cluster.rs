@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{BusMessage, Store};
+use offer_engine::store::{Bus, BusMessage};
 use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;

@@ -4,7 +4,9 @@
 use std::time::{Duration, Instant};
 
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{BusMessage, Collection, MoneyKind, Store, StoreError};
+use offer_engine::store::{
+    Bus, BusMessage, Collection, Documents, Money, MoneyKind, Store, StoreError,
+};
 use uuid::Uuid;
 
 use crate::redis_harness::{start_on, start_private, unique_prefix};
