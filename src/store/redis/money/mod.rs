@@ -3,7 +3,7 @@
 //!
 //! # The wallet step
 //!
-//! [`Money::apply_money`](crate::store::Money::apply_money) is one Lua script (`script.rs`), atomic on the server, which
+//! [`Money::apply_money`] is one Lua script (`script.rs`), atomic on the server, which
 //! makes every check of an event before its first write: the idempotency hash, the kill
 //! level, the balance. Only then does it write the balance, the idempotency record, the
 //! ledger entry and the day aggregate. A call of many events runs a second script with the
@@ -13,10 +13,10 @@
 //! One game's events share script calls under load (`redis/batcher.rs`): an event of a game
 //! with fewer than two calls in flight goes at once, alone; events of that game arriving
 //! while two are out queue, and go together in the next call, at most 64 to a call, each
-//! with its own checks and its own answer. So a busy game makes one round trip per batch instead of one
-//! per event, and a quiet one waits for nothing. A refused event does not touch the others
-//! of its call; a call that fails (Redis down, no answer in time) answers each of its events
-//! `Unavailable`. [`RedisStore::apply_money_alone`] is the one-call-per-event path, kept as
+//! with its own checks and its own answer. So a busy game makes one round trip per batch
+//! instead of one per event, and a quiet one waits for nothing. A refused event does not
+//! touch the others of its call; a call that fails (Redis down, no answer in time) answers
+//! each of its events `Unavailable`. [`RedisStore::apply_money_alone`] is the one-call-per-event path, kept as
 //! the load tool's baseline.
 //!
 //! Imported spends skip the balance check (history has no opening balance) but still move
@@ -24,7 +24,6 @@
 //! ledger and the aggregates stay complete, and the balance always equals the ledger's sum.
 //!
 //! Lua numbers are doubles, so balances are exact up to 2^53 units.
-//!
 
 mod script;
 
