@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use offer_engine::store::Store;
+use offer_engine::store::Bus;
 use offer_engine::store::redis::RedisStore;
 use offer_wire::bus::BusMessage;
 use reqwest::StatusCode;

@@ -6,7 +6,7 @@
 //! page's head (the list of its versions, without their content) and
 //! `custom_page_versions` each version under `<page_id>:<n>`. A save writes the version and
 //! the head in one versioned write against the head read before it
-//! ([`Store::put_all_versioned`](crate::store::Store::put_all_versioned)), so two saves on
+//! ([`Store::put_all_versioned`](crate::store::Documents::put_all_versioned)), so two saves on
 //! any nodes never get the same number: the one that loses reads the head again and takes
 //! the next.
 

@@ -7,7 +7,7 @@
 //! nodes this read-modify-write is a compare-and-swap on the game's catalogue version: each
 //! attempt reads the version, then the items, computes, and writes the items together with
 //! the next version only if the version is still the one it read
-//! ([`crate::store::Store::put_all_versioned`]); a writer that lost the race starts again
+//! ([`crate::store::Documents::put_all_versioned`]); a writer that lost the race starts again
 //! from a fresh read (at most [`MAX_ATTEMPTS`] times, then 503). Two nodes writing one game at
 //! once therefore never compute values from each other's stale catalogue, and two nodes
 //! creating one item give one 201 and one 409. (On one node the game's write lock already

@@ -1,5 +1,6 @@
-//! The listening side of the inter-node bus: a pub/sub connection to one Redis node, whose
-//! messages a background task forwards into a `broadcast` channel.
+//! The inter-node bus: a message is published on the command connection; the listening side
+//! is a pub/sub connection to one Redis node, whose messages a background task forwards into
+//! a `broadcast` channel.
 //!
 //! The bus is one classic pub/sub channel. On a Redis Cluster a classic `PUBLISH`, sent to
 //! any node, is carried by the cluster to every node, so a subscriber on any node hears
@@ -17,12 +18,13 @@ use std::time::Duration;
 
 use ::redis::Client;
 use ::redis::aio::PubSub;
+use async_trait::async_trait;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::bounded;
-use crate::store::{StoreError, StoreResult};
+use super::{RedisStore, bounded};
+use crate::store::{Bus, StoreError, StoreResult};
 use offer_wire::bus::BusMessage;
 
 /// How many bus messages a slow subscriber may lag behind before it misses some.
@@ -152,5 +154,21 @@ async fn forward(pubsub: PubSub, sender: &broadcast::Sender<BusMessage>, timeout
                 }
             }
         }
+    }
+}
+
+#[async_trait]
+impl Bus for RedisStore {
+    async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {
+        let payload = serde_json::to_vec(msg)
+            .map_err(|err| StoreError::Corrupt(format!("bus message: {err}")))?;
+        let mut cmd = ::redis::cmd("PUBLISH");
+        cmd.arg(self.keys.bus()).arg(payload);
+        self.query::<i64>("publish", &cmd).await?;
+        Ok(())
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<BusMessage> {
+        self.bus.subscribe()
     }
 }

@@ -1,12 +1,17 @@
 //! Decision records in SQLite: one row per decision in `decisions`, with the time it
 //! expires. A read never returns an expired record; the writer's sweep deletes them
-//! ([`prune`]) in bounded chunks, oldest first, through the index by expiry.
+//! ([`prune`]) in bounded chunks, oldest first, through the index by expiry. The store's
+//! [`Decisions`] calls run these on the writer thread or a reader.
 
-use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use super::super::StoreResult;
+use super::super::{Decisions, StoreError, StoreResult};
+use super::SqliteStore;
 
 /// Writes a game's records, each expiring at `expires` (the caller's savepoint makes them
 /// one step).
@@ -60,4 +65,34 @@ pub fn prune(conn: &Connection, now: DateTime<Utc>, chunk: usize) -> StoreResult
                (SELECT id FROM decisions WHERE expires_ms <= ?1 ORDER BY expires_ms LIMIT ?2)",
         )?
         .execute(params![now.timestamp_millis(), limit])?)
+}
+
+#[async_trait]
+impl Decisions for SqliteStore {
+    async fn put_decisions(
+        &self,
+        game_id: Uuid,
+        records: Vec<(Uuid, Vec<u8>)>,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let ttl = TimeDelta::from_std(ttl)
+            .map_err(|e| StoreError::Unavailable(format!("decision time to live: {e}")))?;
+        let expires = Utc::now()
+            .checked_add_signed(ttl)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        self.write("put_decisions", move |conn| {
+            put(conn, game_id, &records, expires)
+        })
+        .await
+    }
+
+    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
+        self.read("get_decision", move |conn| {
+            get(conn, game_id, decision_id, Utc::now())
+        })
+        .await
+    }
 }

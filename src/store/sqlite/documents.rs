@@ -1,11 +1,14 @@
 //! The document collections in SQLite: one row per document in `docs`, keyed by scope,
 //! collection and id. Each function runs on a connection it is handed: the writes on the
 //! writer thread inside the group's transaction (each in its own savepoint, so
-//! [`put_all`] is all or nothing), the reads on a reader.
+//! [`put_all`] is all or nothing), the reads on a reader; the store's [`Documents`] calls
+//! hand them there.
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Collection, StoreError, StoreResult};
+use super::super::{Collection, Documents, StoreError, StoreResult};
+use super::SqliteStore;
 use super::schema::scope_key;
 
 /// One document, if present.
@@ -144,4 +147,94 @@ fn counter(name: &str, bytes: &[u8]) -> StoreResult<i64> {
         .ok()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| StoreError::Corrupt(format!("counter {name} is not an integer")))
+}
+
+#[async_trait]
+impl Documents for SqliteStore {
+    async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let id = id.to_owned();
+        self.read("get", move |conn| get(conn, coll, &id)).await
+    }
+
+    async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        self.read("list", move |conn| list(conn, coll)).await
+    }
+
+    async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.write("put_all", move |conn| put_all(conn, coll, &entries))
+            .await
+    }
+
+    async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.write("insert_new", move |conn| {
+            insert_new(conn, coll, &id, &value)
+        })
+        .await
+    }
+
+    async fn compare_and_swap(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: Option<&[u8]>,
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let id = id.to_owned();
+        let expected = expected.map(<[u8]>::to_vec);
+        self.write("compare_and_swap", move |conn| {
+            compare_and_swap(conn, coll, &id, expected.as_deref(), &new)
+        })
+        .await
+    }
+
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        let version_id = version_id.to_owned();
+        let expected = expected.map(<[u8]>::to_vec);
+        self.write("put_all_versioned", move |conn| {
+            put_all_versioned(
+                conn,
+                (version, &version_id),
+                expected.as_deref(),
+                &new_version,
+                coll,
+                &entries,
+            )
+        })
+        .await
+    }
+
+    async fn add_counters(
+        &self,
+        coll: Collection,
+        deltas: Vec<(String, i64)>,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        if deltas.is_empty() {
+            return self
+                .read("add_counters", move |conn| counters(conn, coll))
+                .await;
+        }
+        self.write("add_counters", move |conn| {
+            add_counters(conn, coll, &deltas)
+        })
+        .await
+    }
+
+    async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.write("delete", move |conn| delete(conn, coll, &id))
+            .await
+    }
 }

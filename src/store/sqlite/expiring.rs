@@ -1,12 +1,17 @@
 //! Short-lived documents in SQLite: one row per document in `expiring`, keyed like `docs`
 //! (scope, collection, id), with the time it expires. A read never returns an expired
 //! document and a write treats one as absent; the writer's sweep deletes them ([`prune`])
-//! in bounded chunks through the index by expiry.
+//! in bounded chunks through the index by expiry. The store's [`Expiring`] calls run these on
+//! the writer thread or a reader.
 
-use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Collection, StoreResult};
+use super::super::{Collection, Expiring, StoreError, StoreResult};
+use super::SqliteStore;
 use super::schema::scope_key;
 
 /// The live document, if any.
@@ -89,4 +94,48 @@ pub fn prune(conn: &Connection, now: DateTime<Utc>, chunk: usize) -> StoreResult
                 ORDER BY expires_ms LIMIT ?2)",
         )?
         .execute(params![now.timestamp_millis(), limit])?)
+}
+
+#[async_trait]
+impl Expiring for SqliteStore {
+    async fn insert_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        value: Vec<u8>,
+        ttl: Duration,
+    ) -> StoreResult<bool> {
+        let ttl = TimeDelta::from_std(ttl)
+            .map_err(|e| StoreError::Unavailable(format!("time to live: {e}")))?;
+        let id = id.to_owned();
+        self.write("insert_expiring", move |conn| {
+            let now = Utc::now();
+            let expires = now
+                .checked_add_signed(ttl)
+                .unwrap_or(DateTime::<Utc>::MAX_UTC);
+            insert(conn, coll, &id, &value, (now, expires))
+        })
+        .await
+    }
+
+    async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let id = id.to_owned();
+        self.read("get_expiring", move |conn| get(conn, coll, &id, Utc::now()))
+            .await
+    }
+
+    async fn swap_expiring(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: &[u8],
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        let id = id.to_owned();
+        let expected = expected.to_vec();
+        self.write("swap_expiring", move |conn| {
+            swap(conn, coll, &id, (&expected, &new), Utc::now())
+        })
+        .await
+    }
 }

@@ -4,7 +4,9 @@
 //! Everything the Redis backend keeps is kept here too, in one file (`schema.rs` lists the
 //! tables): every document collection, the kill levels, wallets, lifetime spend, the
 //! append-only ledger, the idempotency records, the day aggregates, the decision records and
-//! the short-lived documents (until they expire).
+//! the short-lived documents (until they expire). Each group of store calls is implemented
+//! beside the SQL of its concern: `documents.rs`, `money.rs`, `retention.rs`, `decisions.rs`,
+//! `expiring.rs` and `bus.rs`; this file holds the connections and the readiness check.
 //!
 //! # Threads
 //!
@@ -37,6 +39,7 @@
 //! export ([`SqliteStore::open_read_only`]) opens a file beside its owner: read connections,
 //! no lock, no writes.
 
+mod bus;
 mod decisions;
 mod documents;
 mod error;
@@ -55,17 +58,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
-use offer_domain::environment::Environment;
-use offer_wire::bus::BusMessage;
+use chrono::TimeDelta;
 use rusqlite::Connection;
 use serde::Deserialize;
 use tokio::sync::{broadcast, oneshot};
-use uuid::Uuid;
 
-use super::{
-    Collection, DayAggregate, LedgerEntry, MoneyOp, MoneyOutcome, Store, StoreError, StoreResult,
-};
+use super::{Store, StoreError, StoreResult};
+use offer_wire::bus::BusMessage;
 pub use schema::Location;
 use writer::{Command, Pending, Writer};
 
@@ -360,275 +359,5 @@ impl Store for SqliteStore {
             Ok(())
         })
         .await
-    }
-
-    async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
-        let id = id.to_owned();
-        self.read("get", move |conn| documents::get(conn, coll, &id))
-            .await
-    }
-
-    async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
-        self.read("list", move |conn| documents::list(conn, coll))
-            .await
-    }
-
-    async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()> {
-        if entries.is_empty() {
-            return Ok(());
-        }
-        self.write("put_all", move |conn| {
-            documents::put_all(conn, coll, &entries)
-        })
-        .await
-    }
-
-    async fn add_counters(
-        &self,
-        coll: Collection,
-        deltas: Vec<(String, i64)>,
-    ) -> StoreResult<Vec<(String, i64)>> {
-        if deltas.is_empty() {
-            return self
-                .read("add_counters", move |conn| documents::counters(conn, coll))
-                .await;
-        }
-        self.write("add_counters", move |conn| {
-            documents::add_counters(conn, coll, &deltas)
-        })
-        .await
-    }
-
-    async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool> {
-        let id = id.to_owned();
-        self.write("insert_new", move |conn| {
-            documents::insert_new(conn, coll, &id, &value)
-        })
-        .await
-    }
-
-    async fn compare_and_swap(
-        &self,
-        coll: Collection,
-        id: &str,
-        expected: Option<&[u8]>,
-        new: Vec<u8>,
-    ) -> StoreResult<bool> {
-        let id = id.to_owned();
-        let expected = expected.map(<[u8]>::to_vec);
-        self.write("compare_and_swap", move |conn| {
-            documents::compare_and_swap(conn, coll, &id, expected.as_deref(), &new)
-        })
-        .await
-    }
-
-    async fn put_all_versioned(
-        &self,
-        version: Collection,
-        version_id: &str,
-        expected: Option<&[u8]>,
-        new_version: Vec<u8>,
-        coll: Collection,
-        entries: Vec<(String, Vec<u8>)>,
-    ) -> StoreResult<bool> {
-        version.same_game(coll)?;
-        let version_id = version_id.to_owned();
-        let expected = expected.map(<[u8]>::to_vec);
-        self.write("put_all_versioned", move |conn| {
-            documents::put_all_versioned(
-                conn,
-                (version, &version_id),
-                expected.as_deref(),
-                &new_version,
-                coll,
-                &entries,
-            )
-        })
-        .await
-    }
-
-    async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
-        let id = id.to_owned();
-        self.write("delete", move |conn| documents::delete(conn, coll, &id))
-            .await
-    }
-
-    async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()> {
-        self.write("set_kill_level", move |conn| {
-            money::set_kill_level(conn, game_id, level)
-        })
-        .await
-    }
-
-    async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
-        let op = op.clone();
-        self.write("apply_money", move |conn| money::apply(conn, &op))
-            .await
-    }
-
-    async fn forget_tx_before(
-        &self,
-        _game_id: Uuid,
-        _env: Environment,
-        _before: DateTime<Utc>,
-        _limit: usize,
-    ) -> StoreResult<usize> {
-        // The writer's own sweep forgets this store's records (see `retention`).
-        Ok(0)
-    }
-
-    async fn trim_ledger_before(
-        &self,
-        _game_id: Uuid,
-        _env: Environment,
-        _before: DateTime<Utc>,
-        _limit: usize,
-    ) -> StoreResult<usize> {
-        // The writer's own sweep drops this store's lines (see `retention`).
-        Ok(0)
-    }
-
-    async fn spend_cents(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        player_id: &str,
-    ) -> StoreResult<i64> {
-        let player_id = player_id.to_owned();
-        self.read("spend_cents", move |conn| {
-            money::spend_cents(conn, game_id, env, &player_id)
-        })
-        .await
-    }
-
-    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>> {
-        self.read("spends", move |conn| money::spends(conn, game_id, env))
-            .await
-    }
-
-    async fn balance(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        player_id: &str,
-        currency_id: &str,
-    ) -> StoreResult<i64> {
-        let player_id = player_id.to_owned();
-        let currency_id = currency_id.to_owned();
-        self.read("balance", move |conn| {
-            money::balance(conn, game_id, env, &player_id, &currency_id)
-        })
-        .await
-    }
-
-    async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>> {
-        self.read("ledger", move |conn| money::ledger(conn, game_id, env))
-            .await
-    }
-
-    async fn day_revenues(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        days: &[chrono::NaiveDate],
-    ) -> StoreResult<Vec<Vec<(String, i64)>>> {
-        let days = days.to_vec();
-        self.read("day_revenues", move |conn| {
-            money::day_revenues(conn, game_id, env, &days)
-        })
-        .await
-    }
-
-    async fn day_aggregates(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        days: &[NaiveDate],
-    ) -> StoreResult<Vec<DayAggregate>> {
-        let days = days.to_vec();
-        self.read("day_aggregates", move |conn| {
-            money::day_aggregates(conn, game_id, env, &days)
-        })
-        .await
-    }
-
-    async fn put_decisions(
-        &self,
-        game_id: Uuid,
-        records: Vec<(Uuid, Vec<u8>)>,
-        ttl: Duration,
-    ) -> StoreResult<()> {
-        if records.is_empty() {
-            return Ok(());
-        }
-        let ttl = TimeDelta::from_std(ttl)
-            .map_err(|e| StoreError::Unavailable(format!("decision time to live: {e}")))?;
-        let expires = Utc::now()
-            .checked_add_signed(ttl)
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        self.write("put_decisions", move |conn| {
-            decisions::put(conn, game_id, &records, expires)
-        })
-        .await
-    }
-
-    async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
-        self.read("get_decision", move |conn| {
-            decisions::get(conn, game_id, decision_id, Utc::now())
-        })
-        .await
-    }
-
-    async fn insert_expiring(
-        &self,
-        coll: Collection,
-        id: &str,
-        value: Vec<u8>,
-        ttl: Duration,
-    ) -> StoreResult<bool> {
-        let ttl = TimeDelta::from_std(ttl)
-            .map_err(|e| StoreError::Unavailable(format!("time to live: {e}")))?;
-        let id = id.to_owned();
-        self.write("insert_expiring", move |conn| {
-            let now = Utc::now();
-            let expires = now
-                .checked_add_signed(ttl)
-                .unwrap_or(DateTime::<Utc>::MAX_UTC);
-            expiring::insert(conn, coll, &id, &value, (now, expires))
-        })
-        .await
-    }
-
-    async fn get_expiring(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
-        let id = id.to_owned();
-        self.read("get_expiring", move |conn| {
-            expiring::get(conn, coll, &id, Utc::now())
-        })
-        .await
-    }
-
-    async fn swap_expiring(
-        &self,
-        coll: Collection,
-        id: &str,
-        expected: &[u8],
-        new: Vec<u8>,
-    ) -> StoreResult<bool> {
-        let id = id.to_owned();
-        let expected = expected.to_vec();
-        self.write("swap_expiring", move |conn| {
-            expiring::swap(conn, coll, &id, (&expected, &new), Utc::now())
-        })
-        .await
-    }
-
-    async fn publish(&self, msg: &BusMessage) -> StoreResult<()> {
-        // No subscriber is not an error: the message simply has nobody to reach.
-        let _ = self.bus.send(msg.clone());
-        Ok(())
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<BusMessage> {
-        self.bus.subscribe()
     }
 }

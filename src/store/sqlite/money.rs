@@ -1,5 +1,6 @@
 //! Money in SQLite: the atomic money step and the reads of wallets, lifetime spend, the
-//! ledger and the day aggregates.
+//! ledger and the day aggregates, and the store's [`Money`] calls, which run them on the
+//! writer thread or a reader.
 //!
 //! [`apply`] runs on the writer thread inside a savepoint of the group's transaction, so it
 //! is all or nothing and sees every earlier event of its group. It makes every check before
@@ -17,6 +18,7 @@
 //! balance always equals its ledger's sum. Sums saturate at the bounds of `i64` instead of
 //! wrapping.
 
+use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate};
 use offer_domain::environment::Environment;
 use offer_domain::kill_level::KillLevel;
@@ -24,9 +26,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
 use super::super::{
-    COHORT_SEPARATOR, DayAggregate, LedgerEntry, MoneyKind, MoneyOp, MoneyOutcome, StoreError,
-    StoreResult,
+    COHORT_SEPARATOR, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp, MoneyOutcome,
+    StoreError, StoreResult,
 };
+use super::SqliteStore;
 use super::schema::{DayField, day_code, env_code, kind_code, kind_from_code, tx_hash};
 
 /// Applies one money event.
@@ -450,6 +453,86 @@ impl LedgerRow {
             balance_after: self.balance_after,
             ts,
         })
+    }
+}
+
+#[async_trait]
+impl Money for SqliteStore {
+    async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()> {
+        self.write("set_kill_level", move |conn| {
+            set_kill_level(conn, game_id, level)
+        })
+        .await
+    }
+
+    async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
+        let op = op.clone();
+        self.write("apply_money", move |conn| apply(conn, &op))
+            .await
+    }
+
+    async fn spend_cents(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+    ) -> StoreResult<i64> {
+        let player_id = player_id.to_owned();
+        self.read("spend_cents", move |conn| {
+            spend_cents(conn, game_id, env, &player_id)
+        })
+        .await
+    }
+
+    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>> {
+        self.read("spends", move |conn| spends(conn, game_id, env))
+            .await
+    }
+
+    async fn balance(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currency_id: &str,
+    ) -> StoreResult<i64> {
+        let player_id = player_id.to_owned();
+        let currency_id = currency_id.to_owned();
+        self.read("balance", move |conn| {
+            balance(conn, game_id, env, &player_id, &currency_id)
+        })
+        .await
+    }
+
+    async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>> {
+        self.read("ledger", move |conn| ledger(conn, game_id, env))
+            .await
+    }
+
+    async fn day_aggregates(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<DayAggregate>> {
+        let days = days.to_vec();
+        self.read("day_aggregates", move |conn| {
+            day_aggregates(conn, game_id, env, &days)
+        })
+        .await
+    }
+
+    async fn day_revenues(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[chrono::NaiveDate],
+    ) -> StoreResult<Vec<Vec<(String, i64)>>> {
+        let days = days.to_vec();
+        self.read("day_revenues", move |conn| {
+            day_revenues(conn, game_id, env, &days)
+        })
+        .await
     }
 }
 

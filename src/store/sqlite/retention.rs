@@ -18,11 +18,18 @@
 //! the idempotency retention). The day aggregates, balances and lifetime spends, which every
 //! economy figure reads, are separate tables and are never pruned. Marks are forgotten
 //! ([`forget_marks`]) only when no sweep can need them again.
+//!
+//! So the store's [`Retention`] calls, which the Redis backend needs, have nothing to do here
+//! and answer 0.
 
+use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use offer_domain::environment::Environment;
 use rusqlite::{Connection, OptionalExtension, params};
+use uuid::Uuid;
 
-use super::super::StoreResult;
+use super::super::{Retention, StoreResult};
+use super::SqliteStore;
 
 /// Most records deleted in one transaction.
 pub const CHUNK: usize = 10_000;
@@ -87,4 +94,29 @@ pub fn forget_marks(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<()>
             .execute(params![upto])?;
     }
     Ok(())
+}
+
+#[async_trait]
+impl Retention for SqliteStore {
+    async fn forget_tx_before(
+        &self,
+        _game_id: Uuid,
+        _env: Environment,
+        _before: DateTime<Utc>,
+        _limit: usize,
+    ) -> StoreResult<usize> {
+        // The writer's own sweep forgets this store's records (see the module's documentation).
+        Ok(0)
+    }
+
+    async fn trim_ledger_before(
+        &self,
+        _game_id: Uuid,
+        _env: Environment,
+        _before: DateTime<Utc>,
+        _limit: usize,
+    ) -> StoreResult<usize> {
+        // The writer's own sweep drops this store's lines (see the module's documentation).
+        Ok(0)
+    }
 }

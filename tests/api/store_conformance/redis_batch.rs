@@ -18,7 +18,7 @@ use offer_engine::store::keys::Keys;
 use offer_engine::store::redis::RedisStore;
 use offer_engine::store::redis::target::RedisTarget;
 use offer_engine::store::{
-    MoneyKind, MoneyOp, MoneyOutcome, SharedStore, Store, StoreError, StoreResult,
+    Money, MoneyKind, MoneyOp, MoneyOutcome, Retention, SharedStore, StoreError, StoreResult,
 };
 use uuid::Uuid;
 

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{Collection, MoneyKind, Store, StoreError};
+use offer_engine::store::{Bus, Collection, Documents, Money, MoneyKind, Store, StoreError};
 use offer_wire::bus::BusMessage;
 use uuid::Uuid;
 

@@ -17,7 +17,7 @@ use chrono::Utc;
 use clap::Args;
 use offer_domain::holdout::is_holdout;
 use offer_engine::store::redis::RedisStore;
-use offer_engine::store::{Collection, MoneyKind, MoneyOp, Store as _};
+use offer_engine::store::{Collection, Documents as _, Money as _, MoneyKind, MoneyOp};
 use uuid::Uuid;
 
 use crate::drive::{self, Plan, Target};

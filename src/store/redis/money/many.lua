@@ -1,5 +1,5 @@
 -- The wallet step over the events of one call, in order: KEYS, ARGV and the reply are
--- described at `MANY_LUA` in `money.rs`, the rules in that module's documentation.
+-- described at `MANY_LUA` in `script.rs`, the rules in that module's documentation.
 local call, try = redis.call, redis.pcall
 local format, sub, find, byte = string.format, string.sub, string.find, string.byte
 local type, tonumber, unpack, ipairs = type, tonumber, unpack, ipairs

@@ -1,5 +1,5 @@
 -- The wallet step over exactly one event: KEYS, ARGV and the reply are described at
--- `ONE_LUA` in `money.rs`.
+-- `ONE_LUA` in `script.rs`.
 local function add(key, field, amount)
   redis.call('HINCRBY', key, field, amount)
 end

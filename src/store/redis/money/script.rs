@@ -49,7 +49,7 @@
 //! *groups*, consecutive events of one group as one *run*; what is left per event is its
 //! wallet key and five arguments. Its reply is one string.
 //!
-//! The ledger entry is the JSON of a [`LedgerEntry`](super::super::LedgerEntry), built by
+//! The ledger entry is the JSON of a [`LedgerEntry`](crate::store::LedgerEntry), built by
 //! Rust with serde's field names except `balance_after`, which the script appends. The day
 //! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
 //! `rev_t` for treatment revenue and `rev_c` for holdout. The tx record is
@@ -61,11 +61,11 @@ use std::time::Duration;
 use ::redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKind};
 use chrono::Utc;
 
-use super::super::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
-use super::conn::CommandConn;
-use super::money_keys::MoneyKeys;
-use super::tx_layout::tx_field;
-use super::{bounded, flag};
+use crate::store::redis::conn::CommandConn;
+use crate::store::redis::money_keys::MoneyKeys;
+use crate::store::redis::tx_layout::tx_field;
+use crate::store::redis::{bounded, flag};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
 
 /// The wallet step over exactly one event, each check and write one command as it comes. A
 /// call of one event costs Redis less this way than through [`MANY_LUA`], whose tables and
@@ -76,7 +76,7 @@ use super::{bounded, flag};
 /// holdout (1/0), ledger JSON without its closing brace, fingerprint, player id, receive
 /// time, install cohort (empty when unknown). Replies the outcome and the balance (or
 /// `error` and the server's message).
-pub(super) const ONE_LUA: &str = include_str!("money/one.lua");
+pub(in crate::store::redis) const ONE_LUA: &str = include_str!("one.lua");
 
 /// The wallet step over two or more events (it is correct for one too).
 ///
@@ -95,12 +95,12 @@ pub(super) const ONE_LUA: &str = include_str!("money/one.lua");
 ///
 /// Per event the script makes no Lua function call of its own and no table beyond the
 /// entries of its writes: a run's keys, fields and sums are kept in locals.
-pub(super) const MANY_LUA: &str = include_str!("money/many.lua");
+pub(in crate::store::redis) const MANY_LUA: &str = include_str!("many.lua");
 
 /// One money event as the script takes it: its keys and arguments, built before it waits
 /// for a call, so that a call of many events only copies them into one command.
 #[derive(Debug)]
-pub(super) struct MoneyCall {
+pub(in crate::store::redis) struct MoneyCall {
     keys: [Arc<str>; 8],
     /// The name of the event's idempotency record: the player's `tx_id` ([`tx_field`]).
     tx_field: String,
@@ -118,7 +118,7 @@ pub(super) struct MoneyCall {
 
 impl MoneyCall {
     /// The event `op`, received now, with its game's money keys `keys`.
-    pub(super) fn new(keys: &MoneyKeys, op: &MoneyOp) -> StoreResult<Self> {
+    pub(in crate::store::redis) fn new(keys: &MoneyKeys, op: &MoneyOp) -> StoreResult<Self> {
         let received_ms = Utc::now().timestamp_millis();
         let day = keys.day(op.ts.date_naive());
         Ok(Self {
@@ -152,14 +152,14 @@ impl MoneyCall {
 }
 
 /// The two wallet scripts, [`ONE_LUA`] for a call of one event and [`MANY_LUA`] for more.
-pub(super) struct MoneyScripts {
+pub(in crate::store::redis) struct MoneyScripts {
     one: Script,
     many: Script,
 }
 
 impl MoneyScripts {
     /// Both scripts, not yet loaded into a server.
-    pub(super) fn new() -> Self {
+    pub(in crate::store::redis) fn new() -> Self {
         Self {
             one: Script::new(ONE_LUA),
             many: Script::new(MANY_LUA),
@@ -167,7 +167,7 @@ impl MoneyScripts {
     }
 
     /// Both scripts, to load into the server at connect.
-    pub(super) fn all(&self) -> [&Script; 2] {
+    pub(in crate::store::redis) fn all(&self) -> [&Script; 2] {
         [&self.one, &self.many]
     }
 }
@@ -175,7 +175,7 @@ impl MoneyScripts {
 /// Runs a wallet script once over `calls` (one game's events, in order) within `timeout`: one
 /// answer per event, or, when the call itself fails (Redis unreachable, no answer in time,
 /// an unreadable reply), that one error for all of them.
-pub(super) async fn run(
+pub(in crate::store::redis) async fn run(
     conn: &CommandConn,
     scripts: &MoneyScripts,
     timeout: Duration,
@@ -410,7 +410,7 @@ fn kind_code(call: &MoneyCall) -> &'static str {
 /// The ledger entry's JSON without `balance_after` and without its closing brace, for the
 /// script to complete once it knows the balance.
 fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
-    /// A [`LedgerEntry`](super::super::LedgerEntry) without `balance_after` (the script
+    /// A [`LedgerEntry`](crate::store::LedgerEntry) without `balance_after` (the script
     /// appends it), borrowing from the operation so that nothing is copied. `rx`, when the
     /// engine received the event (Unix milliseconds), comes first: the retention sweep reads
     /// it at the line's start.

@@ -1,0 +1,208 @@
+//! Money: the atomic wallet step (balances, lifetime spends, the ledger and the day
+//! aggregates written together) and the reads of what it keeps.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use offer_domain::environment::Environment;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::StoreResult;
+
+/// The kind of a wallet change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoneyKind {
+    /// Currency enters the wallet (faucet).
+    Earned,
+    /// Currency leaves the wallet (sink); refused above the balance.
+    Spent,
+    /// Real-money revenue in cents; no wallet balance changes.
+    Purchase,
+}
+
+impl MoneyKind {
+    /// The name of the SDK event that records this kind, as the API and every export call it
+    /// (`currency_earned`, `currency_spent`, `purchase`). The store keeps its own shorter
+    /// names (serde's), which stored data depends on.
+    pub fn event_name(self) -> &'static str {
+        match self {
+            Self::Earned => "currency_earned",
+            Self::Spent => "currency_spent",
+            Self::Purchase => "purchase",
+        }
+    }
+}
+
+/// One money event to apply atomically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MoneyOp {
+    /// Game the wallet belongs to.
+    pub game_id: Uuid,
+    /// Production or sandbox.
+    pub env: Environment,
+    /// External player id.
+    pub player_id: String,
+    /// Idempotency key: the same `tx_id` twice counts once.
+    pub tx_id: String,
+    /// What happens.
+    pub kind: MoneyKind,
+    /// The currency (empty for purchases).
+    pub currency_id: String,
+    /// Units earned or spent, or cents paid for a purchase; always positive.
+    pub amount: i64,
+    /// When it happened; picks the per-day aggregate bucket.
+    pub ts: DateTime<Utc>,
+    /// Whether the holdout group made it (for ARPU by group).
+    pub holdout: bool,
+    /// Imported history: no balance check (history has no opening balance).
+    pub import: bool,
+    /// The player's install cohort (`YYYY-Www`, its install day's ISO week), when known:
+    /// earned and spent units also count in that cohort's day aggregate, so FSR can be cut
+    /// by cohort without reading the ledger.
+    pub cohort: Option<String>,
+}
+
+impl MoneyOp {
+    /// What a replay of this `tx_id` must match: the same player, kind, currency and
+    /// amount. A different change under a used `tx_id` is a conflict, not a duplicate.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}|{:?}|{}|{}",
+            self.player_id, self.kind, self.currency_id, self.amount
+        )
+    }
+}
+
+/// The answer to a [`MoneyOp`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum MoneyOutcome {
+    /// Applied now; the wallet's new balance of that currency.
+    Applied {
+        /// Balance after the change.
+        balance: i64,
+    },
+    /// This `tx_id` was applied before; nothing changed. The stored first result.
+    Duplicate {
+        /// Balance recorded when it was first applied.
+        balance: i64,
+    },
+    /// A spend above the balance; nothing changed.
+    InsufficientFunds {
+        /// Current balance.
+        balance: i64,
+    },
+    /// The game's kill switch is at level 3 (SDK off); nothing changed.
+    KillSwitch,
+    /// The player already used this `tx_id` for a different change (another kind, currency
+    /// or amount); nothing changed, and the first change is not revealed.
+    TxConflict,
+}
+
+/// One ledger line (append-only; the basis of FSR).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// Idempotency key of the change.
+    pub tx_id: String,
+    /// External player id.
+    pub player_id: String,
+    /// What happened.
+    pub kind: MoneyKind,
+    /// Currency (empty for purchases).
+    pub currency_id: String,
+    /// Positive amount.
+    pub amount: i64,
+    /// Balance of that currency after the change (0 for purchases).
+    pub balance_after: i64,
+    /// Event time.
+    pub ts: DateTime<Utc>,
+}
+
+/// Per game, environment and UTC day: units earned and spent by currency, revenue by group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DayAggregate {
+    /// Units earned per currency.
+    pub earned: BTreeMap<String, i64>,
+    /// Units spent per currency.
+    pub spent: BTreeMap<String, i64>,
+    /// Real-money revenue in cents from treated players.
+    pub revenue_treatment_cents: i64,
+    /// Real-money revenue in cents from holdout players.
+    pub revenue_control_cents: i64,
+    /// Earned and spent units of each install cohort (`YYYY-Www`) that moved currency.
+    pub cohorts: BTreeMap<String, CohortFlows>,
+}
+
+/// Units earned and spent by the players of one install cohort on one day.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CohortFlows {
+    /// Units earned per currency.
+    pub earned: BTreeMap<String, i64>,
+    /// Units spent per currency.
+    pub spent: BTreeMap<String, i64>,
+}
+
+/// Separates a cohort from a currency in a stored day-aggregate field: `gold@2026-W40`.
+/// Currency ids are snake_case, so a field with it is never a game-wide total.
+pub const COHORT_SEPARATOR: char = '@';
+
+/// Wallets and the ledger: what a document store cannot express, one money event applied
+/// with every check before its first write.
+#[async_trait]
+pub trait Money: Send + Sync {
+    /// Stores a game's kill-switch level where the wallet step reads it.
+    async fn set_kill_level(&self, game_id: Uuid, level: u8) -> StoreResult<()>;
+
+    /// Applies one money event atomically: idempotency, balance and kill-switch checks
+    /// before the first write, then balance (or lifetime spend, for a purchase), ledger
+    /// entry and day aggregate together.
+    async fn apply_money(&self, op: &MoneyOp) -> StoreResult<MoneyOutcome>;
+
+    /// A player's lifetime real-money spend in cents (the sum of its applied purchases,
+    /// kept by the same atomic step).
+    async fn spend_cents(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+    ) -> StoreResult<i64>;
+
+    /// Every player of one game and environment with a lifetime real-money spend, and that
+    /// spend in cents (players who never paid are absent): the revenue side of the holdout
+    /// comparison, one read for the whole game.
+    async fn spends(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<(String, i64)>>;
+
+    /// A player's balance of one currency (0 when never touched).
+    async fn balance(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currency_id: &str,
+    ) -> StoreResult<i64>;
+
+    /// The ledger of one game and environment in append order.
+    async fn ledger(&self, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>>;
+
+    /// Each payer's real-money spend in cents on each of the given UTC days (the day of the
+    /// purchase's `ts`, as in the day aggregates), one list per day in the order asked, payers
+    /// in no particular order. What lets the holdout comparison leave days out and a month be
+    /// billed on its own days.
+    async fn day_revenues(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<Vec<(String, i64)>>>;
+
+    /// Day aggregates for the given UTC days (missing days are empty).
+    async fn day_aggregates(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<DayAggregate>>;
+}

@@ -1,0 +1,153 @@
+//! Documents in Redis: each collection is one hash (`<prefix>:global:<name>` or
+//! `<prefix>:{<game_id>}:<name>`), document id to JSON bytes; a counter is a field of such a
+//! hash holding a decimal integer. A versioned write is one script over two hashes of one
+//! game, so it stays legal on a Redis Cluster.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+
+use super::{RedisStore, bounded, flag};
+use crate::store::{Collection, Documents, StoreResult};
+
+/// Documents asked for per `HSCAN` page of [`Documents::list`].
+const LIST_PAGE: usize = 10_000;
+
+/// A versioned write of a collection. KEYS: the version hash, the collection's hash (one
+/// game's: one slot). ARGV: version field, expect present (1/0), expected version, new
+/// version, then the entries as field, value pairs. With no entries it is the
+/// compare-and-swap of one hash field.
+pub(super) const VERSIONED_LUA: &str = include_str!("scripts/versioned.lua");
+
+impl RedisStore {
+    /// The versioned write script: `new_version` into `version` (a field of that hash) and
+    /// `entries` into `coll`, only if the version still equals `expected`.
+    async fn versioned_write(
+        &self,
+        (version, version_id): (Collection, &str),
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        let mut invocation = self.versioned_script.key(self.keys.collection(version));
+        invocation
+            .key(self.keys.collection(coll))
+            .arg(version_id)
+            .arg(flag(expected.is_some()))
+            .arg(expected.unwrap_or_default())
+            .arg(new_version);
+        for (id, value) in &entries {
+            invocation.arg(id).arg(value);
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "put_all_versioned",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
+    }
+}
+
+#[async_trait]
+impl Documents for RedisStore {
+    async fn get(&self, coll: Collection, id: &str) -> StoreResult<Option<Vec<u8>>> {
+        let mut cmd = ::redis::cmd("HGET");
+        cmd.arg(self.keys.collection(coll)).arg(id);
+        self.query("get", &cmd).await
+    }
+
+    /// Pages through the collection with `HSCAN`, each page one round trip bounded by the
+    /// store's timeout: a game's population of a million players is read in about a hundred
+    /// pages instead of one `HGETALL` that no timeout fits and that would hold Redis up for
+    /// every other client meanwhile. A small collection comes back in one page. The pages are
+    /// not one snapshot: a document written during the scan is read with either value, and
+    /// one that is there from start to end is read once (a repeat from a rehash is merged).
+    async fn list(&self, coll: Collection) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        let key = self.keys.collection(coll);
+        let mut all: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let mut cmd = ::redis::cmd("HSCAN");
+            cmd.arg(&key).arg(cursor).arg("COUNT").arg(LIST_PAGE);
+            let (next, page): (u64, HashMap<String, Vec<u8>>) = self.query("list", &cmd).await?;
+            all.extend(page);
+            if next == 0 {
+                return Ok(all.into_iter().collect());
+            }
+            cursor = next;
+        }
+    }
+
+    async fn put_all(&self, coll: Collection, entries: Vec<(String, Vec<u8>)>) -> StoreResult<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = ::redis::cmd("HSET");
+        cmd.arg(self.keys.collection(coll));
+        for (id, value) in &entries {
+            cmd.arg(id).arg(value);
+        }
+        self.query::<i64>("put_all", &cmd).await?;
+        Ok(())
+    }
+
+    async fn insert_new(&self, coll: Collection, id: &str, value: Vec<u8>) -> StoreResult<bool> {
+        let mut cmd = ::redis::cmd("HSETNX");
+        cmd.arg(self.keys.collection(coll)).arg(id).arg(value);
+        self.query("insert_new", &cmd).await
+    }
+
+    async fn compare_and_swap(
+        &self,
+        coll: Collection,
+        id: &str,
+        expected: Option<&[u8]>,
+        new: Vec<u8>,
+    ) -> StoreResult<bool> {
+        // A versioned write of no entries: the version field is the document itself (one
+        // key, so any collection, global ones too).
+        self.versioned_write((coll, id), expected, new, coll, Vec::new())
+            .await
+    }
+
+    async fn put_all_versioned(
+        &self,
+        version: Collection,
+        version_id: &str,
+        expected: Option<&[u8]>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    ) -> StoreResult<bool> {
+        version.same_game(coll)?;
+        self.versioned_write((version, version_id), expected, new_version, coll, entries)
+            .await
+    }
+
+    async fn add_counters(
+        &self,
+        coll: Collection,
+        deltas: Vec<(String, i64)>,
+    ) -> StoreResult<Vec<(String, i64)>> {
+        let key = self.keys.collection(coll);
+        // One transaction on one key: its slot on a cluster.
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for (name, delta) in &deltas {
+            pipe.cmd("HINCRBY").arg(&key).arg(name).arg(*delta).ignore();
+        }
+        pipe.cmd("HGETALL").arg(&key);
+        let mut conn = self.conn.clone();
+        let (all,): (Vec<(String, i64)>,) =
+            bounded(self.timeout, "add_counters", pipe.query_async(&mut conn)).await?;
+        Ok(all)
+    }
+
+    async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool> {
+        let mut cmd = ::redis::cmd("HDEL");
+        cmd.arg(self.keys.collection(coll)).arg(id);
+        self.query("delete", &cmd).await
+    }
+}

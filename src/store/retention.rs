@@ -1,0 +1,38 @@
+//! Retention: forgetting the idempotency records and raw ledger lines of old money events,
+//! in bounded steps. Balances, lifetime spends and day aggregates are never forgotten.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use offer_domain::environment::Environment;
+use uuid::Uuid;
+
+use super::StoreResult;
+
+/// The sweep of old money records, called by the engine's retention worker.
+#[async_trait]
+pub trait Retention: Send + Sync {
+    /// Forgets at most `limit` idempotency records of one game and environment whose events
+    /// were received before `before`, oldest first; returns how many it forgot (fewer than
+    /// `limit`: none older is left). A retried event whose record is gone counts again. The
+    /// embedded store sweeps its records itself on its writer (by ledger id ranges, with
+    /// the raw ledger lines) and answers 0 here.
+    async fn forget_tx_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<usize>;
+
+    /// Drops at most `limit` raw ledger lines of one game and environment received before
+    /// `before`, oldest first; returns how many (fewer than `limit`: none older is left).
+    /// Day aggregates, balances and lifetime spends are kept. The embedded store sweeps its
+    /// lines itself on its writer and answers 0 here.
+    async fn trim_ledger_before(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<usize>;
+}
