@@ -329,10 +329,15 @@ mod tests {
     }
 
     fn earned(tx: &str) -> SdkEvent {
+        earned_with_source(tx, None)
+    }
+
+    /// One gem earned, with a `source` text that gives the event its size.
+    fn earned_with_source(tx: &str, source: Option<String>) -> SdkEvent {
         SdkEvent::CurrencyEarned {
             currency_id: "gems".into(),
             amount: 1,
-            source: None,
+            source,
             tx_id: tx.into(),
             ts: None,
         }
@@ -392,13 +397,7 @@ mod tests {
 
     #[test]
     fn an_event_too_large_to_send_is_refused_and_the_body_is_its_envelope_and_events() {
-        let too_large = SdkEvent::CurrencyEarned {
-            currency_id: "gems".into(),
-            amount: 1,
-            source: Some("x".repeat(limits::MAX_EVENT_BYTES)),
-            tx_id: "t".into(),
-            ts: None,
-        };
+        let too_large = earned_with_source("t", Some("x".repeat(limits::MAX_EVENT_BYTES)));
         assert!(matches!(
             prepare(too_large),
             Err(TrackError::TooLarge { limit, .. }) if limit == limits::MAX_EVENT_BYTES
@@ -425,13 +424,7 @@ mod tests {
         for n in 0..30 {
             push(
                 &mut q,
-                SdkEvent::CurrencyEarned {
-                    currency_id: "gems".into(),
-                    amount: 1,
-                    source: Some(source.clone()),
-                    tx_id: format!("t{n}"),
-                    ts: None,
-                },
+                earned_with_source(&format!("t{n}"), Some(source.clone())),
             );
         }
         let batch = q.batch(100);
@@ -450,13 +443,7 @@ mod tests {
         for n in 0..300 {
             push(
                 &mut q,
-                SdkEvent::CurrencyEarned {
-                    currency_id: "gems".into(),
-                    amount: 1,
-                    source: Some(source.clone()),
-                    tx_id: format!("tx-{n}"),
-                    ts: None,
-                },
+                earned_with_source(&format!("tx-{n}"), Some(source.clone())),
             );
             let line = journal::queued_line(n, &q.money.back().expect("queued").json);
             write(&mut q, &mut journal);

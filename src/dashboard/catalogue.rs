@@ -6,7 +6,7 @@
 //! item art handlers. The catalogue service (`service/items.rs`) validates and
 //! recomputes every value.
 
-use axum::extract::{Multipart, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use offer_domain::catalogue::Item;
 use offer_domain::validation::FieldError;
@@ -19,7 +19,7 @@ use super::failure::PageError;
 use super::forms::item::EditForm;
 use super::forms::items_file;
 use super::layout::{Tab, status_of};
-use super::session::{CsrfForm, CsrfMultipart, NoFields};
+use super::session::{CsrfForm, CsrfMultipart, NoFields, UploadedFile};
 use super::views::catalogue::{self, Table};
 use crate::service::ServiceError;
 use crate::service::game::items::{self, OnConflict};
@@ -84,10 +84,10 @@ pub async fn page(at: DashGame<Viewer>, PageQuery(query): PageQuery<TableQuery>)
 pub async fn upload(
     at: DashGame<Developer>,
     State(state): State<AppState>,
-    CsrfMultipart { mut rest, .. }: CsrfMultipart,
+    mut upload: CsrfMultipart,
 ) -> Result<Response, PageError> {
     let none = TableQuery::default();
-    Ok(match upsert_file(&state, &at, &mut rest).await? {
+    Ok(match upsert_file(&state, &at, &mut upload).await? {
         Ok(done) => table_page(&at, &none, Some(&done), &[]),
         Err(errors) => table_page(&at, &none, None, &errors),
     })
@@ -97,24 +97,9 @@ pub async fn upload(
 async fn upsert_file<R>(
     state: &AppState,
     at: &DashGame<R>,
-    rest: &mut Multipart,
+    upload: &mut CsrfMultipart,
 ) -> Result<Result<String, Vec<FieldError>>, PageError> {
-    let mut file = None;
-    while let Some(field) = rest
-        .next_field()
-        .await
-        .map_err(|e| PageError::BadForm(e.body_text()))?
-    {
-        if field.name() == Some("file") {
-            let name = field.file_name().unwrap_or_default().to_owned();
-            let bytes = field
-                .bytes()
-                .await
-                .map_err(|e| PageError::BadForm(e.body_text()))?;
-            file = Some((name, bytes));
-        }
-    }
-    let Some((name, bytes)) = file else {
+    let Some(UploadedFile { name, bytes }) = upload.file("file").await? else {
         return Ok(Err(vec![FieldError::new(
             "file",
             "choose a file to upload",

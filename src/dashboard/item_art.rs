@@ -26,23 +26,9 @@ pub async fn upload(
     at: DashGame<Developer>,
     State(state): State<AppState>,
     PagePath((game_id, item_id)): PagePath<(Uuid, String)>,
-    CsrfMultipart { mut rest, .. }: CsrfMultipart,
+    mut upload: CsrfMultipart,
 ) -> Result<Response, PageError> {
-    let mut art = None;
-    while let Some(field) = rest
-        .next_field()
-        .await
-        .map_err(|e| PageError::BadForm(e.body_text()))?
-    {
-        if field.name() == Some("art") {
-            art = Some(
-                field
-                    .bytes()
-                    .await
-                    .map_err(|e| PageError::BadForm(e.body_text()))?,
-            );
-        }
-    }
+    let art = upload.file("art").await?.map(|file| file.bytes);
     let refused = |why: String| vec![FieldError::new("art", why)];
     let max = state.services.settings.catalogue.max_asset_bytes;
     let errors = match art {

@@ -217,3 +217,39 @@ impl FromRequest<AppState> for CsrfMultipart {
         })
     }
 }
+
+/// A file field read whole from a multipart form: its file name (empty when the browser
+/// sent none) and its bytes.
+pub struct UploadedFile {
+    /// The name the browser gave the file.
+    pub name: String,
+    /// The file's bytes.
+    pub bytes: axum::body::Bytes,
+}
+
+impl CsrfMultipart {
+    /// Reads the remaining fields and keeps the last one named `name`; `None` when the form
+    /// has none. Every upload form of the dashboard has one file field, read this way.
+    pub async fn file(&mut self, name: &str) -> Result<Option<UploadedFile>, PageError> {
+        let mut file = None;
+        while let Some(field) = self
+            .rest
+            .next_field()
+            .await
+            .map_err(|e| PageError::BadForm(e.body_text()))?
+        {
+            if field.name() == Some(name) {
+                let file_name = field.file_name().unwrap_or_default().to_owned();
+                let bytes = field
+                    .bytes()
+                    .await
+                    .map_err(|e| PageError::BadForm(e.body_text()))?;
+                file = Some(UploadedFile {
+                    name: file_name,
+                    bytes,
+                });
+            }
+        }
+        Ok(file)
+    }
+}

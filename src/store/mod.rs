@@ -50,7 +50,7 @@ pub use self::money::{
     COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp,
     MoneyOutcome,
 };
-pub use self::retention::Retention;
+pub use self::retention::{Retention, Sweep};
 
 /// Why a store call failed. `Unavailable` is answered 503 (retry), `Corrupt` 500 (a bug or
 /// foreign data, logged), `Unstorable` 422: the only one a client's input can cause, refused

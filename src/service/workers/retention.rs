@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::service::{ServiceResult, Services};
+use crate::store::Sweep;
 
 /// Time between two sweeps.
 const EVERY: Duration = Duration::from_secs(3600);
@@ -68,7 +69,12 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
             loop {
                 let n = state
                     .store
-                    .forget_tx_before(game_id, env, before, CHUNK)
+                    .forget_tx_before(Sweep {
+                        game_id,
+                        env,
+                        before,
+                        limit: CHUNK,
+                    })
                     .await?;
                 forgotten += n;
                 if n < CHUNK {
@@ -81,7 +87,12 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
             loop {
                 let n = state
                     .store
-                    .trim_ledger_before(game_id, env, ledger_before, CHUNK)
+                    .trim_ledger_before(Sweep {
+                        game_id,
+                        env,
+                        before: ledger_before,
+                        limit: CHUNK,
+                    })
                     .await?;
                 forgotten += n;
                 if n < CHUNK {

@@ -9,7 +9,7 @@ use offer_domain::environment::Environment;
 use uuid::Uuid;
 
 use super::{RedisStore, bounded};
-use crate::store::{Retention, StoreResult};
+use crate::store::{Retention, StoreResult, Sweep};
 
 /// Forgets the oldest idempotency records received before a time. KEYS: the records' hash,
 /// the sorted set of their receive times (one game and environment: one slot). ARGV: the
@@ -45,13 +45,13 @@ impl RedisStore {
 
 #[async_trait]
 impl Retention for RedisStore {
-    async fn forget_tx_before(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        before: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<usize> {
+    async fn forget_tx_before(&self, sweep: Sweep) -> StoreResult<usize> {
+        let Sweep {
+            game_id,
+            env,
+            before,
+            limit,
+        } = sweep;
         let keys = [
             self.keys.tx(game_id, env),
             self.keys.tx_received(game_id, env),
@@ -66,13 +66,13 @@ impl Retention for RedisStore {
         .await
     }
 
-    async fn trim_ledger_before(
-        &self,
-        game_id: Uuid,
-        env: Environment,
-        before: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<usize> {
+    async fn trim_ledger_before(&self, sweep: Sweep) -> StoreResult<usize> {
+        let Sweep {
+            game_id,
+            env,
+            before,
+            limit,
+        } = sweep;
         let keys = [self.keys.ledger(game_id, env)];
         self.prune(
             "trim_ledger_before",

@@ -28,7 +28,7 @@ use offer_domain::environment::Environment;
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use super::super::{Retention, StoreResult};
+use super::super::{Retention, StoreResult, Sweep};
 use super::SqliteStore;
 
 /// Most records deleted in one transaction.
@@ -98,24 +98,12 @@ pub fn forget_marks(conn: &Connection, cutoff: DateTime<Utc>) -> StoreResult<()>
 
 #[async_trait]
 impl Retention for SqliteStore {
-    async fn forget_tx_before(
-        &self,
-        _game_id: Uuid,
-        _env: Environment,
-        _before: DateTime<Utc>,
-        _limit: usize,
-    ) -> StoreResult<usize> {
+    async fn forget_tx_before(&self, _: Sweep) -> StoreResult<usize> {
         // The writer's own sweep forgets this store's records (see the module's documentation).
         Ok(0)
     }
 
-    async fn trim_ledger_before(
-        &self,
-        _game_id: Uuid,
-        _env: Environment,
-        _before: DateTime<Utc>,
-        _limit: usize,
-    ) -> StoreResult<usize> {
+    async fn trim_ledger_before(&self, _: Sweep) -> StoreResult<usize> {
         // The writer's own sweep drops this store's lines (see the module's documentation).
         Ok(0)
     }

@@ -18,7 +18,7 @@ use offer_engine::store::keys::Keys;
 use offer_engine::store::redis::RedisStore;
 use offer_engine::store::redis::target::RedisTarget;
 use offer_engine::store::{
-    Money, MoneyKind, MoneyOp, MoneyOutcome, Retention, SharedStore, StoreError, StoreResult,
+    Money, MoneyKind, MoneyOp, MoneyOutcome, Retention, SharedStore, StoreError, StoreResult, Sweep,
 };
 use uuid::Uuid;
 
@@ -114,12 +114,12 @@ async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
     );
     // The renamed record keeps its receive time, so the retention still forgets it.
     let forgotten = again
-        .forget_tx_before(
-            g,
+        .forget_tx_before(Sweep {
+            game_id: g,
             env,
-            chrono::Utc::now() + chrono::Duration::seconds(5),
-            100,
-        )
+            before: chrono::Utc::now() + chrono::Duration::seconds(5),
+            limit: 100,
+        })
         .await
         .expect("forget");
     assert_eq!(forgotten, 2);

@@ -3,12 +3,22 @@
 
 use chrono::Utc;
 use offer_domain::environment::Environment;
-use offer_engine::store::{MoneyKind, MoneyOutcome};
+use offer_engine::store::{MoneyKind, MoneyOutcome, Sweep};
 use uuid::Uuid;
 
 use crate::helpers::Backend;
 
 use super::{Ctx, apply, op, snapshot};
+
+/// One step of a sweep of `game_id`'s `env`: at most `limit` records received before `before`.
+fn sweep(game_id: Uuid, env: Environment, before: chrono::DateTime<Utc>, limit: usize) -> Sweep {
+    Sweep {
+        game_id,
+        env,
+        before,
+        limit,
+    }
+}
 
 pub(super) async fn case_idempotency_records_past_retention_are_forgotten(ctx: Ctx) {
     let s = &ctx.store;
@@ -19,7 +29,7 @@ pub(super) async fn case_idempotency_records_past_retention_are_forgotten(ctx: C
     // Received just now: a cutoff a day ago keeps it.
     let day_ago = Utc::now() - chrono::Duration::days(1);
     assert_eq!(
-        s.forget_tx_before(g, env, day_ago, 10)
+        s.forget_tx_before(sweep(g, env, day_ago, 10))
             .await
             .expect("forget"),
         0
@@ -29,7 +39,10 @@ pub(super) async fn case_idempotency_records_past_retention_are_forgotten(ctx: C
         MoneyOutcome::Duplicate { balance: 40 }
     );
     let later = Utc::now() + chrono::Duration::minutes(1);
-    let forgotten = s.forget_tx_before(g, env, later, 10).await.expect("forget");
+    let forgotten = s
+        .forget_tx_before(sweep(g, env, later, 10))
+        .await
+        .expect("forget");
     match ctx.backend {
         // The embedded store's writer sweeps its own records: nothing to forget here.
         Backend::Embedded | Backend::InMemory => {
@@ -49,7 +62,7 @@ pub(super) async fn case_idempotency_records_past_retention_are_forgotten(ctx: C
                 MoneyOutcome::Duplicate { balance: 80 }
             );
             assert_eq!(
-                s.forget_tx_before(Uuid::new_v4(), env, later, 10)
+                s.forget_tx_before(sweep(Uuid::new_v4(), env, later, 10))
                     .await
                     .expect("forget"),
                 0
@@ -68,7 +81,7 @@ pub(super) async fn case_ledger_lines_past_retention_are_dropped_and_sums_kept(c
     let before = snapshot(s, g).await;
     let day_ago = Utc::now() - chrono::Duration::days(1);
     assert_eq!(
-        s.trim_ledger_before(g, env, day_ago, 10)
+        s.trim_ledger_before(sweep(g, env, day_ago, 10))
             .await
             .expect("trim"),
         0
@@ -78,7 +91,9 @@ pub(super) async fn case_ledger_lines_past_retention_are_dropped_and_sums_kept(c
         // The embedded store's writer sweeps its own lines: nothing to drop here.
         Backend::Embedded | Backend::InMemory => {
             assert_eq!(
-                s.trim_ledger_before(g, env, later, 10).await.expect("trim"),
+                s.trim_ledger_before(sweep(g, env, later, 10))
+                    .await
+                    .expect("trim"),
                 0
             );
             assert_eq!(snapshot(s, g).await, before);
@@ -86,13 +101,17 @@ pub(super) async fn case_ledger_lines_past_retention_are_dropped_and_sums_kept(c
         Backend::Redis | Backend::RedisCluster => {
             // A chunk at a time, oldest first.
             assert_eq!(
-                s.trim_ledger_before(g, env, later, 2).await.expect("trim"),
+                s.trim_ledger_before(sweep(g, env, later, 2))
+                    .await
+                    .expect("trim"),
                 2
             );
             let (_, ledger, _) = snapshot(s, g).await;
             assert_eq!(ledger.iter().map(|l| l.amount).collect::<Vec<_>>(), [30]);
             assert_eq!(
-                s.trim_ledger_before(g, env, later, 2).await.expect("trim"),
+                s.trim_ledger_before(sweep(g, env, later, 2))
+                    .await
+                    .expect("trim"),
                 1
             );
             let (balance, ledger, days) = snapshot(s, g).await;

@@ -315,24 +315,10 @@ async fn announce_balance(cx: &Context<'_>, currency_id: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::catalogue;
     use offer_domain::testing;
 
     use super::*;
-
-    /// A gem pack, a stack of 3 potions and a sword, sorted by id as the game view keeps them.
-    fn catalogue() -> Vec<Item> {
-        vec![
-            Item {
-                quantity: Some(100),
-                ..testing::item("gems_100", Category::Currency, 99, 1.0)
-            },
-            Item {
-                quantity: Some(3),
-                ..testing::item("potion", Category::Consumable, 99, 1.0)
-            },
-            testing::item("sword", Category::Equipment, 499, 5.0),
-        ]
-    }
 
     #[test]
     fn a_purchase_grants_its_non_currency_items_by_quantity() {

@@ -17,6 +17,8 @@
 //! catalogue item add nothing.
 
 mod apply;
+#[cfg(test)]
+mod fixtures;
 pub mod outcome;
 pub mod validate;
 

@@ -152,6 +152,7 @@ pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::catalogue;
     use offer_domain::testing;
 
     use super::*;
@@ -230,21 +231,6 @@ mod tests {
         };
         let indexes: Vec<_> = errors.iter().map(|e| e.index).collect();
         assert_eq!(indexes, vec![Some(0), Some(2)]);
-    }
-
-    /// A gem pack, a stack of 3 potions and a sword, sorted by id as the game view keeps them.
-    fn catalogue() -> Vec<Item> {
-        vec![
-            Item {
-                quantity: Some(100),
-                ..testing::item("gems_100", Category::Currency, 99, 1.0)
-            },
-            Item {
-                quantity: Some(3),
-                ..testing::item("potion", Category::Consumable, 99, 1.0)
-            },
-            testing::item("sword", Category::Equipment, 499, 5.0),
-        ]
     }
 
     #[test]
