@@ -13,6 +13,8 @@
 
 use std::collections::HashMap;
 
+use std::fmt::Write as _;
+
 use chrono::NaiveDate;
 
 use crate::bandit::{Segment, SpenderTier};
@@ -62,7 +64,10 @@ impl<'a> Context<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Features {
     trigger: String,
-    labels: Vec<String>,
+    /// Every label, one after the other.
+    text: String,
+    /// Where each label ends in `text`.
+    ends: Vec<usize>,
     hashes: Vec<u64>,
 }
 
@@ -70,25 +75,25 @@ impl Features {
     /// The features of `ctx`; attributes named in `ignored` are skipped (the game's list of
     /// attributes that must not steer offers, or that carry nothing, such as a session id).
     pub fn extract(ctx: &Context<'_>, ignored: &[String]) -> Self {
-        let mut labels = Vec::with_capacity(8 + 2 * ctx.attributes.len());
-        labels.push("bias".to_owned());
-        labels.push(format!("trigger={}", ctx.trigger));
+        let mut out = Builder::new(ctx.trigger, 8 + 2 * ctx.attributes.len());
+        out.push(format_args!("bias"));
+        out.push(format_args!("trigger={}", ctx.trigger));
         if let Some(p) = ctx.platform {
-            labels.push(format!("platform={}", p.to_ascii_lowercase()));
+            out.push(format_args!("platform={}", p.to_ascii_lowercase()));
         }
         if let Some(c) = ctx.country {
-            labels.push(format!("country={}", c.to_ascii_uppercase()));
+            out.push(format_args!("country={}", c.to_ascii_uppercase()));
         }
         let tier = match Segment::of(None, ctx.spend_cents).tier {
             SpenderTier::NonPayer => "non_payer",
             SpenderTier::Payer => "payer",
             SpenderTier::Whale => "whale",
         };
-        labels.push(format!("tier={tier}"));
+        out.push(format_args!("tier={tier}"));
         if let Some(days) = ctx.days_since_install {
             let bucket = (days.max(0) as f64).ln_1p() / std::f64::consts::LN_2;
             let bucket = (bucket.floor() as u32).min(MAX_INSTALL_BUCKET);
-            labels.push(format!("installed~{bucket}"));
+            out.push(format_args!("installed~{bucket}"));
         }
         let mut names: Vec<&String> = ctx
             .attributes
@@ -97,36 +102,36 @@ impl Features {
             .collect();
         names.sort_unstable();
         for name in names {
-            if labels.len() >= MAX_FEATURES {
+            if out.features.len() >= MAX_FEATURES {
                 break;
             }
             match &ctx.attributes[name.as_str()] {
-                serde_json::Value::String(s) => labels.push(format!("attr:{name}={s}")),
-                serde_json::Value::Bool(b) => labels.push(format!("attr:{name}={b}")),
+                serde_json::Value::String(s) => out.push(format_args!("attr:{name}={s}")),
+                serde_json::Value::Bool(b) => out.push(format_args!("attr:{name}={b}")),
                 serde_json::Value::Number(n) => {
                     let Some(v) = n.as_f64().filter(|v| v.is_finite()) else {
                         continue;
                     };
                     let l = v.signum() * v.abs().ln_1p() / std::f64::consts::LN_2;
-                    labels.push(format!("attr:{name}~t0:{}", (2.0 * l).floor()));
-                    labels.push(format!("attr:{name}~t1:{}", (2.0 * l + 0.5).floor()));
+                    // Buckets of a finite f64's log fit an i64.
+                    let (t0, t1) = ((2.0 * l).floor() as i64, (2.0 * l + 0.5).floor() as i64);
+                    out.push(format_args!("attr:{name}~t0:{t0}"));
+                    out.push(format_args!("attr:{name}~t1:{t1}"));
                 }
                 _ => {}
             }
         }
-        labels.truncate(MAX_FEATURES);
-        Self::from_labels(ctx.trigger, labels)
+        out.features
     }
 
     /// Features given by their labels, for a caller that builds its own (and for tests and
     /// benches). The trigger picks the prior's preferred category.
     pub fn from_labels(trigger: &str, labels: Vec<String>) -> Self {
-        let hashes = labels.iter().map(|l| hash_label(l)).collect();
-        Self {
-            trigger: trigger.to_owned(),
-            labels,
-            hashes,
+        let mut out = Builder::new(trigger, labels.len());
+        for l in labels {
+            out.push(format_args!("{l}"));
         }
+        out.features
     }
 
     /// The trigger event of the context.
@@ -134,9 +139,16 @@ impl Features {
         &self.trigger
     }
 
+    /// The label of feature `i`.
+    pub fn label(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.text.get(start..end)
+    }
+
     /// The labels, bias first.
-    pub fn labels(&self) -> &[String] {
-        &self.labels
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        (0..self.ends.len()).filter_map(|i| self.label(i))
     }
 
     /// The hashes, in label order.
@@ -153,6 +165,39 @@ impl Features {
     /// there).
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
+    }
+}
+
+/// Builds [`Features`] label by label into one buffer, so a context costs a few allocations
+/// whatever its number of features.
+struct Builder {
+    features: Features,
+}
+
+impl Builder {
+    fn new(trigger: &str, capacity: usize) -> Self {
+        let capacity = capacity.min(MAX_FEATURES);
+        Self {
+            features: Features {
+                trigger: trigger.to_owned(),
+                text: String::with_capacity(16 * capacity),
+                ends: Vec::with_capacity(capacity),
+                hashes: Vec::with_capacity(capacity),
+            },
+        }
+    }
+
+    /// Appends one label, unless [`MAX_FEATURES`] are there already.
+    fn push(&mut self, label: std::fmt::Arguments<'_>) {
+        let f = &mut self.features;
+        if f.ends.len() >= MAX_FEATURES {
+            return;
+        }
+        let start = f.text.len();
+        // Writing to a String cannot fail.
+        let _ = f.text.write_fmt(label);
+        f.hashes.push(hash_label(&f.text[start..]));
+        f.ends.push(f.text.len());
     }
 }
 
@@ -208,7 +253,7 @@ mod tests {
         ]);
         let f = Features::extract(&ctx(&a), &["session_id".to_owned()]);
         assert_eq!(
-            f.labels(),
+            f.labels().collect::<Vec<_>>(),
             [
                 "bias",
                 "trigger=currency_low",
@@ -230,7 +275,8 @@ mod tests {
     fn neighbouring_levels_share_a_bucket() {
         let labels = |level: i64| {
             let a = attrs(&[("level", level.into())]);
-            Features::extract(&ctx(&a), &[]).labels().to_vec()
+            let f = Features::extract(&ctx(&a), &[]);
+            f.labels().map(str::to_owned).collect::<Vec<_>>()
         };
         let (l40, l45) = (labels(40), labels(45));
         assert!(

@@ -84,7 +84,7 @@ impl Choice {
     pub fn top_labels<'f>(&self, features: &'f Features) -> Vec<(&'f str, f64)> {
         self.top_features
             .iter()
-            .filter_map(|(i, w)| Some((features.labels().get(*i)?.as_str(), *w)))
+            .filter_map(|(i, w)| Some((features.label(*i)?, *w)))
             .collect()
     }
 }
@@ -182,6 +182,15 @@ impl Learner {
         (q, scale * h / q)
     }
 
+    /// Posterior `(mean, variance)` of a cell with one division, for the hot loop of
+    /// [`Learner::choose`].
+    #[inline]
+    fn mean_var(&self, cell: usize, scale: f64) -> (f64, f64) {
+        let [q, h] = self.cells[cell];
+        let var = 1.0 / (self.settings.prior_precision + scale * q);
+        (scale * h * var, var)
+    }
+
     /// Posterior `(precision, mean)` of a weight cell, for model views and tests.
     pub fn cell_posterior(&self, cell: usize) -> Option<(f64, f64)> {
         (cell < CELLS).then(|| self.posterior(cell, self.scale()))
@@ -208,9 +217,9 @@ impl Learner {
         let mut shared = [[0.0f64; 2]; AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len()];
         for &f in features.hashes() {
             for (k, acc) in shared.iter_mut().enumerate() {
-                let (q, m) = self.posterior(cell(f, ARM_COUNT + k), scale);
+                let (m, v) = self.mean_var(cell(f, ARM_COUNT + k), scale);
                 acc[0] += m;
-                acc[1] += 1.0 / q;
+                acc[1] += v;
             }
         }
         let mut best: Option<(f64, Arm, usize)> = None;
@@ -220,9 +229,9 @@ impl Learner {
             let (c, p) = split(a);
             let (mut mean, mut var) = (0.0, 0.0);
             for &f in features.hashes() {
-                let (q, m) = self.posterior(cell(f, a), scale);
+                let (m, v) = self.mean_var(cell(f, a), scale);
                 mean += m;
-                var += 1.0 / q;
+                var += v;
             }
             let cat = shared[c];
             let price = shared[AI_CATEGORIES.len() + p];
