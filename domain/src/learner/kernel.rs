@@ -22,6 +22,11 @@ pub const TOP_FEATURES: usize = 3;
 
 /// Crosses of one feature: with each arm, each category and each price point.
 const CROSSES: usize = ARM_COUNT + AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len();
+/// Value of a feature's arm cross relative to its category and price crosses: with half the
+/// prior spread, an arm's own weights only correct what its category and price point, learned
+/// from every arm that shares them, predict. (The simulated evaluation earned 0.81 of the
+/// oracle with it on its noisy-attribute scenario, 0.79 with 1.)
+const ARM_CROSS: f64 = 0.5;
 /// Newton iterations of the Laplace step at most; it converges in a handful.
 const MAX_NEWTON: usize = 50;
 
@@ -235,8 +240,8 @@ impl Learner {
             }
             let cat = shared[c];
             let price = shared[AI_CATEGORIES.len() + p];
-            let mean = offsets[a] + x * (mean + cat[0] + price[0]);
-            let var = x * x * (var + cat[1] + price[1]);
+            let mean = offsets[a] + x * (ARM_CROSS * mean + cat[0] + price[0]);
+            let var = x * x * (ARM_CROSS * ARM_CROSS * var + cat[1] + price[1]);
             let z: f64 = StandardNormal.sample(rng);
             let revenue =
                 sigmoid(mean + self.settings.exploration * var.sqrt() * z) * arm.price_cents as f64;
@@ -268,10 +273,11 @@ impl Learner {
         let (c, p) = split(a);
         let mut top: Vec<(usize, f64)> = Vec::with_capacity(TOP_FEATURES + 1);
         for (i, &f) in features.hashes().iter().enumerate() {
-            let w = x * [a, ARM_COUNT + c, ARM_COUNT + AI_CATEGORIES.len() + p]
-                .iter()
-                .map(|k| self.posterior(cell(f, *k), scale).1)
-                .sum::<f64>();
+            let mean = |k: usize| self.posterior(cell(f, k), scale).1;
+            let w = x
+                * (ARM_CROSS * mean(a)
+                    + mean(ARM_COUNT + c)
+                    + mean(ARM_COUNT + AI_CATEGORIES.len() + p));
             let at = top.partition_point(|(_, t)| t.abs() >= w.abs());
             if at < TOP_FEATURES {
                 top.insert(at, (i, w));
@@ -288,8 +294,13 @@ impl Learner {
         let x = feature_value(features);
         let mut out: Vec<(usize, f64)> = Vec::with_capacity(3 * features.len());
         for &f in features.hashes() {
-            for k in [a, ARM_COUNT + c, ARM_COUNT + AI_CATEGORIES.len() + p] {
-                out.push((cell(f, k), x));
+            let crosses = [
+                (a, ARM_CROSS * x),
+                (ARM_COUNT + c, x),
+                (ARM_COUNT + AI_CATEGORIES.len() + p, x),
+            ];
+            for (k, v) in crosses {
+                out.push((cell(f, k), v));
             }
         }
         out.sort_unstable_by_key(|(i, _)| *i);

@@ -12,8 +12,9 @@
 //! level-bucket cells). Every cross is hashed into a table of [`CELLS`] weights, so a game's
 //! learner costs the same 512 KiB whatever the number of distinct values it meets.
 //!
-//! An arm's purchase log-odds are `prior(arm, trigger) + x . w` with `x_i = 1 / sqrt(n)` on
-//! its `3n` active cells. Each weight has an independent Gaussian posterior with precision
+//! An arm's purchase log-odds are `prior(arm, trigger) + x . w` over its `3n` active cells,
+//! with `x_i = 1 / sqrt(n)` on the category and price crosses and half that on the arm
+//! crosses (`n` active features). Each weight has an independent Gaussian posterior with precision
 //! `q_i` and mean `m_i`; [`Learner::choose`] draws every allowed arm's log-odds, and picks
 //! the highest `sigmoid(draw) x price`. The [`Choice`] says which features weighed most and
 //! what the runner-up drew, for decision traces.
