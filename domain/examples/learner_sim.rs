@@ -184,7 +184,7 @@ fn run(s: Scenario, seed: u64, settings: &LearnerSettings) -> Shares {
 }
 
 fn main() {
-    // Optional tuning: half-life, prior precision, exploration.
+    // Optional tuning: half-life, prior precision, exploration, number of seeds.
     let args: Vec<f64> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -203,7 +203,7 @@ fn main() {
         "half-life {} offers, prior precision {}, exploration {}",
         settings.half_life_offers, settings.prior_precision, settings.exploration
     );
-    let seeds = [1u64, 2, 3, 4, 5];
+    let seeds: Vec<u64> = (1..=args.get(3).map_or(5, |n| *n as u64)).collect();
     let mut means = HashMap::new();
     for s in [
         Scenario::Category,

@@ -110,8 +110,9 @@ fn old_evidence_fades_with_the_half_life() {
         .map(|c| learner.cell_posterior(*c).expect("cell"))
         .collect();
     let evidence = learner.view().effective_observations;
-    // One half-life of offers elsewhere (other cells, crossing a forgetting epoch too).
-    let elsewhere = feats("boss_raid", &["platform=android"]);
+    // One half-life of offers elsewhere: other features (no bias, whose price-slope cell
+    // every arm shares), so other cells.
+    let elsewhere = Features::from_labels("boss_raid", vec!["platform=android".to_owned()]);
     let other = arm(Category::Equipment, 4999);
     let shared: Vec<usize> = Learner::cells_of(&elsewhere, other);
     assert!(cells.iter().all(|c| !shared.contains(c)));
@@ -232,8 +233,9 @@ fn concurrent_nodes_add_up_to_one_node() {
         feats("currency_low", &["platform=ios"]),
         arm(Category::Currency, 99),
     );
+    // No bias: its price-slope cell is shared by every arm.
     let (fb, ab) = (
-        feats("boss_raid", &["platform=android"]),
+        Features::from_labels("boss_raid", vec!["platform=android".to_owned()]),
         arm(Category::Equipment, 4999),
     );
     let ca = Learner::cells_of(&fa, aa);

@@ -20,12 +20,18 @@ pub const EPOCH_HALF_LIVES: u64 = 16;
 /// Features kept as the weightiest in a [`Choice`].
 pub const TOP_FEATURES: usize = 3;
 
-/// Crosses of one feature: with each arm, each category and each price point.
-const CROSSES: usize = ARM_COUNT + AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len();
+/// Crosses of one feature: with each arm, each category, each price point, and the log of the
+/// price.
+const CROSSES: usize = ARM_COUNT + AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len() + 1;
+/// The cross of a feature with the log of the price: one weight per feature that every price
+/// point shares, the feature's price sensitivity.
+const SLOPE: usize = CROSSES - 1;
+/// The price the slope cross is centred on, in cents.
+const SLOPE_CENTRE_CENTS: f64 = 999.0;
 /// Value of a feature's arm cross relative to its category and price crosses: with half the
 /// prior spread, an arm's own weights only correct what its category and price point, learned
 /// from every arm that shares them, predict. (The simulated evaluation earned 0.81 of the
-/// oracle with it on its noisy-attribute scenario, 0.79 with 1.)
+/// oracle with it on its noisy-attribute scenario, 0.77 with 1, on 5 seeds.)
 const ARM_CROSS: f64 = 0.5;
 /// Newton iterations of the Laplace step at most; it converges in a handful.
 const MAX_NEWTON: usize = 50;
@@ -41,18 +47,19 @@ pub struct LearnerSettings {
     /// Weight of an offer served by another level (template, bundle, shelf) as evidence
     /// about the nearest arm; default 1, as much as an L1 offer.
     pub fallback_weight: f64,
-    /// Prior precision of each weight. Every feature enters with the value `1 / sqrt(n)`
-    /// (`n` active features), so an arm's prior log-odds have the variance
-    /// `3 / prior_precision` whatever `n`; default 1, a standard deviation of about 1.7
-    /// (the best of 1, 1.5 and 3 in the simulated evaluation of `examples/learner_sim.rs`).
+    /// Prior precision of each weight. Features enter with values scaled by `1 / sqrt(n)`
+    /// (`n` active features), so an arm's prior log-odds have a variance of about
+    /// `2.5 / prior_precision` whatever `n`. Default 0.5: on 20 seeds of the simulated
+    /// evaluation (`examples/learner_sim.rs`) it earned as much as 0.3 and 1 on average and
+    /// had the fewest runs stuck on a poor arm; 2 learned prices markedly slower.
     pub prior_precision: f64,
     /// Scales the standard deviation of Thompson draws. Chapelle and Li found that a
     /// posterior narrower than the model's earns more; here the Laplace posterior of a dear
     /// arm that rarely sells is too wide on the high side (its precision grows with
     /// `p (1 - p)`, tiny for small `p`), so full-width draws keep exploring it long after
-    /// its failures ruled it out. Default 0.4 (the simulated evaluation earned 0.52 of the
-    /// oracle with 1, 0.78 with 0.5, 0.81 with 0.4, 0.76 with 0.3 on its hardest stationary
-    /// scenario).
+    /// its failures ruled it out. Default 0.4: on 20 seeds of the simulated evaluation's
+    /// scenario with both category and price to learn, full-width draws earned 0.70 of the
+    /// oracle, 0.5 earned 0.80, 0.4 and 0.35 0.82.
     pub exploration: f64,
     /// Session attributes that never become features.
     pub ignored_attributes: Vec<String>,
@@ -63,7 +70,7 @@ impl Default for LearnerSettings {
         Self {
             half_life_offers: 20_000.0,
             fallback_weight: 1.0,
-            prior_precision: 1.0,
+            prior_precision: 0.5,
             exploration: 0.4,
             ignored_attributes: Vec::new(),
         }
@@ -218,8 +225,8 @@ impl Learner {
         let scale = self.scale();
         let x = feature_value(features);
         let offsets = self.prior.logits(features.trigger());
-        // Category and price crosses are shared by several arms: summed once.
-        let mut shared = [[0.0f64; 2]; AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len()];
+        // Category, price and slope crosses are shared by several arms: summed once.
+        let mut shared = [[0.0f64; 2]; AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len() + 1];
         for &f in features.hashes() {
             for (k, acc) in shared.iter_mut().enumerate() {
                 let (m, v) = self.mean_var(cell(f, ARM_COUNT + k), scale);
@@ -240,8 +247,11 @@ impl Learner {
             }
             let cat = shared[c];
             let price = shared[AI_CATEGORIES.len() + p];
-            let mean = offsets[a] + x * (ARM_CROSS * mean + cat[0] + price[0]);
-            let var = x * x * (ARM_CROSS * ARM_CROSS * var + cat[1] + price[1]);
+            let [slope_mean, slope_var] = shared[SLOPE - ARM_COUNT];
+            let lp = log_price(p);
+            let mean = offsets[a] + x * (ARM_CROSS * mean + cat[0] + price[0] + lp * slope_mean);
+            let var =
+                x * x * (ARM_CROSS * ARM_CROSS * var + cat[1] + price[1] + lp * lp * slope_var);
             let z: f64 = StandardNormal.sample(rng);
             let revenue =
                 sigmoid(mean + self.settings.exploration * var.sqrt() * z) * arm.price_cents as f64;
@@ -277,7 +287,8 @@ impl Learner {
             let w = x
                 * (ARM_CROSS * mean(a)
                     + mean(ARM_COUNT + c)
-                    + mean(ARM_COUNT + AI_CATEGORIES.len() + p));
+                    + mean(ARM_COUNT + AI_CATEGORIES.len() + p)
+                    + log_price(p) * mean(SLOPE));
             let at = top.partition_point(|(_, t)| t.abs() >= w.abs());
             if at < TOP_FEATURES {
                 top.insert(at, (i, w));
@@ -292,12 +303,13 @@ impl Learner {
     fn active_cells(features: &Features, a: usize) -> Vec<(usize, f64)> {
         let (c, p) = split(a);
         let x = feature_value(features);
-        let mut out: Vec<(usize, f64)> = Vec::with_capacity(3 * features.len());
+        let mut out: Vec<(usize, f64)> = Vec::with_capacity(4 * features.len());
         for &f in features.hashes() {
             let crosses = [
                 (a, ARM_CROSS * x),
                 (ARM_COUNT + c, x),
                 (ARM_COUNT + AI_CATEGORIES.len() + p, x),
+                (SLOPE, log_price(p) * x),
             ];
             for (k, v) in crosses {
                 out.push((cell(f, k), v));
@@ -515,13 +527,19 @@ fn feature_value(features: &Features) -> f64 {
     1.0 / (features.len().max(1) as f64).sqrt()
 }
 
+/// The value of the slope cross at price point `p`: half the log of the price over
+/// [`SLOPE_CENTRE_CENTS`] (from -1.2 at 99 cents to 0.8 at $49.99).
+fn log_price(p: usize) -> f64 {
+    (PRICE_LADDER_CENTS[p] as f64 / SLOPE_CENTRE_CENTS).ln() / 2.0
+}
+
 /// Category and price positions of arm index `a`.
 fn split(a: usize) -> (usize, usize) {
     (a / PRICE_LADDER_CENTS.len(), a % PRICE_LADDER_CENTS.len())
 }
 
-/// The cell of feature hash `f` crossed with `k`: an arm (`0..18`), a category (`18..21`)
-/// or a price point (`21..27`).
+/// The cell of feature hash `f` crossed with `k`: an arm (`0..18`), a category (`18..21`),
+/// a price point (`21..27`) or the log of the price (`27`).
 #[inline]
 pub(super) fn cell(f: u64, k: usize) -> usize {
     debug_assert!(k < CROSSES);

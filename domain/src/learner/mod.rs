@@ -6,15 +6,17 @@
 //! [`Features::extract`] turns a decision's [`Context`] (trigger event, platform, country,
 //! spender tier, days since install, session attributes) into at most
 //! [`features::MAX_FEATURES`] indicator features. Each feature `f` is crossed with the arm
-//! (category x price point), with the arm's category alone and with its price point alone:
-//! the category and price crosses let what one context taught carry to another (a price
+//! (category x price point), with the arm's category alone, with its price point alone, and
+//! with the log of its price (the feature's price sensitivity, shared by every price point,
+//! so that what one price taught informs its neighbours on the ladder): the shared crosses
+//! let what one context taught carry to another (a price
 //! learned for level-40 iOS players informs level-45 Android players through the price x
 //! level-bucket cells). Every cross is hashed into a table of [`CELLS`] weights, so a game's
 //! learner costs the same 512 KiB whatever the number of distinct values it meets.
 //!
-//! An arm's purchase log-odds are `prior(arm, trigger) + x . w` over its `3n` active cells,
-//! with `x_i = 1 / sqrt(n)` on the category and price crosses and half that on the arm
-//! crosses (`n` active features). Each weight has an independent Gaussian posterior with precision
+//! An arm's purchase log-odds are `prior(arm, trigger) + x . w` over its `4n` active cells
+//! (`n` active features), with `x_i = 1 / sqrt(n)` on the category and price crosses, half
+//! that on the arm crosses, and `ln(price / $9.99) / 2` times that on the slope crosses. Each weight has an independent Gaussian posterior with precision
 //! `q_i` and mean `m_i`; [`Learner::choose`] draws every allowed arm's log-odds, and picks
 //! the highest `sigmoid(draw) x price`. The [`Choice`] says which features weighed most and
 //! what the runner-up drew, for decision traces.
