@@ -4,7 +4,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::features::{Features, mix};
+use super::features::Features;
 use super::prior::Prior;
 use super::sync::{Increments, Totals, take_fixed};
 use crate::bandit::{AI_CATEGORIES, ARM_COUNT, Arm, PRICE_LADDER_CENTS};
@@ -225,13 +225,14 @@ impl Learner {
         let scale = self.scale();
         let x = feature_value(features);
         let offsets = self.prior.logits(features.trigger());
-        // Category, price and slope crosses are shared by several arms: summed once.
-        let mut shared = [[0.0f64; 2]; AI_CATEGORIES.len() + PRICE_LADDER_CENTS.len() + 1];
+        // Every cross of every feature, summed once: a feature's crosses are adjacent cells.
+        let mut means = [0.0f64; CROSSES];
+        let mut vars = [0.0f64; CROSSES];
         for &f in features.hashes() {
-            for (k, acc) in shared.iter_mut().enumerate() {
-                let (m, v) = self.mean_var(cell(f, ARM_COUNT + k), scale);
-                acc[0] += m;
-                acc[1] += v;
+            for k in 0..CROSSES {
+                let (m, v) = self.mean_var(cell(f, k), scale);
+                means[k] += m;
+                vars[k] += v;
             }
         }
         let mut best: Option<(f64, Arm, usize)> = None;
@@ -239,19 +240,13 @@ impl Learner {
         for arm in allowed {
             let Some(a) = arm.index() else { continue };
             let (c, p) = split(a);
-            let (mut mean, mut var) = (0.0, 0.0);
-            for &f in features.hashes() {
-                let (m, v) = self.mean_var(cell(f, a), scale);
-                mean += m;
-                var += v;
-            }
-            let cat = shared[c];
-            let price = shared[AI_CATEGORIES.len() + p];
-            let [slope_mean, slope_var] = shared[SLOPE - ARM_COUNT];
             let lp = log_price(p);
-            let mean = offsets[a] + x * (ARM_CROSS * mean + cat[0] + price[0] + lp * slope_mean);
-            let var =
-                x * x * (ARM_CROSS * ARM_CROSS * var + cat[1] + price[1] + lp * lp * slope_var);
+            let (c, p) = (ARM_COUNT + c, ARM_COUNT + AI_CATEGORIES.len() + p);
+            let mean =
+                offsets[a] + x * (ARM_CROSS * means[a] + means[c] + means[p] + lp * means[SLOPE]);
+            let var = x
+                * x
+                * (ARM_CROSS * ARM_CROSS * vars[a] + vars[c] + vars[p] + lp * lp * vars[SLOPE]);
             let z: f64 = StandardNormal.sample(rng);
             let revenue =
                 sigmoid(mean + self.settings.exploration * var.sqrt() * z) * arm.price_cents as f64;
@@ -539,13 +534,15 @@ fn split(a: usize) -> (usize, usize) {
 }
 
 /// The cell of feature hash `f` crossed with `k`: an arm (`0..18`), a category (`18..21`),
-/// a price point (`21..27`) or the log of the price (`27`).
+/// a price point (`21..27`) or the log of the price (`27`). A feature's crosses are adjacent
+/// cells from where its hash points (wrapping round the table): a decision reads one short run
+/// of cells per feature. Two features' runs overlap as often as scattered cells would
+/// collide.
 #[inline]
 pub(super) fn cell(f: u64, k: usize) -> usize {
     debug_assert!(k < CROSSES);
-    let salt = (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    // The mask keeps the index below CELLS, a power of two.
-    (mix(f.wrapping_add(salt)) as usize) & (CELLS - 1)
+    // The mask keeps the index below CELLS, a power of two; the hash is mixed already.
+    (f as usize).wrapping_add(k) & (CELLS - 1)
 }
 
 fn sigmoid(z: f64) -> f64 {
