@@ -13,7 +13,16 @@
 //!   offers 11,000..12,000 against the new oracle;
 //! - `e`: as `c` plus a `device` attribute with 5,000 distinct values that changes nothing.
 //!
-//! Run with `cargo run --release -p offer-domain --example learner_sim`.
+//! The learner starts from [`Prior::default`] (no genre template, the whole ladder in range),
+//! so everything it earns it learned.
+//!
+//! Run with `cargo run --release -p offer-domain --example learner_sim [HALF_LIFE
+//! PRIOR_PRECISION EXPLORATION SEEDS]` (defaults: the learner's, and 5 seeds). At the
+//! defaults, shares of the oracle (mean over seeds 1 to 5, lowest seed in brackets):
+//! a 0.95 (0.92), b 0.86 (0.83), c 0.81 (0.78), d 0.34 (0.23), e 0.80 (0.77), e - c -0.01;
+//! best single arm 0.62, 0.76, 0.47, 0.49, 0.48; uniform 0.27, 0.53, 0.27, 0.27, 0.27. A
+//! half-life of 1,000 offers lifts d to 0.58 but drops c to 0.62: the shift is learned no
+//! faster than the learner learns from scratch with so short a memory.
 
 use std::collections::HashMap;
 
