@@ -171,15 +171,26 @@ impl Learner {
             + ignored
     }
 
-    /// Offers per forgetting epoch, at least 1.
+    /// The half-life in offers, at least one offer (a smaller or invalid setting would fade
+    /// evidence to nothing before it could be read).
+    fn half_life(&self) -> f64 {
+        self.settings.half_life_offers.max(1.0)
+    }
+
+    /// The prior precision, kept positive so that every posterior is proper.
+    fn prior_precision(&self) -> f64 {
+        self.settings.prior_precision.max(1e-6)
+    }
+
+    /// Offers per forgetting epoch, at least 16.
     fn epoch_len(&self) -> u64 {
-        ((EPOCH_HALF_LIVES as f64 * self.settings.half_life_offers).round() as u64).max(1)
+        (EPOCH_HALF_LIVES as f64 * self.half_life()).round() as u64
     }
 
     /// `2^(-offers / half-life)` between two offer counts (`to >= from` fades).
     fn fade(&self, from: u64, to: u64) -> f64 {
         let d = to as f64 - from as f64;
-        (-d / self.settings.half_life_offers.max(f64::MIN_POSITIVE)).exp2()
+        (-d / self.half_life()).exp2()
     }
 
     /// The factor from stored values to true ones now.
@@ -191,7 +202,7 @@ impl Learner {
     #[inline]
     fn posterior(&self, cell: usize, scale: f64) -> (f64, f64) {
         let [q, h] = self.cells[cell];
-        let q = self.settings.prior_precision + scale * q;
+        let q = self.prior_precision() + scale * q;
         (q, scale * h / q)
     }
 
@@ -200,7 +211,7 @@ impl Learner {
     #[inline]
     fn mean_var(&self, cell: usize, scale: f64) -> (f64, f64) {
         let [q, h] = self.cells[cell];
-        let var = 1.0 / (self.settings.prior_precision + scale * q);
+        let var = 1.0 / (self.prior_precision() + scale * q);
         (scale * h * var, var)
     }
 
@@ -582,6 +593,29 @@ mod tests {
             let target = w * (if y { 1.0 } else { 0.0 } - p);
             assert!((c - target).abs() < 1e-12, "{c} {target}");
         }
+    }
+
+    #[test]
+    fn nonsense_settings_keep_the_posterior_finite() {
+        use rand::SeedableRng;
+        let settings = LearnerSettings {
+            half_life_offers: 0.0,
+            prior_precision: f64::NAN,
+            ..LearnerSettings::default()
+        };
+        let mut learner = Learner::new(settings, Prior::default());
+        let f = Features::from_labels("t", vec!["bias".to_owned()]);
+        let arm = Arm::all().next().expect("an arm");
+        for i in 0..100 {
+            assert!(learner.observe(&f, arm, i % 2 == 0));
+        }
+        for c in Learner::cells_of(&f, arm) {
+            let (q, m) = learner.cell_posterior(c).expect("cell");
+            assert!(q.is_finite() && q > 0.0 && m.is_finite());
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let choice = learner.choose(&f, &[arm], &mut rng).expect("an arm");
+        assert!(choice.sampled_revenue_cents.is_finite());
     }
 
     #[test]
