@@ -28,6 +28,8 @@
 //! - [`custom_page`]: a custom page's version as approvals name it, and as a game serves it.
 //! - [`approval`]: approval records and the decide-once rule.
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
+//! - [`learner`]: the contextual L1 learner's kernel: hashed context features, Thompson
+//!   sampling over a Bayesian logistic regression, statistics that nodes add up.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - [`secret_scan`]: finds anything shaped like a service key in text.
 //! - [`template`]: custom offer pages: the Dart template subset, its one parser, the widget
@@ -48,6 +50,7 @@ pub mod game;
 pub mod holdout;
 pub mod holdout_arpu;
 pub mod kill_level;
+pub mod learner;
 pub mod mann_whitney;
 pub mod offer;
 pub mod offer_validation;
