@@ -5,8 +5,8 @@
 //! `lib.rs` and `main.rs` the crate root) and finds the paths its code names through `crate::`,
 //! `super::` and `self::`, in `use` declarations (grouped ones included) and in expressions
 //! alike; a `use` may also start with a child module's own name, as `mod.rs` files write
-//! `pub use callers::Dashboard`. A name a module imports is followed to where it comes from, so
-//! `super::AuthService` re-exported by the parent counts as the sibling that defines it.
+//! `pub use write::Committed`. A name a module imports is followed to where it comes from, so
+//! `super::DecisionLog` re-exported by the parent counts as the sibling that defines it.
 //!
 //! A path from a file under module `a` to something under its sibling `b` (two modules with
 //! the same parent) is an edge `a -> b`. So the top-level folders and files of a crate's `src/`
@@ -449,7 +449,7 @@ impl CrateModules {
     }
 
     /// The module `path` ends in: its longest prefix that is a module, after following the names
-    /// modules import (`crate::auth::AuthService` ends in `auth::key_store`).
+    /// modules import (`crate::service::DecisionLog` ends in `service::play::decision_log`).
     fn target_module(&self, mut path: Vec<String>) -> ModulePath {
         for _ in 0..16 {
             let known = (0..=path.len())

@@ -6,6 +6,24 @@ use async_trait::async_trait;
 
 use super::{Collection, StoreResult};
 
+/// A versioned write ([`Documents::put_all_versioned`]): entries of one collection, written
+/// only if a version document still holds what the writer read.
+#[derive(Debug)]
+pub struct VersionedWrite<'a> {
+    /// The collection of the version document.
+    pub version: Collection,
+    /// The version document's id.
+    pub version_id: &'a str,
+    /// What the version document must still hold (`None`: absent).
+    pub expected: Option<&'a [u8]>,
+    /// The version document's new value.
+    pub new_version: Vec<u8>,
+    /// The collection the entries go to, of the same game as `version`.
+    pub coll: Collection,
+    /// The entries, by id.
+    pub entries: Vec<(String, Vec<u8>)>,
+}
+
 /// The document store: everything the service keeps as documents of a [`Collection`].
 #[async_trait]
 pub trait Documents: Send + Sync {
@@ -31,23 +49,15 @@ pub trait Documents: Send + Sync {
         new: Vec<u8>,
     ) -> StoreResult<bool>;
 
-    /// Writes every entry of `coll` and sets the document `version_id` of `version` to
-    /// `new_version`, in one atomic step, only if that document still equals `expected`
+    /// Writes every entry of the write's `coll` and sets the document `version_id` of
+    /// `version` to `new_version`, in one atomic step, only if that document still equals `expected`
     /// (`None`: absent); `false`, with nothing written, when another writer changed it first.
     /// The compare-and-swap of a read-modify-write over a whole collection across nodes (the
     /// catalogue, whose values depend on every item): read the version, then the
     /// collection, compute, write here, and start again on `false`. Both collections must
     /// belong to the same game (on a Redis Cluster, one slot); anything else is refused as
     /// [`StoreError::Corrupt`](super::StoreError::Corrupt) (a bug of the caller).
-    async fn put_all_versioned(
-        &self,
-        version: Collection,
-        version_id: &str,
-        expected: Option<&[u8]>,
-        new_version: Vec<u8>,
-        coll: Collection,
-        entries: Vec<(String, Vec<u8>)>,
-    ) -> StoreResult<bool>;
+    async fn put_all_versioned(&self, write: VersionedWrite<'_>) -> StoreResult<bool>;
 
     /// Adds each delta to the counter of that name in `coll`, in one atomic step, and
     /// returns every counter of `coll` after it (an empty `deltas` only reads them). A

@@ -44,7 +44,7 @@ use uuid::Uuid;
 
 pub use self::bus::Bus;
 pub use self::decisions::Decisions;
-pub use self::documents::Documents;
+pub use self::documents::{Documents, VersionedWrite};
 pub use self::expiring::Expiring;
 pub use self::money::{
     COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp,

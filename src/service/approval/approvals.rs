@@ -26,8 +26,8 @@ use crate::service::write::Committed;
 use crate::service::{
     ServiceError, ServiceResult, Services, authoring::page_validation, authoring::published_page,
 };
-use crate::store::Collection;
 use crate::store::codec::{decode, encode};
+use crate::store::{Collection, VersionedWrite};
 
 /// Compare-and-swap attempts against concurrent changes of one record before giving up.
 const CAS_ATTEMPTS: usize = 5;
@@ -257,14 +257,14 @@ pub async fn decide(
                         let (pages, entries) = published_page::entry(next.game_id, page)?;
                         state
                             .store
-                            .put_all_versioned(
-                                coll,
-                                &id,
-                                Some(&stored),
-                                encode(&next)?,
-                                pages,
+                            .put_all_versioned(VersionedWrite {
+                                version: coll,
+                                version_id: &id,
+                                expected: Some(&stored),
+                                new_version: encode(&next)?,
+                                coll: pages,
                                 entries,
-                            )
+                            })
                             .await?
                     }
                 };

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::service::{ServiceError, ServiceResult, Services};
-use crate::store::Collection;
 use crate::store::codec::{decode, encode};
+use crate::store::{Collection, VersionedWrite};
 
 /// Largest template, in bytes of UTF-8.
 pub const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
@@ -164,14 +164,14 @@ pub async fn save(
         };
         let written = services
             .store
-            .put_all_versioned(
-                heads(game_id),
-                &page_id.to_string(),
-                current.as_ref().map(|(bytes, _)| bytes.as_slice()),
-                encode(&page)?,
-                versions(game_id),
-                vec![(version_key(page_id, number), encode(&version)?)],
-            )
+            .put_all_versioned(VersionedWrite {
+                version: heads(game_id),
+                version_id: &page_id.to_string(),
+                expected: current.as_ref().map(|(bytes, _)| bytes.as_slice()),
+                new_version: encode(&page)?,
+                coll: versions(game_id),
+                entries: vec![(version_key(page_id, number), encode(&version)?)],
+            })
             .await?;
         if written {
             return Ok((page_id, number));

@@ -1,5 +1,5 @@
-//! Custom offer pages and the authoring tool: drafts, validation, previews, publish requests and
-//! the published page, the tool's runs and its device sign-in.
+//! Custom offer pages and the authoring tool: drafts, validation, previews and the published
+//! page, the tool's runs and its device sign-in.
 
 pub mod custom_pages;
 pub mod device;

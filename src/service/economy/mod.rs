@@ -1,5 +1,5 @@
-//! Economy and billing: the faucet/sink report, the player population, the holdout comparison and
-//! its cache, the revenue-share standing, and history import.
+//! Economy and billing: the faucet/sink report and the quadrant it sets, the player population,
+//! the holdout comparison and its cache, and the revenue-share standing.
 
 pub mod billing;
 pub mod figures_cache;

@@ -26,8 +26,8 @@ use uuid::Uuid;
 
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services, game::assets};
-use crate::store::Collection;
 use crate::store::codec::{decode, encode};
+use crate::store::{Collection, VersionedWrite};
 
 fn collection(game_id: Uuid) -> Collection {
     Collection::game(game_id, "items")
@@ -378,14 +378,14 @@ async fn write_recomputed(
     };
     let written = state
         .store
-        .put_all_versioned(
-            versions(game.game_id),
-            CATALOGUE_VERSION,
-            version.as_deref(),
-            encode(&next)?,
-            collection(game.game_id),
+        .put_all_versioned(VersionedWrite {
+            version: versions(game.game_id),
+            version_id: CATALOGUE_VERSION,
+            expected: version.as_deref(),
+            new_version: encode(&next)?,
+            coll: collection(game.game_id),
             entries,
-        )
+        })
         .await?;
     Ok(written.then_some(items))
 }

@@ -1,6 +1,6 @@
-//! What the SDK drives for a player: sessions, events and the inventory they change, frequency
-//! caps, the offers served and the log of their decisions, and the player record support staff
-//! read.
+//! What the SDK drives for a player: sessions, events and the inventory they change, the
+//! history import of past money events, frequency caps, the offers served and the log of their
+//! decisions, and the player record support staff read.
 
 pub mod caps;
 pub mod decision_log;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use super::{RedisStore, bounded, flag};
-use crate::store::{Collection, Documents, StoreResult};
+use crate::store::{Collection, Documents, StoreResult, VersionedWrite};
 
 /// Documents asked for per `HSCAN` page of [`Documents::list`].
 const LIST_PAGE: usize = 10_000;
@@ -112,15 +112,15 @@ impl Documents for RedisStore {
             .await
     }
 
-    async fn put_all_versioned(
-        &self,
-        version: Collection,
-        version_id: &str,
-        expected: Option<&[u8]>,
-        new_version: Vec<u8>,
-        coll: Collection,
-        entries: Vec<(String, Vec<u8>)>,
-    ) -> StoreResult<bool> {
+    async fn put_all_versioned(&self, write: VersionedWrite<'_>) -> StoreResult<bool> {
+        let VersionedWrite {
+            version,
+            version_id,
+            expected,
+            new_version,
+            coll,
+            entries,
+        } = write;
         version.same_game(coll)?;
         self.versioned_write((version, version_id), expected, new_version, coll, entries)
             .await

@@ -5,8 +5,6 @@
 use ::redis::Script;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use offer_domain::environment::Environment;
-use uuid::Uuid;
 
 use super::{RedisStore, bounded};
 use crate::store::{Retention, StoreResult, Sweep};

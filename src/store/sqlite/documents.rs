@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Collection, Documents, StoreError, StoreResult};
+use super::super::{Collection, Documents, StoreError, StoreResult, VersionedWrite};
 use super::SqliteStore;
 use super::schema::scope_key;
 
@@ -191,15 +191,15 @@ impl Documents for SqliteStore {
         .await
     }
 
-    async fn put_all_versioned(
-        &self,
-        version: Collection,
-        version_id: &str,
-        expected: Option<&[u8]>,
-        new_version: Vec<u8>,
-        coll: Collection,
-        entries: Vec<(String, Vec<u8>)>,
-    ) -> StoreResult<bool> {
+    async fn put_all_versioned(&self, write: VersionedWrite<'_>) -> StoreResult<bool> {
+        let VersionedWrite {
+            version,
+            version_id,
+            expected,
+            new_version,
+            coll,
+            entries,
+        } = write;
         version.same_game(coll)?;
         let version_id = version_id.to_owned();
         let expected = expected.map(<[u8]>::to_vec);

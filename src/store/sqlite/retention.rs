@@ -24,9 +24,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use offer_domain::environment::Environment;
 use rusqlite::{Connection, OptionalExtension, params};
-use uuid::Uuid;
 
 use super::super::{Retention, StoreResult, Sweep};
 use super::SqliteStore;

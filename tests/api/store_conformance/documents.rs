@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use offer_domain::environment::Environment;
-use offer_engine::store::{Collection, MoneyKind, StoreError};
+use offer_engine::store::{Collection, MoneyKind, StoreError, VersionedWrite};
 use uuid::Uuid;
 
 use super::{Ctx, apply, bytes, gold, op};
@@ -225,14 +225,14 @@ pub(super) async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
     let entry = |id: &str, v: &str| (id.to_owned(), bytes(v));
     // No version yet: `None` is expected.
     assert!(
-        s.put_all_versioned(
-            versions,
-            "c",
-            None,
-            bytes("1"),
-            items,
-            vec![entry("a", "A1")]
-        )
+        s.put_all_versioned(VersionedWrite {
+            version: versions,
+            version_id: "c",
+            expected: None,
+            new_version: bytes("1"),
+            coll: items,
+            entries: vec![entry("a", "A1")]
+        })
         .await
         .expect("first")
     );
@@ -240,14 +240,14 @@ pub(super) async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
     let peer = ctx.peer().await;
     assert!(
         !peer
-            .put_all_versioned(
-                versions,
-                "c",
-                None,
-                bytes("1"),
-                items,
-                vec![entry("b", "B")]
-            )
+            .put_all_versioned(VersionedWrite {
+                version: versions,
+                version_id: "c",
+                expected: None,
+                new_version: bytes("1"),
+                coll: items,
+                entries: vec![entry("b", "B")]
+            })
             .await
             .expect("stale")
     );
@@ -255,14 +255,14 @@ pub(super) async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
     assert_eq!(s.get(versions, "c").await.expect("get"), Some(bytes("1")));
     // One that read the current version wins, with all its entries.
     assert!(
-        peer.put_all_versioned(
-            versions,
-            "c",
-            Some(b"1"),
-            bytes("2"),
-            items,
-            vec![entry("a", "A2"), entry("b", "B")]
-        )
+        peer.put_all_versioned(VersionedWrite {
+            version: versions,
+            version_id: "c",
+            expected: Some(b"1"),
+            new_version: bytes("2"),
+            coll: items,
+            entries: vec![entry("a", "A2"), entry("b", "B")]
+        })
         .await
         .expect("current")
     );
@@ -272,8 +272,15 @@ pub(super) async fn case_versioned_write_is_all_or_nothing(ctx: Ctx) {
     // Two games' collections never make one write.
     let other = Collection::game(Uuid::new_v4(), "items");
     assert!(matches!(
-        s.put_all_versioned(versions, "c", Some(b"2"), bytes("3"), other, Vec::new())
-            .await,
+        s.put_all_versioned(VersionedWrite {
+            version: versions,
+            version_id: "c",
+            expected: Some(b"2"),
+            new_version: bytes("3"),
+            coll: other,
+            entries: Vec::new()
+        })
+        .await,
         Err(StoreError::Corrupt(_))
     ));
 }
@@ -301,14 +308,14 @@ pub(super) async fn case_concurrent_versioned_appends_get_distinct_numbers(ctx: 
                 });
                 let next = last + 1;
                 let written = store
-                    .put_all_versioned(
-                        heads,
-                        "page",
-                        head.as_deref(),
-                        bytes(&next.to_string()),
-                        versions,
-                        vec![(format!("page:{next}"), bytes(&format!("by {i}")))],
-                    )
+                    .put_all_versioned(VersionedWrite {
+                        version: heads,
+                        version_id: "page",
+                        expected: head.as_deref(),
+                        new_version: bytes(&next.to_string()),
+                        coll: versions,
+                        entries: vec![(format!("page:{next}"), bytes(&format!("by {i}")))],
+                    })
                     .await
                     .expect("write");
                 if written {

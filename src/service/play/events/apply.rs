@@ -316,7 +316,6 @@ async fn announce_balance(cx: &Context<'_>, currency_id: &str) {
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::catalogue;
-    use offer_domain::testing;
 
     use super::*;
 
