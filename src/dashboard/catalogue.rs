@@ -18,6 +18,7 @@ use super::extract::{PagePath, PageQuery};
 use super::failure::PageError;
 use super::forms::item::EditForm;
 use super::forms::items_file;
+use super::item_page::item_page;
 use super::layout::{Tab, status_of};
 use super::session::{CsrfForm, CsrfMultipart, NoFields, UploadedFile};
 use super::views::catalogue::{self, Table};
@@ -118,24 +119,6 @@ async fn upsert_file<R>(
         Err(ServiceError::PayloadTooLarge(why)) => Ok(Err(vec![FieldError::new("file", why)])),
         Err(e) => Err(e.into()),
     }
-}
-
-/// An item's page, with what was typed and why it was refused when a save failed (a 422).
-fn item_page<R>(
-    at: &DashGame<R>,
-    item_id: &str,
-    typed: Option<&EditForm>,
-    errors: &[FieldError],
-) -> Result<Response, PageError> {
-    let view = at.game.view();
-    let item = view
-        .items
-        .iter()
-        .find(|i| i.item_id == item_id && i.is_live())
-        .ok_or(ServiceError::NotFound("item"))?;
-    let form = typed.cloned().unwrap_or_else(|| EditForm::of(item));
-    let body = catalogue::page(&at.user, at.game_id(), item, &form, errors);
-    Ok(at.page(status_of(errors), &item.item_name, Tab::Catalogue, body))
 }
 
 /// `GET /dashboard/games/{game_id}/items/{item_id}`.

@@ -13,10 +13,8 @@ use uuid::Uuid;
 use super::access::{DashGame, Developer, Viewer};
 use super::extract::PagePath;
 use super::failure::PageError;
-use super::forms::item::EditForm;
-use super::layout::{Tab, status_of};
+use super::item_page::item_page;
 use super::session::CsrfMultipart;
-use super::views::catalogue;
 use crate::service::{ServiceError, game::assets, game::items};
 use crate::state::AppState;
 
@@ -63,14 +61,7 @@ pub async fn upload(
         },
     };
     // The item's page again, with why the image was refused next to the upload.
-    let view = at.game.view();
-    let item = view
-        .items
-        .iter()
-        .find(|i| i.item_id == item_id && i.is_live())
-        .ok_or(ServiceError::NotFound("item"))?;
-    let body = catalogue::page(&at.user, game_id, item, &EditForm::of(item), &errors);
-    Ok(at.page(status_of(&errors), &item.item_name, Tab::Catalogue, body))
+    item_page(&at, &item_id, None, &errors)
 }
 
 /// `GET /dashboard/games/{game_id}/assets/{asset_id}`: an image of the game's library, for a

@@ -25,6 +25,7 @@ pub mod failure;
 pub mod forms;
 pub mod games;
 pub mod item_art;
+pub mod item_page;
 pub mod keys;
 pub mod layout;
 pub mod live;

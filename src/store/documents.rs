@@ -24,6 +24,16 @@ pub struct VersionedWrite<'a> {
     pub entries: Vec<(String, Vec<u8>)>,
 }
 
+impl VersionedWrite<'_> {
+    /// Refuses a write whose two collections belong to different games (on a Redis Cluster
+    /// they would not share a slot): a bug of the caller, answered as
+    /// [`StoreError::Corrupt`](super::StoreError::Corrupt).
+    pub fn checked(self) -> StoreResult<Self> {
+        self.version.same_game(self.coll)?;
+        Ok(self)
+    }
+}
+
 /// The document store: everything the service keeps as documents of a [`Collection`].
 #[async_trait]
 pub trait Documents: Send + Sync {

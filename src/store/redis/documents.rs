@@ -113,17 +113,15 @@ impl Documents for RedisStore {
     }
 
     async fn put_all_versioned(&self, write: VersionedWrite<'_>) -> StoreResult<bool> {
-        let VersionedWrite {
-            version,
-            version_id,
-            expected,
-            new_version,
-            coll,
-            entries,
-        } = write;
-        version.same_game(coll)?;
-        self.versioned_write((version, version_id), expected, new_version, coll, entries)
-            .await
+        let w = write.checked()?;
+        self.versioned_write(
+            (w.version, w.version_id),
+            w.expected,
+            w.new_version,
+            w.coll,
+            w.entries,
+        )
+        .await
     }
 
     async fn add_counters(

@@ -4,7 +4,6 @@
 
 use ::redis::Script;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 
 use super::{RedisStore, bounded};
 use crate::store::{Retention, StoreResult, Sweep};
@@ -28,14 +27,15 @@ impl RedisStore {
         what: &str,
         script: &Script,
         keys: &[String],
-        before: DateTime<Utc>,
-        limit: usize,
+        sweep: Sweep,
     ) -> StoreResult<usize> {
         let mut invocation = script.prepare_invoke();
         for key in keys {
             invocation.key(key);
         }
-        invocation.arg(before.timestamp_millis()).arg(limit.max(1));
+        invocation
+            .arg(sweep.before.timestamp_millis())
+            .arg(sweep.limit.max(1));
         let mut conn = self.conn.clone();
         bounded(self.timeout, what, invocation.invoke_async(&mut conn)).await
     }
@@ -44,41 +44,17 @@ impl RedisStore {
 #[async_trait]
 impl Retention for RedisStore {
     async fn forget_tx_before(&self, sweep: Sweep) -> StoreResult<usize> {
-        let Sweep {
-            game_id,
-            env,
-            before,
-            limit,
-        } = sweep;
         let keys = [
-            self.keys.tx(game_id, env),
-            self.keys.tx_received(game_id, env),
+            self.keys.tx(sweep.game_id, sweep.env),
+            self.keys.tx_received(sweep.game_id, sweep.env),
         ];
-        self.prune(
-            "forget_tx_before",
-            &self.forget_script,
-            &keys,
-            before,
-            limit,
-        )
-        .await
+        self.prune("forget_tx_before", &self.forget_script, &keys, sweep)
+            .await
     }
 
     async fn trim_ledger_before(&self, sweep: Sweep) -> StoreResult<usize> {
-        let Sweep {
-            game_id,
-            env,
-            before,
-            limit,
-        } = sweep;
-        let keys = [self.keys.ledger(game_id, env)];
-        self.prune(
-            "trim_ledger_before",
-            &self.trim_script,
-            &keys,
-            before,
-            limit,
-        )
-        .await
+        let keys = [self.keys.ledger(sweep.game_id, sweep.env)];
+        self.prune("trim_ledger_before", &self.trim_script, &keys, sweep)
+            .await
     }
 }
