@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use super::WsContext;
 use super::budget::Budget;
 use super::heartbeat::Heartbeat;
-use super::protocol::{ClientMessage, Format, ServerMessage, ToOutbound as _};
+use super::protocol::{Format, ToOutbound as _};
 use super::read_gate::ReadGate;
 use crate::error::ApiError;
 use crate::service::ServiceError;
@@ -35,6 +35,7 @@ use crate::service::play::offers::serve;
 use crate::service::play::sessions::{OpenSession, Opened, open_session};
 use crate::service::studio::callers::SdkCaller;
 use offer_wire::socket::InventoryItem;
+use offer_wire::socket::{ClientMessage, ServerMessage};
 
 /// Close codes the gateway uses.
 mod code {

@@ -14,11 +14,12 @@ use uuid::Uuid;
 
 use super::WsContext;
 use super::limits::SocketCounts;
-use super::protocol::{ServerMessage, ToOutbound as _};
+use super::protocol::ToOutbound as _;
 use crate::service::play::inventory;
 use crate::signal::Signal;
 use offer_domain::environment::Environment;
 use offer_wire::socket::InventoryItem;
+use offer_wire::socket::ServerMessage;
 
 /// The node's socket-wide state.
 #[derive(Default)]

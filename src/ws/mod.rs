@@ -39,7 +39,8 @@ use crate::service::Services;
 use crate::service::studio::callers::SdkCaller;
 use crate::service::studio::keys::AuthService;
 use hub::Hub;
-use protocol::{Format, JSON_PROTOCOL, MSGPACK_PROTOCOL};
+use offer_wire::socket::{JSON_PROTOCOL, MSGPACK_PROTOCOL};
+use protocol::Format;
 
 /// What a socket task needs of the node: the services, the credential checks (a key
 /// revoked while a socket is open closes it) and the hub. Taken from the router's state, so

@@ -14,8 +14,8 @@ use bytes::{BufMut, BytesMut};
 use offer_actors::{Outbound, OutboundMessage};
 use serde::Deserialize;
 
-pub use offer_wire::socket::client::MAX_MESSAGE_DEPTH;
-pub use offer_wire::socket::{ClientMessage, JSON_PROTOCOL, MSGPACK_PROTOCOL, ServerMessage};
+use offer_wire::socket::client::MAX_MESSAGE_DEPTH;
+use offer_wire::socket::{ClientMessage, JSON_PROTOCOL, MSGPACK_PROTOCOL, ServerMessage};
 
 /// What a JSON frame starts with, before its `seq`.
 const SEQ_FIELD: &str = "{\"seq\":";

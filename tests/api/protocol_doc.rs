@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use offer_engine::ws::protocol::{ClientMessage, ServerMessage};
+use offer_wire::socket::{ClientMessage, ServerMessage};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 

@@ -192,10 +192,16 @@ impl Documents for SqliteStore {
     }
 
     async fn put_all_versioned(&self, write: VersionedWrite<'_>) -> StoreResult<bool> {
-        let w = write.checked()?;
-        let (version, coll, new_version, entries) = (w.version, w.coll, w.new_version, w.entries);
-        let version_id = w.version_id.to_owned();
-        let expected = w.expected.map(<[u8]>::to_vec);
+        let VersionedWrite {
+            version,
+            version_id,
+            expected,
+            new_version,
+            coll,
+            entries,
+        } = write.checked()?;
+        let version_id = version_id.to_owned();
+        let expected = expected.map(<[u8]>::to_vec);
         self.write("put_all_versioned", move |conn| {
             put_all_versioned(
                 conn,

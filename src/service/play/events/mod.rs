@@ -1,8 +1,8 @@
 //! SDK events (`POST /v1/sdk/events` and the WebSocket `event` message): one entry point,
 //! [`receive`], for both transports. It checks the whole batch ([`validate`]: size, every
 //! event, then the kill switch), so a malformed batch changes nothing, then applies each
-//! event on its own (the `apply` module, one function per kind of event), a refused one not stopping the rest; [`outcome`] holds what
-//! that did.
+//! event on its own (the `apply` module, one function per kind of event), a refused one not
+//! stopping the rest; [`outcome`] holds what that did.
 //!
 //! Telemetry events feed the session's live features and the L1 model; money events go
 //! through the store's atomic wallet step (idempotent by `tx_id`). Currency enters wallets
