@@ -292,6 +292,11 @@ pub struct OfferSettings {
     /// this many, drawn at random: it is never served, and the L1 sampling it needs would
     /// otherwise be most of every decision's cost. 1 records every decision's pick.
     pub shadow_every: std::num::NonZeroU32,
+    /// Seeds the L1 learner's exploration, for reproducible simulations (the arena, tests):
+    /// with it, a process that decides one offer at a time draws the same numbers every run.
+    /// Absent in production: each thread's sampler is seeded from the OS.
+    #[serde(default)]
+    pub sampler_seed: Option<u64>,
 }
 
 /// `[websocket]`.

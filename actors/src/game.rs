@@ -3,35 +3,39 @@
 //! The actor serialises every change to one game's live state (catalogue, offer
 //! configuration, kill switch, approvals, FSR quadrant, L1 model, published custom page)
 //! and, after each change, publishes a new immutable [`GameView`] through an `ArcSwap`, so
-//! readers (the offer path, catalogue reads) never wait for the actor. Learning updates of
-//! the L1 model arrive at the rate of offers shown; they are folded into the view at most
-//! once per [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost
-//! more than the freshness is worth.
+//! readers (the offer path, catalogue reads) never wait for the actor. Lessons for the L1
+//! learner arrive at the rate of offers shown; they are folded into the view at most once
+//! per [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more
+//! than the freshness is worth.
 //!
-//! The model is shared by every node: the actor keeps the totals last read from the store,
-//! what this node learned since (`pending`), and what it is handing to the store
-//! (`in_flight`). The view serves `totals + in_flight + pending`, so nothing learned is
-//! ever missing from it; a sync that fails gives `in_flight` back to `pending`.
+//! The learner is shared by every node through additive statistics: the actor's learner
+//! holds the store's totals plus what this node learned since it last handed its increments
+//! over ([`TakeLearned`]). The increments being added to the store are kept until the store
+//! answers ([`ModelSynced`]); when it could not be reached they are handed over again with
+//! the next ones, so nothing learned is lost or counted twice, and the learner keeps serving
+//! them meanwhile.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message};
 use arc_swap::ArcSwap;
-use offer_domain::bandit::{ArmPick, BanditState, Feedback};
 use offer_domain::catalogue::Item;
 use offer_domain::custom_page::SharedPage;
 use offer_domain::economy::Quadrant;
 use offer_domain::game::Game;
+use offer_domain::learner::Learner;
+use offer_domain::learning::prior_of;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
-use offer_domain::pipeline::{GameSnapshot, SnapshotInput};
+use offer_domain::pipeline::{GameSnapshot, Lesson, SnapshotInput};
 use serde_json::value::RawValue;
 
 use crate::ActorError;
 
-/// How often learned L1 statistics are published to readers.
-pub const LEARN_PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
+/// How often what the L1 learner learned is published to the offer path: a few hundred
+/// offers of a busy game, and five rebuilds of the snapshot a second at most.
+pub const LEARN_PUBLISH_INTERVAL: Duration = Duration::from_millis(200);
 
 /// Everything that defines one game's live state, as loaded from the store.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +59,6 @@ pub struct GameConfig {
     pub queued: HashSet<String>,
     /// FSR quadrant (fed by the economy figures).
     pub quadrant: Quadrant,
-    /// L1 model statistics.
-    pub bandit: BanditState,
     /// The published custom page, if the studio approved one.
     pub custom_page: Option<SharedPage>,
 }
@@ -107,7 +109,13 @@ pub struct GameView {
 }
 
 impl GameView {
-    fn build(game: Game, config: &GameConfig, item_json: Arc<ItemJson>, version: u64) -> Self {
+    fn build(
+        game: Game,
+        config: &GameConfig,
+        learner: Arc<Learner>,
+        item_json: Arc<ItemJson>,
+        version: u64,
+    ) -> Self {
         let snapshot = GameSnapshot::build(SnapshotInput {
             game: &game,
             items: &config.items,
@@ -117,7 +125,7 @@ impl GameView {
             kill_level: config.kill_switch.level,
             quadrant: config.quadrant,
             approved: config.approved.clone(),
-            bandit: config.bandit.clone(),
+            learner,
         });
         Self {
             game,
@@ -163,41 +171,106 @@ pub enum GameChange {
     Reload(Box<GameConfig>),
 }
 
-/// One learning signal for the L1 model.
+/// One lesson for the L1 learner: an offer was shown, or bought.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Learn {
-    /// The arm offered and the segment it was offered to.
-    pub pick: ArmPick,
-    /// Whether the offer was shown or bought.
-    pub feedback: Feedback,
+    /// What the offer teaches.
+    pub lesson: Lesson,
+    /// `true` for a purchase (of an offer already counted as shown), `false` for a show.
+    pub bought: bool,
+}
+
+/// What this node learned since its last sync, for the store's shared totals.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Learned {
+    /// The half-life the statistics fade with: counters of different half-lives never mix,
+    /// so they are kept under a name carrying it.
+    pub half_life_offers: u32,
+    /// Named counters to add to the totals.
+    pub counters: Vec<(String, i64)>,
 }
 
 /// Hands what this node learned since the last sync to the caller, who adds it to the
 /// shared totals in the store and answers with [`ModelSynced`].
 #[derive(Debug, Message)]
-#[rtype(result = "BanditState")]
+#[rtype(result = "Learned")]
 pub struct TakeLearned;
 
-/// The end of a model sync: the store's totals after adding what [`TakeLearned`] gave, or
-/// `None` when the store could not be reached (the counts are kept for the next sync).
+/// The end of a model sync: the store's totals (of the half-life given) after adding what
+/// [`TakeLearned`] gave, or `None` when the store could not be reached (the increments are
+/// then handed over again with the next ones).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct ModelSynced(pub Option<BanditState>);
+pub struct ModelSynced {
+    /// The half-life of the counters synced.
+    pub half_life_offers: u32,
+    /// The store's totals, if the sync succeeded.
+    pub totals: Option<Vec<(String, i64)>>,
+}
 
-/// The L1 model's counts by where they are: the store's totals, and this node's counts not
-/// yet in them.
-#[derive(Debug, Default)]
-struct ModelParts {
-    totals: BanditState,
-    in_flight: BanditState,
-    pending: BanditState,
+/// Adds counters of the same name together, so a batch names each counter once.
+fn merged(counters: impl IntoIterator<Item = (String, i64)>) -> Vec<(String, i64)> {
+    let mut sums: BTreeMap<String, i64> = BTreeMap::new();
+    for (name, v) in counters {
+        let slot = sums.entry(name).or_default();
+        *slot = slot.saturating_add(v);
+    }
+    sums.into_iter().filter(|(_, v)| *v != 0).collect()
+}
+
+/// The game's learner and its increments on their way to the store.
+struct Model {
+    learner: Learner,
+    /// The learner as last published to the offer path.
+    published: Arc<Learner>,
+    /// The half-life the learner's statistics fade with.
+    half_life_offers: u32,
+    /// Increments handed to a sync that has not answered yet.
+    in_flight: Vec<(String, i64)>,
+    /// Increments of a failed sync, handed over again with the next ones.
+    unsent: Vec<(String, i64)>,
+}
+
+impl Model {
+    /// A learner of `game` that knows nothing but the prior of `config`.
+    fn new(game: &Game, config: &GameConfig) -> Self {
+        let learner = Learner::new(
+            game.learner.settings(),
+            prior_of(&config.templates, &config.items),
+        );
+        Self {
+            published: Arc::new(learner.clone()),
+            learner,
+            half_life_offers: game.learner.half_life_offers,
+            in_flight: Vec::new(),
+            unsent: Vec::new(),
+        }
+    }
+
+    /// Follows a change of the game's learner settings, templates or catalogue: the
+    /// statistics are kept, except when the half-life changed, which starts again from the
+    /// prior (evidence faded at one rate cannot be read at another). Returns whether
+    /// anything changed.
+    fn reconfigure(&mut self, game: &Game, config: &GameConfig) -> bool {
+        let settings = game.learner.settings();
+        let prior = prior_of(&config.templates, &config.items);
+        if game.learner.half_life_offers != self.half_life_offers {
+            *self = Self::new(game, config);
+            return true;
+        }
+        if *self.learner.settings() == settings && *self.learner.prior() == prior {
+            return false;
+        }
+        self.learner.reconfigure(settings, prior);
+        true
+    }
 }
 
 /// The actor owning one game's live state.
 pub struct GameActor {
     config: GameConfig,
-    model: ModelParts,
+    model: Model,
     view: Arc<ArcSwap<GameView>>,
     learned_unpublished: bool,
     /// The catalogue changed since the last publish: its JSON must be rendered again.
@@ -218,7 +291,16 @@ impl GameActor {
             current.item_json.clone()
         };
         self.items_changed = false;
-        let next = GameView::build(game, &self.config, item_json, current.version + 1);
+        if self.learned_unpublished {
+            self.model.published = Arc::new(self.model.learner.clone());
+        }
+        let next = GameView::build(
+            game,
+            &self.config,
+            Arc::clone(&self.model.published),
+            item_json,
+            current.version + 1,
+        );
         self.view.store(Arc::new(next));
         self.learned_unpublished = false;
     }
@@ -263,12 +345,16 @@ impl Handler<GameChange> for GameActor {
             GameChange::Quadrant(q) => c.quadrant = q,
             GameChange::CustomPage(page) => c.custom_page = Some(page),
             GameChange::Reload(mut fresh) => {
-                // The model is synced on its own schedule; a reload of configuration keeps it.
-                fresh.bandit = std::mem::take(&mut c.bandit);
+                // The learner is synced on its own schedule; a reload of configuration keeps it.
                 fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
                 *c = *fresh;
                 self.items_changed = true;
             }
+        }
+        if let Some(game) = &self.config.game
+            && self.model.reconfigure(game, &self.config)
+        {
+            self.learned_unpublished = true;
         }
         self.publish();
     }
@@ -277,36 +363,50 @@ impl Handler<GameChange> for GameActor {
 impl Handler<Learn> for GameActor {
     type Result = ();
     fn handle(&mut self, msg: Learn, _: &mut Context<Self>) {
-        self.config.bandit.record(msg.pick, msg.feedback);
-        self.model.pending.record(msg.pick, msg.feedback);
-        self.learned_unpublished = true;
+        let Lesson {
+            arm,
+            source,
+            features,
+        } = &msg.lesson;
+        let learner = &mut self.model.learner;
+        let learned = if msg.bought {
+            learner.bought(features, *arm, *source)
+        } else {
+            learner.shown(features, *arm, *source)
+        };
+        self.learned_unpublished |= learned;
     }
 }
 
 impl Handler<TakeLearned> for GameActor {
     type Result = actix::MessageResult<TakeLearned>;
     fn handle(&mut self, _: TakeLearned, _: &mut Context<Self>) -> Self::Result {
-        let pending = std::mem::take(&mut self.model.pending);
-        self.model.in_flight.add(&pending);
-        actix::MessageResult(self.model.in_flight.clone())
+        let m = &mut self.model;
+        let fresh = m.learner.take_increments().to_counters();
+        m.in_flight = merged(std::mem::take(&mut m.unsent).into_iter().chain(fresh));
+        actix::MessageResult(Learned {
+            half_life_offers: m.half_life_offers,
+            counters: m.in_flight.clone(),
+        })
     }
 }
 
 impl Handler<ModelSynced> for GameActor {
     type Result = ();
     fn handle(&mut self, msg: ModelSynced, _: &mut Context<Self>) {
-        let in_flight = std::mem::take(&mut self.model.in_flight);
-        match msg.0 {
+        let m = &mut self.model;
+        let in_flight = std::mem::take(&mut m.in_flight);
+        if msg.half_life_offers != m.half_life_offers {
+            // The half-life changed during the sync: the learner started again, and these
+            // totals belong to the statistics it left.
+            return;
+        }
+        match msg.totals {
             Some(totals) => {
-                let mut served = totals.clone();
-                served.add(&self.model.pending);
-                self.model.totals = totals;
-                if served != self.config.bandit {
-                    self.config.bandit = served;
-                    self.learned_unpublished = true;
-                }
+                m.learner.load(&totals);
+                self.learned_unpublished = true;
             }
-            None => self.model.pending.add(&in_flight),
+            None => m.unsent = in_flight,
         }
     }
 }
@@ -331,13 +431,18 @@ impl GameHandle {
         config.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
         config.game = Some(game.clone());
         let item_json = render_items(&config.items);
+        let model = Model::new(&game, &config);
         let view = Arc::new(ArcSwap::from_pointee(GameView::build(
-            game, &config, item_json, 1,
+            game,
+            &config,
+            Arc::clone(&model.published),
+            item_json,
+            1,
         )));
         let actor_view = view.clone();
         let addr = GameActor::start_in_arbiter(arbiter, move |_| GameActor {
             config,
-            model: ModelParts::default(),
+            model,
             view: actor_view,
             learned_unpublished: false,
             items_changed: false,
@@ -359,14 +464,14 @@ impl GameHandle {
             .map_err(|e| ActorError::Unavailable(e.to_string()))
     }
 
-    /// Feeds the L1 model without waiting.
-    pub fn learn(&self, pick: ArmPick, feedback: Feedback) {
-        self.0.addr.do_send(Learn { pick, feedback });
+    /// Teaches the L1 learner without waiting: a show (`bought` false) or a purchase.
+    pub fn learn(&self, lesson: Lesson, bought: bool) {
+        self.0.addr.do_send(Learn { lesson, bought });
     }
 
     /// Takes what this node learned since the last sync (see [`TakeLearned`]); every call
     /// must be followed by [`GameHandle::model_synced`].
-    pub async fn take_learned(&self) -> Result<BanditState, ActorError> {
+    pub async fn take_learned(&self) -> Result<Learned, ActorError> {
         self.0
             .addr
             .send(TakeLearned)
@@ -375,10 +480,17 @@ impl GameHandle {
     }
 
     /// Ends a sync with the store's totals, or `None` when the store failed.
-    pub async fn model_synced(&self, totals: Option<BanditState>) -> Result<(), ActorError> {
+    pub async fn model_synced(
+        &self,
+        half_life_offers: u32,
+        totals: Option<Vec<(String, i64)>>,
+    ) -> Result<(), ActorError> {
         self.0
             .addr
-            .send(ModelSynced(totals))
+            .send(ModelSynced {
+                half_life_offers,
+                totals,
+            })
             .await
             .map_err(|e| ActorError::Unavailable(e.to_string()))
     }

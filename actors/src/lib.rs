@@ -17,7 +17,7 @@ mod open_sessions;
 pub mod registry;
 pub mod session;
 
-pub use game::{GameChange, GameConfig, GameHandle, GameView};
+pub use game::{GameChange, GameConfig, GameHandle, GameView, Learned};
 pub use open_sessions::SessionKey;
 pub use registry::ActorSystem;
 pub use session::{

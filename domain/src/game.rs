@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::currency::Currency;
+use crate::learning::LearnerConfig;
 use crate::offer::Template;
 use crate::schema::CountryCode;
 use crate::validation::{Errors, FieldError, MAX_ID_LEN, MAX_NAME_LEN, is_snake_case};
@@ -193,6 +194,9 @@ pub struct Game {
     pub guardrails: Guardrails,
     /// Operating mode.
     pub mode: Mode,
+    /// The AI level's learner settings.
+    #[serde(default)]
+    pub learner: LearnerConfig,
     /// First production `session_start`; the holdout share is fixed from then on.
     pub launched_at: Option<DateTime<Utc>>,
     /// First sandbox `session_start`, kept apart from production.

@@ -30,6 +30,7 @@
 //! - [`pipeline`]: the immutable game snapshot and the five-level offer decision.
 //! - [`learner`]: the contextual L1 learner's kernel: hashed context features, Thompson
 //!   sampling over a Bayesian logistic regression, statistics that nodes add up.
+//! - [`learning`]: a game's learner settings and its cold-start prior.
 //! - [`offer_validation`]: the rules templates, bundles and experiments must follow.
 //! - [`secret_scan`]: finds anything shaped like a service key in text.
 //! - [`template`]: custom offer pages: the Dart template subset, its one parser, the widget
@@ -51,6 +52,7 @@ pub mod holdout;
 pub mod holdout_arpu;
 pub mod kill_level;
 pub mod learner;
+pub mod learning;
 pub mod mann_whitney;
 pub mod offer;
 pub mod offer_validation;

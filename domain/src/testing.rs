@@ -12,7 +12,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use uuid::Uuid;
 
-use crate::bandit::{Arm, BanditState, Segment};
+use std::sync::Arc;
+
+use crate::bandit::Arm;
+use crate::learner::{Features, Learner, LearnerSettings, Prior};
 use crate::catalogue::Item;
 use crate::category::Category;
 use crate::currency::{Currency, CurrencyKind};
@@ -59,6 +62,7 @@ pub fn game(genre: &str) -> Game {
         currencies: vec![],
         guardrails: Guardrails::default(),
         mode: Mode::default(),
+        learner: crate::learning::LearnerConfig::default(),
         launched_at: None,
         sandbox_launched_at: None,
         created_at: STAMP,
@@ -212,8 +216,8 @@ pub struct SnapshotFixture {
     pub quadrant: Quadrant,
     /// Approved definition keys.
     pub approved: HashSet<String>,
-    /// The L1 model.
-    pub bandit: BanditState,
+    /// The L1 learner.
+    pub learner: Arc<Learner>,
 }
 
 impl SnapshotFixture {
@@ -240,13 +244,13 @@ impl SnapshotFixture {
             kill_level: KillLevel::Normal,
             quadrant: Quadrant::Healthy,
             approved: HashSet::new(),
-            bandit: BanditState::default(),
+            learner: Arc::new(Learner::new(LearnerSettings::default(), Prior::default())),
         }
     }
 
     /// A realistic game in Autonomous mode with a $29.99 cap: [`items`]`(500)`, ten
     /// templates (cosmetics first, then one other category, 10% off, up to three items),
-    /// twenty three-item bundles and a model trained on 500 shows per arm of iOS payers.
+    /// twenty three-item bundles and a learner trained on 500 shows per arm of an iOS payer in France at the first event.
     pub fn realistic() -> Self {
         let templates = EVENTS
             .iter()
@@ -275,14 +279,17 @@ impl SnapshotFixture {
                 ..bundle(i as u128 + 1, &[], 9.99, &[EVENTS[i % 5 + 5]])
             })
             .collect();
-        let mut bandit = BanditState::default();
-        let segment = Segment::of(Some("ios"), 500);
+        let mut learner = Learner::new(LearnerSettings::default(), Prior::default());
+        let payer = {
+            let mut p = player();
+            p.spend_cents = 500;
+            p
+        };
+        let today = STAMP.date_naive();
+        let features = Features::extract(&payer.learner_context(EVENTS[0], today), &[]);
         for (k, arm) in Arm::all().enumerate() {
             for n in 0..500 {
-                bandit.record_shown(segment, arm);
-                if n % (10 + k) == 0 {
-                    bandit.record_purchase(segment, arm);
-                }
+                learner.observe(&features, arm, n % (10 + k) == 0);
             }
         }
         Self {
@@ -301,7 +308,7 @@ impl SnapshotFixture {
             kill_level: KillLevel::Normal,
             quadrant: Quadrant::Healthy,
             approved: HashSet::new(),
-            bandit,
+            learner: Arc::new(learner),
         }
     }
 
@@ -316,7 +323,7 @@ impl SnapshotFixture {
             kill_level: self.kill_level,
             quadrant: self.quadrant,
             approved: self.approved.clone(),
-            bandit: self.bandit.clone(),
+            learner: Arc::clone(&self.learner),
         })
     }
 

@@ -24,6 +24,8 @@ pub enum Tab {
     Offers,
     /// Kill switch and what is served now.
     Live,
+    /// What the AI level's learner has learned.
+    Model,
     /// Custom pages, their previews and publish requests, and the authoring runs.
     CustomPages,
     /// Offers and pages waiting for a decision.
@@ -35,11 +37,12 @@ pub enum Tab {
 }
 
 impl Tab {
-    const ALL: [Tab; 8] = [
+    const ALL: [Tab; 9] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Offers,
         Tab::Live,
+        Tab::Model,
         Tab::CustomPages,
         Tab::Approvals,
         Tab::Economy,
@@ -52,6 +55,7 @@ impl Tab {
             Self::Catalogue => "Catalogue",
             Self::Offers => "Offers",
             Self::Live => "Live",
+            Self::Model => "Model",
             Self::CustomPages => "Custom pages",
             Self::Approvals => "Approvals",
             Self::Economy => "Economy",
@@ -65,6 +69,7 @@ impl Tab {
             Self::Catalogue => "/items",
             Self::Offers => "/offers",
             Self::Live => "/live",
+            Self::Model => "/model",
             Self::CustomPages => "/custom-pages",
             Self::Approvals => "/approvals",
             Self::Economy => "/economy",

@@ -29,6 +29,7 @@ pub mod item_page;
 pub mod keys;
 pub mod layout;
 pub mod live;
+pub mod model;
 pub mod offers;
 pub mod previews;
 pub mod runs;
@@ -130,6 +131,7 @@ pub fn routes() -> Router<AppState> {
             post(offers::delete_experiment),
         )
         .route("/dashboard/games/{game_id}/live", get(live::page))
+        .route("/dashboard/games/{game_id}/model", get(model::page))
         .route(
             "/dashboard/games/{game_id}/kill-switch",
             post(live::kill_switch),

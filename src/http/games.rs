@@ -8,6 +8,7 @@ use offer_domain::catalogue::ItemInput;
 use offer_domain::currency::Currency;
 use offer_domain::economy::Quadrant;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch};
+use offer_domain::learning::LearnerConfigPatch;
 use offer_domain::schema::DisplayName;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -107,6 +108,9 @@ pub struct PatchGame {
     /// Merged field by field into the stored guardrails.
     #[serde(default)]
     pub guardrails: Option<GuardrailsPatch>,
+    /// Merged field by field into the AI level's learner settings.
+    #[serde(default)]
+    pub learner: Option<LearnerConfigPatch>,
 }
 
 /// Registers a game for the caller's studio (developer).
@@ -210,7 +214,8 @@ pub async fn get_game(access: GameAccess<Viewer>) -> Json<GameRecord> {
     })
 }
 
-/// Updates name, genre, currencies or guardrails (merged field by field) (developer).
+/// Updates name, genre, currencies, guardrails or learner settings (both merged field by
+/// field) (developer).
 #[utoipa::path(patch, path = "/v1/games/{game_id}", tag = "games", request_body = PatchGame,
     params(("game_id" = Uuid, Path)),
     responses((status = 200, description = "The updated game", body = Game),
@@ -225,6 +230,7 @@ pub async fn patch_game(
         genre: body.genre,
         currencies: body.currencies,
         guardrails: body.guardrails,
+        learner: body.learner,
     };
     Ok(Json(
         games::patch(&state.services, &access.game, patch).await?,

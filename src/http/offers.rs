@@ -1,9 +1,8 @@
 //! Dashboard views of the engine's decisions: one decision with its trace, the shadow
-//! decisions of a game, and what its L1 model has learned.
+//! decisions of a game, and what its L1 learner has learned.
 
 use axum::Json;
 use axum::extract::State;
-use offer_domain::bandit::ArmRecord;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -13,6 +12,7 @@ use super::extract::ApiPath;
 use super::openapi::{AuthErrors, NotFound, Unavailable};
 use crate::error::ApiResult;
 use crate::service::play::decision_log::{DecisionRecord, ShadowReport};
+use crate::service::play::model::{self, ModelReport};
 use crate::service::workers::decisions;
 use crate::state::AppState;
 
@@ -54,21 +54,15 @@ pub async fn shadow(
     ))
 }
 
-/// The L1 model's statistics of a game.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ModelReport {
-    /// Every (segment, arm) the model has counts for; arms never shown are left out.
-    pub arms: Vec<ArmRecord>,
-}
-
-/// What the L1 model has learned: offers shown and bought per segment and arm, the totals
-/// of every node (each node adds its counts to the store every `offers.model_sync_ms` and
-/// serves the totals read back, so this is at most one interval behind on any node).
+/// What the AI level's learner has learned, in words a studio can read: for each trigger
+/// (judged over this node's latest decisions there) the arm it would pick now, its estimated
+/// conversion with a 95% interval and the evidence behind it, the features that weigh most,
+/// and how much it remembers. Every node serves the learner of every node's offers, at most
+/// one `offers.model_sync_ms` behind.
 #[utoipa::path(get, path = "/v1/games/{game_id}/model", tag = "offers",
     params(("game_id" = Uuid, Path)),
-    responses((status = 200, description = "The L1 model's counts", body = ModelReport),
+    responses((status = 200, description = "What the learner has learned", body = ModelReport),
         AuthErrors, NotFound, Unavailable))]
-pub async fn model(access: GameAccess<Viewer>) -> Json<ModelReport> {
-    let arms = access.game.view().snapshot.bandit().clone().into();
-    Json(ModelReport { arms })
+pub async fn model(State(state): State<AppState>, access: GameAccess<Viewer>) -> Json<ModelReport> {
+    Json(model::report(&state.services, &access.game))
 }

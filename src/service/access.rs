@@ -71,7 +71,6 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         approved: approvals.approved,
         queued: approvals.queued,
         quadrant: offer_domain::economy::Quadrant::Healthy,
-        bandit: offer_domain::bandit::BanditState::default(),
         custom_page,
     })
 }

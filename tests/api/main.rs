@@ -24,6 +24,7 @@ mod fixtures;
 mod helpers;
 mod http;
 mod inventory;
+mod learner;
 mod ledger_export;
 mod offers;
 mod openapi;

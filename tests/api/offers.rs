@@ -751,18 +751,27 @@ async fn money_events_over_rest_are_exact_and_idempotent() {
     assert_eq!(balance, 40);
 }
 
-/// The offers shown in a game's L1 model, summed over its segments and arms.
+/// The offers shown that a game's L1 learner counted.
 async fn model_shown(app: &TestApp, game: &str) -> u64 {
+    let report = app.get_json(format!("/v1/games/{game}/model")).await;
+    report["offers"].as_u64().expect("offers")
+}
+
+/// The offers a game's learner remembers, per arm, rounded to a thousandth.
+async fn remembered(app: &TestApp, game: &str) -> Vec<(Value, i64)> {
     let report = app.get_json(format!("/v1/games/{game}/model")).await;
     report["arms"]
         .as_array()
         .expect("arms")
         .iter()
-        .map(|a| a["shown"].as_u64().expect("shown"))
-        .sum()
+        .map(|a| {
+            let w = a["effective_observations"].as_f64().expect("observations");
+            (a["arm"].clone(), (w * 1000.0).round() as i64)
+        })
+        .collect()
 }
 
-/// Polls `app` until its model of `game` counts `shown` offers shown; the last count.
+/// Polls `app` until its learner of `game` counts `shown` offers shown; the last count.
 async fn model_reaches(app: &TestApp, game: &str, shown: u64) -> u64 {
     let mut last = 0;
     for _ in 0..200 {
@@ -802,9 +811,14 @@ async fn the_l1_model_learns_from_every_node_and_a_new_node_starts_with_it() {
     // What A learned reaches B through the store, and A keeps serving the same totals.
     assert_eq!(model_reaches(&b, &sdk.game, shown).await, shown);
     assert_eq!(model_reaches(&a, &sdk.game, shown).await, shown);
+    // Both serve one model: the same evidence for every arm.
+    let on_a = remembered(&a, &sdk.game).await;
+    assert!(on_a.iter().any(|(_, w)| *w > 0), "{on_a:?}");
+    assert_eq!(remembered(&b, &sdk.game).await, on_a);
     // A node started afterwards (a restart) serves the totals without having seen anything.
     let c = a.spawn_peer().await;
     assert_eq!(model_reaches(&c, &sdk.game, shown).await, shown);
+    assert_eq!(remembered(&c, &sdk.game).await, on_a);
     // Another studio cannot read the model.
     a.get(format!("/v1/games/{}/model", sdk.game))
         .token(&a.token("studio-b", Role::Admin))
@@ -820,7 +834,7 @@ async fn an_offer_shown_reported_to_another_node_still_teaches_the_model() {
     let (_, body, _) = offer(&a, &sdk, &sid, "boss_raid").await;
     assert_eq!(body["fallback_level"], 1, "{body}");
     let offer_id = body["offer_id"].as_str().expect("offer id").to_owned();
-    // Once the decision reached the store, B knows its L1 pick.
+    // Once the decision reached the store, B knows what it teaches.
     let path = format!("/v1/games/{}/offers/{offer_id}", sdk.game);
     let mut record = Value::Null;
     for _ in 0..200 {
@@ -831,7 +845,14 @@ async fn an_offer_shown_reported_to_another_node_still_teaches_the_model() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert!(record["l1_pick"]["arm"].is_object(), "{record}");
+    assert!(record["learning"]["arm"].is_object(), "{record}");
+    assert_eq!(record["learning"]["source"], "ai", "{record}");
+    assert!(
+        record["learning"]["features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|l| l == "trigger=boss_raid")),
+        "{record}"
+    );
     // The client reports the show to B (its session moved there).
     let event = json!({"type": "offer_shown", "offer_id": offer_id});
     b.post(

@@ -27,6 +27,7 @@ mod console;
 mod custom_pages;
 mod item_art;
 mod members;
+mod model;
 mod offers;
 mod security;
 mod web;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
-use crate::bandit::{Arm, ArmPick, Segment};
+use super::lesson::{Explanation, Lesson};
+use crate::bandit::Arm;
 use crate::catalogue::Item;
 use crate::offer::ExperimentRef;
 
@@ -47,8 +48,8 @@ pub struct Candidate {
     /// Stable key of the offer's definition: identical candidates share it, so one approval
     /// covers them all.
     pub definition_key: String,
-    /// The bandit's pick of an L1 candidate, for recording shows and purchases.
-    pub pick: Option<ArmPick>,
+    /// The arm the learner picked, for an L1 candidate.
+    pub arm: Option<Arm>,
 }
 
 /// The offer to serve.
@@ -64,11 +65,12 @@ pub struct OfferPlan {
     pub definition_key: String,
     /// The experiment and variant, when an experiment assigned the player.
     pub experiment: Option<ExperimentRef>,
-    /// The bandit arm of an L1 offer.
+    /// The arm the learner picked, for an L1 offer.
     pub arm: Option<Arm>,
-    /// The bandit segment of an L1 offer, so the show and the purchase update the right
-    /// statistics even if the player's spend changes meanwhile.
-    pub segment: Option<Segment>,
+    /// What showing the offer teaches the learner (a single-item offer of an AI category,
+    /// whatever its level), with the context it was decided in, so the show and the purchase
+    /// teach the same thing on whichever node they arrive.
+    pub lesson: Option<Lesson>,
 }
 
 /// The result of a decision.
@@ -161,6 +163,8 @@ pub struct Decision {
     /// Assisted mode: every L1/L2 pick waiting for studio approval, L1 first. Each is
     /// queued, so an L2 definition reaches the studio even while L1 keeps finding an arm.
     pub approval_candidates: Vec<Candidate>,
+    /// Why the learner picked its arm, when L1 ran (served, silent or awaiting approval).
+    pub explanation: Option<Explanation>,
 }
 
 impl Decision {
@@ -171,6 +175,7 @@ impl Decision {
             trace: Vec::new(),
             shadow: None,
             approval_candidates: Vec::new(),
+            explanation: None,
         }
     }
 }

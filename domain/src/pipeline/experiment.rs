@@ -84,8 +84,8 @@ pub(super) fn apply_experiment(cx: &mut Ctx<'_>, c: Candidate) -> OfferPlan {
         price_cents: c.price_cents,
         definition_key: c.definition_key,
         experiment: None,
-        arm: c.pick.map(|p| p.arm),
-        segment: c.pick.map(|p| p.segment),
+        arm: c.arm,
+        lesson: None,
     };
     let Some(exp) = cx.snap.experiment() else {
         return plan;

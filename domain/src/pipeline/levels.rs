@@ -1,5 +1,5 @@
 //! The four levels that can propose an offer, tried in order until one does: L1 the AI
-//! (the bandit picks a category and price point), L2 the genre template of the trigger
+//! (the contextual learner picks a category and price point), L2 the genre template of the trigger
 //! event, L3 a studio bundle, L4 the store shelf. Each level that passes notes why in the
 //! trace; L1 and L2 are gated together by the kill switch, the FSR quadrant and the mode.
 
@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use rand::{Rng, RngExt as _};
 
-use super::{Candidate, Ctx, TraceNote};
-use crate::bandit::{ArmPick, Segment};
+use super::{Candidate, Ctx, Explanation, TraceNote};
 use crate::catalogue::Item;
 use crate::category::Category;
 use crate::game::Mode;
@@ -101,16 +100,22 @@ fn definition_key(level: u8, source: &str, items: &[Arc<Item>], price_cents: i64
     key
 }
 
-/// L1: the bandit picks an arm among those the guardrails and catalogue allow; the item of
-/// the arm's category nearest its price point that passes policy is offered at its price.
+/// L1: the learner picks an arm among those the guardrails and catalogue allow, from the
+/// decision's context; the item of the arm's category nearest its price point that passes
+/// policy is offered at its price. Why it picked the arm goes to the decision's explanation.
 fn level1(cx: &mut Ctx<'_>, rng: &mut impl Rng) -> Option<Candidate> {
     let snap = cx.snap;
-    let segment = Segment::of(cx.player.platform.as_deref(), cx.player.spend_cents);
     let loot_boxes = policy::loot_box_allowed(snap.guardrails(), cx.player.country.as_deref());
-    let Some(arm) = snap.bandit().sample(segment, snap.l1_arms(loot_boxes), rng) else {
+    let features = cx.features();
+    let Some(choice) = snap
+        .learner()
+        .choose(&features, snap.l1_arms(loot_boxes), rng)
+    else {
         cx.note(1, TraceNote::NoArm);
         return None;
     };
+    let arm = choice.arm;
+    cx.explanation = Some(Explanation::of_choice(&choice, &features));
     let Some(item) = snap.arm_items(arm).iter().find(|i| cx.allowed(i)) else {
         cx.note(1, TraceNote::NoItemForArm);
         return None;
@@ -128,7 +133,7 @@ fn level1(cx: &mut Ctx<'_>, rng: &mut impl Rng) -> Option<Candidate> {
         definition_key: definition_key(1, &source, &items, item.price_cents),
         price_cents: item.price_cents,
         items,
-        pick: Some(ArmPick { segment, arm }),
+        arm: Some(arm),
     })
 }
 
@@ -180,7 +185,7 @@ fn level2(cx: &mut Ctx<'_>) -> Option<Candidate> {
         definition_key: definition_key(2, &source, &items, price_cents),
         price_cents,
         items,
-        pick: None,
+        arm: None,
     })
 }
 
@@ -203,7 +208,7 @@ pub(super) fn level3(cx: &mut Ctx<'_>) -> Option<Candidate> {
         definition_key: definition_key(3, &source, &b.items, b.price_cents),
         price_cents: b.price_cents,
         items: b.items.clone(),
-        pick: None,
+        arm: None,
     })
 }
 
@@ -220,7 +225,7 @@ pub(super) fn level4(cx: &mut Ctx<'_>) -> Option<Candidate> {
         definition_key: definition_key(4, "shelf", &items, item.price_cents),
         price_cents: item.price_cents,
         items,
-        pick: None,
+        arm: None,
     })
 }
 
@@ -236,7 +241,7 @@ mod tests {
     use crate::testing::{GAME_ID, SnapshotFixture, bundle, ids, item, notes, offer, player, run};
 
     #[test]
-    fn l1_serves_a_bandit_arm_in_autonomous() {
+    fn l1_serves_a_learner_arm_in_autonomous() {
         let snap = SnapshotFixture::small().snapshot();
         let d = run(&snap, &player(), "currency_low");
         let o = offer(&d);
@@ -245,8 +250,15 @@ mod tests {
         assert_eq!(o.items.len(), 1);
         assert_eq!(o.items[0].category, arm.category);
         assert!(o.definition_key.starts_with("L1|ai:"));
-        assert_eq!(o.segment, Some(Segment::of(Some("ios"), 0)));
         assert!(d.trace.is_empty());
+        // The lesson is the arm, taught by the AI, in the decision's context; the
+        // explanation names the same arm and the features used.
+        let lesson = o.lesson.as_ref().expect("a single-item offer teaches");
+        assert_eq!(lesson.arm, arm);
+        assert_eq!(lesson.source, crate::learner::Source::Ai);
+        let why = d.explanation.as_ref().expect("L1 explains its pick");
+        assert_eq!(why.arm, arm);
+        assert!(why.features.labels().any(|l| l == "trigger=currency_low"));
     }
 
     #[test]

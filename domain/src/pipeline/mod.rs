@@ -6,7 +6,7 @@
 //! locks, and few allocations (the offer's item list, its definition key and the trace).
 //!
 //! Step order of [`decide`]: kill switch (level 2 or 3: `kill_switch`), holdout (`holdout`),
-//! frequency caps (`frequency_capped`), then L1 AI (bandit), L2 genre template, L3 studio
+//! frequency caps (`frequency_capped`), then L1 AI (the contextual learner), L2 genre template, L3 studio
 //! bundle, L4 store shelf, else L5 `suppressed`. A player with an empty feature set goes
 //! straight to L4. L1 and L2 are skipped at kill level 1 and in `HYPER_INFL`. In Shadow an
 //! L1/L2 pick is recorded but not served (computed for a random one decision in
@@ -15,28 +15,32 @@
 //!
 //! The files follow the decision: `snapshot` builds the per-game indexes, `player` holds what
 //! is known of the player, `levels` proposes one candidate per level, `experiment` prices the
-//! chosen offer, and `decision` names what a decision returns. This file holds the step
-//! order.
+//! chosen offer, `lesson` says what the offer teaches the learner and why the AI picked it,
+//! and `decision` names what a decision returns. This file holds the step order.
 
 mod decision;
 mod experiment;
+mod lesson;
 mod levels;
 mod player;
 mod snapshot;
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use rand::Rng;
 
 pub use decision::{Candidate, Decision, NoOfferReason, OfferPlan, Outcome, TraceNote, TraceStep};
 use experiment::apply_experiment;
+pub use lesson::{Explanation, Lesson, source_name, source_of_name};
 pub use levels::MAX_DISCOUNT_PCT;
 use levels::{ai_levels, level3, level4};
 pub use player::PlayerContext;
 pub use snapshot::{GameSnapshot, SnapshotInput};
 
 use crate::catalogue::Item;
+use crate::learner::Features;
 use crate::policy;
 
 /// Dollars to whole cents, still a float: callers check the range before converting.
@@ -49,15 +53,30 @@ struct Ctx<'a> {
     snap: &'a GameSnapshot,
     player: &'a PlayerContext,
     event_type: &'a str,
+    now: DateTime<Utc>,
+    /// The context's learner features, extracted once when first needed.
+    features: Option<Arc<Features>>,
     trace: Vec<TraceStep>,
     shadow: Option<Candidate>,
     approval_candidates: Vec<Candidate>,
+    explanation: Option<Explanation>,
 }
 
 impl Ctx<'_> {
     /// Records why `level` passed (or a note about the offer it served).
     fn note(&mut self, level: u8, note: TraceNote) {
         self.trace.push(TraceStep { level, note });
+    }
+
+    /// The decision's context features for the learner, extracted on first use (only
+    /// decisions that run L1 or serve a single item need them).
+    fn features(&mut self) -> Arc<Features> {
+        let snap = self.snap;
+        let (player, event_type, today) = (self.player, self.event_type, self.now.date_naive());
+        Arc::clone(self.features.get_or_insert_with(|| {
+            let ignored = &snap.learner().settings().ignored_attributes;
+            Arc::new(Features::extract(&player.learner_context(event_type, today), ignored))
+        }))
     }
 
     /// Whether the policy lets this player see the item (price cap, loot-box countries).
@@ -69,7 +88,7 @@ impl Ctx<'_> {
 /// Decides the offer for one player and trigger event, in the step order above.
 ///
 /// Pure: the same snapshot, player, event, time and random state give the same decision.
-/// The random generator feeds only the L1 bandit's exploration and, in Shadow mode, the
+/// The random generator feeds only the L1 learner's exploration and, in Shadow mode, the
 /// draw of the one decision in `shadow_every` whose silent L1/L2 pick is computed and
 /// recorded (the others note `shadow_unsampled` at L1 and L2).
 pub fn decide(
@@ -98,9 +117,12 @@ pub fn decide(
         snap,
         player,
         event_type,
+        now,
+        features: None,
         trace: Vec::new(),
         shadow: None,
         approval_candidates: Vec::new(),
+        explanation: None,
     };
     let picked = if player.has_features() {
         ai_levels(&mut cx, rng, shadow_every).or_else(|| level3(&mut cx))
@@ -112,7 +134,16 @@ pub fn decide(
     }
     .or_else(|| level4(&mut cx));
     let outcome = match picked {
-        Some(c) => Outcome::Offer(apply_experiment(&mut cx, c)),
+        Some(c) => {
+            let base_price = c.price_cents;
+            let mut plan = apply_experiment(&mut cx, c);
+            if plan.items.len() == 1 {
+                let features = cx.features();
+                let chosen = plan.arm.filter(|_| plan.price_cents == base_price);
+                plan.lesson = Lesson::of_plan(&plan, chosen, &features);
+            }
+            Outcome::Offer(plan)
+        }
         None => Outcome::NoOffer(NoOfferReason::Suppressed),
     };
     Decision {
@@ -120,6 +151,7 @@ pub fn decide(
         trace: cx.trace,
         shadow: cx.shadow,
         approval_candidates: cx.approval_candidates,
+        explanation: cx.explanation,
     }
 }
 

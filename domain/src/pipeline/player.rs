@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::holdout::is_holdout;
+use crate::learner::Context;
 
 /// What the engine knows about the requesting player in this session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -16,7 +17,7 @@ pub struct PlayerContext {
     pub holdout: bool,
     /// ISO country code from the session attributes, for the loot-box rule.
     pub country: Option<String>,
-    /// Platform from the session attributes, for the bandit segment.
+    /// Platform from the session attributes.
     pub platform: Option<String>,
     /// Other session attributes (app_version, level, ...).
     pub attributes: HashMap<String, serde_json::Value>,
@@ -40,6 +41,18 @@ impl PlayerContext {
             holdout: is_holdout(&player_id, game_id),
             player_id,
             ..Self::default()
+        }
+    }
+
+    /// What the learner sees of this player answering `trigger` on `today`.
+    pub fn learner_context<'a>(&'a self, trigger: &'a str, today: chrono::NaiveDate) -> Context<'a> {
+        Context {
+            trigger,
+            platform: self.platform.as_deref(),
+            country: self.country.as_deref(),
+            spend_cents: self.spend_cents,
+            days_since_install: self.install_day.map(|d| (today - d).num_days()),
+            attributes: &self.attributes,
         }
     }
 

@@ -12,7 +12,8 @@ use uuid::Uuid;
 
 use super::experiment::{SnapExperiment, snap_experiment};
 use super::usd_to_cents_f64;
-use crate::bandit::{ARM_COUNT, Arm, BanditState, PRICE_LADDER_CENTS};
+use crate::bandit::{ARM_COUNT, Arm, PRICE_LADDER_CENTS};
+use crate::learner::Learner;
 use crate::catalogue::{Item, MAX_PRICE_CENTS};
 use crate::category::Category;
 use crate::economy::Quadrant;
@@ -41,8 +42,9 @@ pub struct SnapshotInput<'a> {
     pub quadrant: Quadrant,
     /// Definition keys of the L1/L2 offers the studio approved (Assisted mode).
     pub approved: HashSet<String>,
-    /// The L1 model.
-    pub bandit: BanditState,
+    /// The L1 learner, shared with the game's actor: the snapshot reads the version
+    /// published last.
+    pub learner: Arc<Learner>,
 }
 
 /// An L3 bundle whose items all resolved to live catalogue items.
@@ -88,7 +90,7 @@ pub struct GameSnapshot {
     /// The first experiment with a positive total weight.
     experiment: Option<SnapExperiment>,
     approved: HashSet<String>,
-    bandit: BanditState,
+    learner: Arc<Learner>,
 }
 
 /// Position of a category in the per-category index.
@@ -213,7 +215,7 @@ impl GameSnapshot {
             l1_arms_no_loot_box,
             experiment: input.experiments.iter().find_map(snap_experiment),
             approved: input.approved,
-            bandit: input.bandit,
+            learner: input.learner,
         }
     }
 
@@ -242,9 +244,9 @@ impl GameSnapshot {
         self.items.get(item_id)
     }
 
-    /// The L1 model the snapshot samples from.
-    pub fn bandit(&self) -> &BanditState {
-        &self.bandit
+    /// The L1 learner the snapshot samples from.
+    pub fn learner(&self) -> &Learner {
+        &self.learner
     }
 
     /// The studio's bounds every candidate is checked against.
@@ -255,6 +257,11 @@ impl GameSnapshot {
     /// Whether the studio approved this offer definition (Assisted mode).
     pub(super) fn is_approved(&self, definition_key: &str) -> bool {
         self.approved.contains(definition_key)
+    }
+
+    /// The arms L1 may pick for a player where loot boxes are allowed, for model views.
+    pub fn ai_arms(&self) -> &[Arm] {
+        &self.l1_arms
     }
 
     /// The arms L1 may pick: within the cap, with an item, and with an item that is not a

@@ -12,6 +12,7 @@ pub mod device;
 pub mod economy;
 pub mod games;
 pub mod live;
+pub mod model;
 pub mod offers;
 pub mod runs;
 pub mod shots;

@@ -11,8 +11,9 @@
 //!   that moved has a value, raw units otherwise), applied to the players' amounts and to the
 //!   offer alike;
 //! - the offer: the units its currency packs grant (faucet) and the `earned_price` of its
-//!   items (sink); the chance that a player takes it is the L1 model's posterior mean for the
-//!   offer's arm in the player's segment.
+//!   items (sink); the chance that a player takes it is the L1 learner's estimate for the
+//!   offer's arm (the arm it was picked as, or its item's category at the nearest price
+//!   point) at the offer's trigger, for a player of the segment's platform and spender tier.
 //!
 //! The trials run on a blocking thread. The result is stored on the approval with a
 //! compare-and-swap that retries against a concurrent change, and a decision racing with it
@@ -23,9 +24,10 @@ use std::collections::HashMap;
 use chrono::{Days, Utc};
 use offer_actors::GameHandle;
 use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefinition};
-use offer_domain::bandit::{Arm, PRICE_LADDER_CENTS, SEGMENT_COUNT, Segment};
+use offer_domain::bandit::{Arm, Platform, SEGMENT_COUNT, Segment, SpenderTier, WHALE_SPEND_CENTS};
 use offer_domain::catalogue::{currency_rates, granted_currency};
 use offer_domain::environment::Environment;
+use offer_domain::learner::{Context, Features, Learner, nearest_arm};
 use offer_domain::fsr::{Thresholds, WINDOW_DAYS, Weighting};
 use offer_domain::simulation::{
     GenreContext, ObservedPlayer, OfferEffect, Population, Simulation, TRIALS,
@@ -173,18 +175,15 @@ fn offer_effect(
             sink += ep.amount as f64 * weight(&ep.currency_id);
         }
     }
-    let arm = offer.arm.or_else(|| {
-        category.map(|category| Arm {
-            category,
-            price_cents: nearest_price_point(offer.price_cents),
-        })
-    });
-    let model = view.snapshot.bandit();
+    let arm = offer
+        .arm
+        .or_else(|| category.and_then(|c| nearest_arm(c, offer.price_cents)));
+    let learner = view.snapshot.learner();
     let mut take_rate = [0.0; SEGMENT_COUNT];
     if let Some(arm) = arm {
         for segment in Segment::all() {
             if let Some(slot) = take_rate.get_mut(segment.index()) {
-                *slot = model.posterior_mean(segment, arm);
+                *slot = segment_take_rate(learner, &offer.trigger, segment, arm);
             }
         }
     }
@@ -195,25 +194,33 @@ fn offer_effect(
     }
 }
 
-/// The price ladder's point nearest a price (the cheaper on a tie): the arm an L2 offer's
-/// price falls under.
-fn nearest_price_point(price_cents: i64) -> i64 {
-    PRICE_LADDER_CENTS
-        .iter()
-        .copied()
-        .min_by_key(|p| (p - price_cents).abs())
-        .unwrap_or(price_cents)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::nearest_price_point;
-
-    #[test]
-    fn an_l2_price_falls_under_the_nearest_ladder_point() {
-        assert_eq!(nearest_price_point(99), 99);
-        assert_eq!(nearest_price_point(350), 299);
-        assert_eq!(nearest_price_point(10_000), 4999);
-        assert_eq!(nearest_price_point(0), 99);
-    }
+/// The learner's estimated conversion of `arm` at `trigger` for a player of `segment` of
+/// whom nothing else is known: the platform, and a lifetime spend typical of the tier.
+fn segment_take_rate(
+    learner: &Learner,
+    trigger: &str,
+    segment: Segment,
+    arm: Arm,
+) -> f64 {
+    let attributes = HashMap::new();
+    let context = Context {
+        trigger,
+        platform: match segment.platform {
+            Platform::Ios => Some("ios"),
+            Platform::Android => Some("android"),
+            Platform::Other => None,
+        },
+        country: None,
+        spend_cents: match segment.tier {
+            SpenderTier::NonPayer => 0,
+            SpenderTier::Payer => WHALE_SPEND_CENTS / 10,
+            SpenderTier::Whale => WHALE_SPEND_CENTS,
+        },
+        days_since_install: None,
+        attributes: &attributes,
+    };
+    let features = Features::extract(&context, &learner.settings().ignored_attributes);
+    learner
+        .estimate(&features, arm)
+        .map_or(0.0, |e| e.conversion())
 }

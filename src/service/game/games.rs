@@ -7,6 +7,7 @@ use offer_actors::{GameChange, GameConfig, GameHandle};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
 use offer_domain::currency::Currency;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode, validate_currencies};
+use offer_domain::learning::{LearnerConfig, LearnerConfigPatch};
 use offer_domain::offer::KillSwitch;
 use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
@@ -75,6 +76,8 @@ pub struct GamePatch {
     pub currencies: Option<Vec<Currency>>,
     /// Merged field by field into the stored guardrails.
     pub guardrails: Option<GuardrailsPatch>,
+    /// Merged field by field into the stored learner settings.
+    pub learner: Option<LearnerConfigPatch>,
 }
 
 /// Checks a genre against the calibration table.
@@ -126,6 +129,7 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
         currencies: new.currencies,
         guardrails,
         mode: Mode::Shadow,
+        learner: LearnerConfig::default(),
         launched_at: None,
         sandbox_launched_at: None,
         created_at: now,
@@ -188,6 +192,10 @@ pub async fn patch(state: &Services, handle: &GameHandle, patch: GamePatch) -> S
         if let Some(guardrails) = patch.guardrails.clone() {
             game.guardrails.merge(guardrails);
             game.guardrails.validate(&mut errors);
+        }
+        if let Some(learner) = patch.learner.clone() {
+            game.learner.merge(learner);
+            game.learner.validate(&mut errors);
         }
         game.check_mode_guardrails(&mut errors);
         errors.finish(true).map_err(ServiceError::Validation)

@@ -17,11 +17,13 @@ use tokio::sync::mpsc;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use offer_actors::SessionInfo;
-use offer_domain::bandit::ArmPick;
 use offer_domain::catalogue::Item;
 use offer_domain::environment::Environment;
+use offer_domain::learner::Features;
 use offer_domain::offer::ServedOffer;
-use offer_domain::pipeline::{Candidate, Decision, NoOfferReason, Outcome, TraceStep};
+use offer_domain::pipeline::{
+    Candidate, Decision, Explanation, Lesson, NoOfferReason, Outcome, TraceStep,
+};
 use offer_domain::schema::SnakeCaseId;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -115,10 +117,17 @@ pub struct DecisionRecord {
     #[serde(serialize_with = "candidate")]
     #[schema(value_type = Option<CandidateView>)]
     pub approval_candidate: Option<Candidate>,
-    /// The L1 arm served and the segment it was served to: what a later `offer_shown` or
-    /// `purchase` of this offer teaches the model, on whichever node the event arrives.
-    #[serde(rename = "l1_pick", skip_serializing_if = "Option::is_none")]
-    pub learning: Option<ArmPick>,
+    /// Why the AI picked its arm, when L1 ran: the features it used, the sampled expected
+    /// revenue of its pick and of the runner-up, and the features that weighed most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub l1: Option<Explanation>,
+    /// What a later `offer_shown` or `purchase` of this offer teaches the learner (a
+    /// single-item offer): its arm, which level served it and the context's features, on
+    /// whichever node the event arrives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub learning: Option<Lesson>,
     /// Whether the game had a frequency cap when this was decided: only then are the
     /// session's counters written beside the record (see `service::caps`).
     #[serde(skip)]
@@ -142,6 +151,7 @@ impl DecisionRecord {
             trace,
             shadow,
             approval_candidates,
+            explanation,
         } = decision;
         let (outcome, level, items, price, learning) = match (served, outcome) {
             (Served::Offer(o), Outcome::Offer(plan)) => (
@@ -149,9 +159,7 @@ impl DecisionRecord {
                 Some(o.fallback_level),
                 plan.items,
                 Some(o.price_cents),
-                plan.segment
-                    .zip(plan.arm)
-                    .map(|(segment, arm)| ArmPick { segment, arm }),
+                plan.lesson,
             ),
             (Served::Offer(o), Outcome::NoOffer(_)) => (
                 "offer",
@@ -176,6 +184,7 @@ impl DecisionRecord {
             trace,
             shadow,
             approval_candidate: approval_candidates.into_iter().next(),
+            l1: explanation,
             learning,
             capped,
         }
@@ -315,7 +324,29 @@ impl DecisionLog {
             .filter(|r| r.offer_id == *id)
     }
 
-    /// Shadow counts and the latest `limit` shadow decisions of a game.
+    /// The trigger and learner features of this node's latest decisions of a game that have
+    /// them (an AI pick or a single-item offer), newest first, at most `limit`.
+    pub fn contexts(&self, game_id: Uuid, limit: usize) -> Vec<(String, Arc<Features>)> {
+        let mut recent: Vec<(DateTime<Utc>, String, Arc<Features>)> = self
+            .slots
+            .iter()
+            .filter_map(|slot| lock(slot).clone())
+            .filter(|r| r.game_id == game_id)
+            .filter_map(|r| {
+                let features = r
+                    .l1
+                    .as_ref()
+                    .map(|e| &e.features)
+                    .or(r.learning.as_ref().map(|l| &l.features))?;
+                Some((r.decided_at, r.trigger.clone(), Arc::clone(features)))
+            })
+            .collect();
+        recent.sort_by_key(|(at, ..)| std::cmp::Reverse(*at));
+        recent.truncate(limit);
+        recent.into_iter().map(|(_, t, f)| (t, f)).collect()
+    }
+
+    /// The shadow counts of a game and its latest shadow decisions, at most `limit`.
     pub fn shadow_report(&self, game_id: Uuid, limit: usize) -> ShadowReport {
         let (level_1, level_2) = self.shadow.get(&game_id).map_or((0, 0), |c| {
             (
@@ -375,6 +406,7 @@ mod tests {
                 trace: Vec::new(),
                 shadow: None,
                 approval_candidate: None,
+                l1: None,
                 learning: None,
                 capped: false,
             });

@@ -7,6 +7,7 @@ pub mod decision_log;
 pub mod events;
 pub mod import;
 pub mod inventory;
+pub mod model;
 pub mod offers;
 pub mod players;
 pub mod sessions;

@@ -4,13 +4,15 @@
 //! [`serve`], so the two surfaces can never disagree.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{Duration, Utc};
 use offer_actors::{GameHandle, SessionHandle};
-use offer_domain::bandit::{ArmPick, Feedback};
 use offer_domain::catalogue::cents_to_usd;
 use offer_domain::offer::ServedOffer;
-use offer_domain::pipeline::{Candidate, NoOfferReason, Outcome, decide};
+use offer_domain::bandit::Arm;
+use offer_domain::learner::Features;
+use offer_domain::pipeline::{Candidate, Lesson, NoOfferReason, Outcome, decide, source_of_name};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use uuid::Uuid;
@@ -24,9 +26,20 @@ use crate::service::{ServiceResult, Services};
 use crate::store::codec::decode;
 
 thread_local! {
-    /// The L1 model's sampler on this thread: fast rather than cryptographic (it only picks
+    /// The L1 learner's sampler on this thread: fast rather than cryptographic (it only picks
     /// which arm to explore), seeded once per thread from the OS.
     static SAMPLER: RefCell<SmallRng> = RefCell::new(SmallRng::from_rng(&mut rand::rng()));
+}
+
+/// Decisions made with a seeded sampler in this process (`offers.sampler_seed`): the n-th
+/// decision draws from the seed and n, so a run that asks for offers one at a time draws the
+/// same numbers every time, whatever thread serves each request.
+static SEEDED_DECISIONS: AtomicU64 = AtomicU64::new(0);
+
+/// The sampler of one decision with `offers.sampler_seed` set.
+fn seeded_sampler(seed: u64) -> SmallRng {
+    let n = SEEDED_DECISIONS.fetch_add(1, Ordering::Relaxed);
+    SmallRng::seed_from_u64(seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Decides and records one offer for a session and trigger event. Never waits on the
@@ -44,8 +57,13 @@ pub fn serve(
     let player = session.player(caps);
     let now = Utc::now();
     let shadow_every = state.settings.offers.shadow_every;
-    let decision = SAMPLER
-        .with_borrow_mut(|rng| decide(&view.snapshot, &player, event_type, now, rng, shadow_every));
+    let decide_with = |rng: &mut SmallRng| {
+        decide(&view.snapshot, &player, event_type, now, rng, shadow_every)
+    };
+    let decision = match state.settings.offers.sampler_seed {
+        Some(seed) => decide_with(&mut seeded_sampler(seed)),
+        None => SAMPLER.with_borrow_mut(decide_with),
+    };
     let decision_id = state.decisions.next_id();
     let served = match &decision.outcome {
         Outcome::Offer(plan) => {
@@ -102,54 +120,63 @@ pub fn definition(c: &Candidate, trigger: &str) -> OfferDefinition {
         item_ids: c.items.iter().map(|i| i.item_id.clone()).collect(),
         price_cents: c.price_cents,
         price_usd: cents_to_usd(c.price_cents),
-        arm: c.pick.map(|p| p.arm),
+        arm: c.arm,
     }
 }
 
-/// Feeds the L1 model from an `offer_shown` or `purchase` event naming an L1 offer. The
-/// offer's arm comes from this node's decision log when this node served it; otherwise
-/// from the decision record in the store (written there behind the response), read in a
-/// task of its own so the event's answer never waits for it. An event that arrives on
-/// another node before the record reached the store teaches nothing.
+/// Teaches the L1 learner from an `offer_shown` or `purchase` event naming a single-item
+/// offer (of any level). The lesson comes from this node's decision log when this node
+/// served the offer; otherwise from the decision record in the store (written there behind
+/// the response), read in a task of its own so the event's answer never waits for it. An
+/// event that arrives on another node before the record reached the store teaches nothing.
 pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: bool) {
-    let feedback = if purchased {
-        Feedback::Purchased
-    } else {
-        Feedback::Shown
-    };
     let game_id = game.view().game.game_id;
     if let Some(record) = state.decisions.get(&offer_id) {
-        if let Some(pick) = record.learning
+        if let Some(lesson) = &record.learning
             && record.game_id == game_id
         {
-            game.learn(pick, feedback);
+            game.learn(lesson.clone(), purchased);
         }
         return;
     }
     let (state, game) = (state.clone(), game.clone());
     tokio::spawn(async move {
-        match stored_pick(&state, game_id, offer_id).await {
-            Ok(Some(pick)) => game.learn(pick, feedback),
+        match stored_lesson(&state, game_id, offer_id).await {
+            Ok(Some(lesson)) => game.learn(lesson, purchased),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "reading a decision to learn from failed"),
         }
     });
 }
 
-/// The L1 pick of a decision of `game_id` kept in the store, if it is there and was L1.
-async fn stored_pick(
+/// The lesson of a decision of `game_id` kept in the store, if it is there and taught one.
+async fn stored_lesson(
     state: &Services,
     game_id: Uuid,
     offer_id: Uuid,
-) -> ServiceResult<Option<ArmPick>> {
-    /// The one field of a stored decision record that learning needs.
+) -> ServiceResult<Option<Lesson>> {
+    /// The fields of a stored decision record that learning needs.
     #[derive(Deserialize)]
     struct Stored {
-        l1_pick: Option<ArmPick>,
+        trigger: String,
+        learning: Option<StoredLesson>,
+    }
+    /// A lesson as the record keeps it: its features by label.
+    #[derive(Deserialize)]
+    struct StoredLesson {
+        arm: Arm,
+        source: String,
+        features: Vec<String>,
     }
     let Some(bytes) = state.store.get_decision(game_id, offer_id).await? else {
         return Ok(None);
     };
     let stored: Stored = decode(&bytes)?;
-    Ok(stored.l1_pick)
+    Ok(stored.learning.and_then(|l| {
+        Some(Lesson {
+            arm: l.arm,
+            source: source_of_name(&l.source)?,
+            features: std::sync::Arc::new(Features::from_labels(&stored.trigger, l.features)),
+        })
+    }))
 }
