@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use offer_domain::bandit::{Arm, PRICE_LADDER_CENTS};
 use offer_domain::category::Category;
-use offer_domain::learner::{CELLS, Context, Features, Learner, LearnerSettings, Prior};
+use offer_domain::learner::{
+    CELLS, Context, Features, Learner, LearnerSettings, Prior, Source, nearest_arm,
+};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -75,10 +77,19 @@ fn updates_match_the_python_reference() {
         let c = category(step["category"].as_str().expect("category"));
         let price = step["price_cents"].as_i64().expect("price");
         let bought = step["bought"].as_bool().expect("bought");
-        let learned = if step["fallback"].as_bool().expect("fallback") {
-            learner.observe_fallback(&f, c, price, bought)
+        let fallback = step["fallback"].as_bool().expect("fallback");
+        let source = if fallback {
+            Source::Fallback
         } else {
-            learner.observe(&f, arm(c, price), bought)
+            Source::Ai
+        };
+        let served = nearest_arm(c, price).expect("an AI category");
+        let learned = match step["kind"].as_str().expect("kind") {
+            "observe" if fallback => learner.observe_fallback(&f, c, price, bought),
+            "observe" => learner.observe(&f, arm(c, price), bought),
+            "shown" => learner.shown(&f, served, source),
+            "bought" => learner.bought(&f, served, source),
+            other => panic!("unknown step {other}"),
         };
         assert!(learned);
     }
@@ -91,7 +102,9 @@ fn updates_match_the_python_reference() {
         assert!((rq - q).abs() < 1e-9, "cell {i}: precision {rq} vs {q}");
         assert!((rm - m).abs() < 1e-9, "cell {i}: mean {rm} vs {m}");
     }
-    assert_eq!(learner.view().offers, steps.len() as u64);
+    let offers = fixture["offers"].as_u64().expect("offers");
+    assert!(offers < steps.len() as u64, "purchases count no offer");
+    assert_eq!(learner.view().offers, offers);
 }
 
 #[test]
@@ -390,4 +403,89 @@ fn fallbacks_teach_the_nearest_arm_with_their_weight() {
     assert!((weight(499) - 3.0 * gamma * gamma).abs() < 1e-9);
     let dearest = *PRICE_LADDER_CENTS.last().expect("ladder");
     assert!((weight(dearest) - 3.0 * gamma).abs() < 1e-9);
+}
+
+#[test]
+fn a_show_then_a_purchase_on_another_node_adds_up() {
+    // A node shows offers; another, which never saw them shown, hears of their purchases. The
+    // store's sum is what one node seeing both learns, up to the fixed point.
+    let s = settings(300.0);
+    let f = feats("currency_low", &["platform=ios", "country=FR"]);
+    let served = arm(Category::Currency, 499);
+    let mut one = Learner::new(s.clone(), Prior::default());
+    let mut shows = Learner::new(s.clone(), Prior::default());
+    let mut buys = Learner::new(s.clone(), Prior::default());
+    let mut store = Store::default();
+    for round in 0..20 {
+        shows.load(&store.counters());
+        for _ in 0..10 {
+            assert!(shows.shown(&f, served, Source::Ai));
+            one.shown(&f, served, Source::Ai);
+        }
+        store.add(&mut shows);
+        buys.load(&store.counters());
+        for _ in 0..(round % 4) {
+            assert!(buys.bought(&f, served, Source::Ai));
+            one.bought(&f, served, Source::Ai);
+        }
+        store.add(&mut buys);
+    }
+    let mut reader = Learner::new(s, Prior::default());
+    reader.load(&store.counters());
+    assert_eq!(reader.view().offers, 200);
+    for i in Learner::cells_of(&f, served) {
+        let (q, m) = one.cell_posterior(i).expect("cell");
+        let (rq, rm) = reader.cell_posterior(i).expect("cell");
+        assert!((q - rq).abs() < 1e-6 && (m - rm).abs() < 1e-6, "cell {i}");
+    }
+    // Purchases count no offer and teach nothing about an arm off the ladder.
+    assert!(!one.bought(&f, arm(Category::Cosmetic, 499), Source::Ai));
+    assert_eq!(one.view().offers, 200);
+}
+
+#[test]
+fn a_purchase_raises_the_estimate_and_a_miss_lowers_it() {
+    let mut learner = Learner::new(LearnerSettings::default(), Prior::default());
+    let f = feats("first_loss", &["tier=payer"]);
+    let target = arm(Category::Consumable, 999);
+    let other = arm(Category::Equipment, 99);
+    let prior = learner.estimate(&f, target).expect("on the ladder");
+    // Before any data the estimate is the prior's offset.
+    let offset = Prior::default()
+        .logit("first_loss", target)
+        .expect("on the ladder");
+    assert!((prior.mean_log_odds - offset).abs() < 1e-12);
+    learner.shown(&f, target, Source::Ai);
+    let missed = learner.estimate(&f, target).expect("estimate");
+    assert!(missed.mean_log_odds < prior.mean_log_odds);
+    assert!(missed.sd_log_odds < prior.sd_log_odds);
+    learner.bought(&f, target, Source::Ai);
+    let bought = learner.estimate(&f, target).expect("estimate");
+    assert!(bought.mean_log_odds > missed.mean_log_odds);
+    // A purchase leaves the precision alone.
+    assert_eq!(bought.sd_log_odds, missed.sd_log_odds);
+    // A Fallback source weighs fallback_weight: with weight 0 it teaches nothing.
+    let mut deaf = Learner::new(
+        LearnerSettings {
+            fallback_weight: 0.0,
+            ..LearnerSettings::default()
+        },
+        Prior::default(),
+    );
+    deaf.shown(&f, target, Source::Fallback);
+    deaf.bought(&f, target, Source::Fallback);
+    assert_eq!(deaf.estimate(&f, target), Some(prior));
+    assert_eq!(deaf.view().offers, 1);
+    // Many offers converge on the true rate: 1 in 4 bought.
+    for i in 0..4_000 {
+        learner.shown(&f, other, Source::Ai);
+        if i % 4 == 0 {
+            learner.bought(&f, other, Source::Ai);
+        }
+    }
+    let e = learner.estimate(&f, other).expect("estimate");
+    let (lo, hi) = e.interval(1.96);
+    assert!(lo < 0.25 && 0.25 < hi, "{lo} {hi}");
+    assert!((e.conversion() - 0.25).abs() < 0.03, "{}", e.conversion());
+    assert_eq!(learner.estimate(&f, arm(Category::Currency, 123)), None);
 }

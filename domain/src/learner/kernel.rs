@@ -4,8 +4,10 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::estimate::Estimate;
 use super::features::Features;
 use super::prior::Prior;
+use super::source::{Source, nearest_arm};
 use super::sync::{Increments, Totals, take_fixed};
 use crate::bandit::{AI_CATEGORIES, ARM_COUNT, Arm, PRICE_LADDER_CENTS};
 use crate::category::Category;
@@ -349,7 +351,7 @@ impl Learner {
     /// Learns from one shown L1 offer of `arm`: bought or not. Counts one shown offer. An arm
     /// off the ladder teaches nothing and is not counted; returns whether it was learned.
     pub fn observe(&mut self, features: &Features, arm: Arm, bought: bool) -> bool {
-        self.observe_weighted(features, arm, bought, 1.0)
+        self.observe_weighted(features, arm, bought, self.source_weight(Source::Ai))
     }
 
     /// Learns from a single-item offer another level served (template, bundle, shelf): as an
@@ -363,27 +365,65 @@ impl Learner {
         price_cents: i64,
         bought: bool,
     ) -> bool {
-        if !AI_CATEGORIES.contains(&category) || price_cents <= 0 {
-            return false;
-        }
-        let ratio = |p: i64| (p as f64 / price_cents as f64).ln().abs();
-        let Some(price) = PRICE_LADDER_CENTS
-            .iter()
-            .copied()
-            .min_by(|a, b| ratio(*a).total_cmp(&ratio(*b)))
-        else {
+        let Some(arm) = nearest_arm(category, price_cents) else {
             return false;
         };
-        let weight = self.settings.fallback_weight;
-        self.observe_weighted(
-            features,
-            Arm {
-                category,
-                price_cents: price,
-            },
-            bought,
-            weight,
-        )
+        self.observe_weighted(features, arm, bought, self.source_weight(Source::Fallback))
+    }
+
+    /// A shown offer of `arm`, served by `source`: learns from it as not bought (the site
+    /// [`Learner::observe`] fits for a miss, weighted by the source) and counts one shown
+    /// offer. A later [`Learner::bought`] turns it into a purchase. An arm off the ladder
+    /// teaches nothing and is not counted; returns whether it was learned.
+    pub fn shown(&mut self, features: &Features, arm: Arm, source: Source) -> bool {
+        self.observe_weighted(features, arm, false, self.source_weight(source))
+    }
+
+    /// A purchase of an offer already counted by [`Learner::shown`]. The likelihood of
+    /// "bought" is that of "not bought" times `exp(z)`, `z` the log-odds
+    /// (`log sigmoid(z) - log(1 - sigmoid(z)) = z`), and `z` is linear in the weights: turning
+    /// the miss into a purchase multiplies the posterior by `exp(weight x . w)`, which adds
+    /// `weight x_i` to each active cell's precision x mean and nothing to its precision. The
+    /// change is exact, independent of the posterior, and so adds up across nodes whichever
+    /// node saw the show. Counts no offer; returns whether it was learned (arm on the
+    /// ladder).
+    pub fn bought(&mut self, features: &Features, arm: Arm, source: Source) -> bool {
+        let Some(a) = arm.index() else { return false };
+        let weight = self.source_weight(source);
+        let scale = self.scale();
+        for (i, x) in Self::active_cells(features, a) {
+            let dh = weight * x / scale;
+            self.cells[i][1] += dh;
+            self.pending[i][1] += dh;
+        }
+        true
+    }
+
+    /// Posterior of `arm`'s purchase log-odds in this context, the prior's offset included;
+    /// `None` for an arm off the ladder.
+    pub fn estimate(&self, features: &Features, arm: Arm) -> Option<Estimate> {
+        let a = arm.index()?;
+        let scale = self.scale();
+        let mut mean = self.prior.logits(features.trigger())[a];
+        let mut var = 0.0;
+        for (i, x) in Self::active_cells(features, a) {
+            let (q, m) = self.posterior(i, scale);
+            mean += x * m;
+            var += x * x / q;
+        }
+        Some(Estimate {
+            mean_log_odds: mean,
+            sd_log_odds: var.sqrt(),
+        })
+    }
+
+    /// The weight of an observation from `source`, finite and not negative.
+    fn source_weight(&self, source: Source) -> f64 {
+        let w = match source {
+            Source::Ai => 1.0,
+            Source::Fallback => self.settings.fallback_weight,
+        };
+        if w.is_finite() { w.max(0.0) } else { 0.0 }
     }
 
     /// One observation with weight `weight`: Chapelle and Li's diagonal Laplace update for a
@@ -400,11 +440,6 @@ impl Learner {
         weight: f64,
     ) -> bool {
         let Some(a) = arm.index() else { return false };
-        let weight = if weight.is_finite() {
-            weight.max(0.0)
-        } else {
-            0.0
-        };
         let scale = self.scale();
         let active = Self::active_cells(features, a);
         let mut mu = self.prior.logits(features.trigger())[a];

@@ -22,8 +22,13 @@
 //! what the runner-up drew, for decision traces.
 //!
 //! [`Learner::observe`] learns from an L1 offer, [`Learner::observe_fallback`] from a
-//! single-item offer of any other level at the nearest price point, weighted by
-//! [`LearnerSettings::fallback_weight`].
+//! single-item offer of any other level at the nearest price point ([`nearest_arm`]),
+//! weighted by [`LearnerSettings::fallback_weight`]. Where a show and its purchase arrive as
+//! separate events, [`Learner::shown`] learns the offer as not bought and
+//! [`Learner::bought`] later turns it into a purchase: the likelihood of a purchase is that of
+//! a miss times `exp(z)` (`z` the log-odds, linear in the weights), so the swap adds
+//! `weight x_i` to each active cell's precision x mean, exactly, on whichever node hears of
+//! it. [`Learner::estimate`] gives an arm's posterior log-odds in a context.
 //!
 //! # Statistics that add up
 //! Each weight's posterior is the product of its Gaussian prior `N(0, 1 / prior_precision)`
@@ -64,15 +69,19 @@
 //! category the genre template serves for each trigger. [`Learner::view`] tells how many
 //! observations the learner still remembers.
 
+mod estimate;
 pub mod features;
 mod kernel;
 pub mod prior;
+mod source;
 pub mod sync;
 
+pub use estimate::Estimate;
 pub use features::{Context, Features};
 pub use kernel::{
     CELLS, Choice, EPOCH_HALF_LIVES, Learner, LearnerSettings, LearnerView, TOP_FEATURES,
     laplace_step,
 };
 pub use prior::Prior;
+pub use source::{Source, nearest_arm};
 pub use sync::{Increments, Totals};
