@@ -154,9 +154,13 @@ fn old_evidence_fades_with_the_half_life() {
 #[test]
 fn a_million_distinct_attribute_values_cost_no_memory() {
     let mut learner = Learner::new(LearnerSettings::default(), Prior::default());
+    // A learner that has learned nothing holds no table.
+    assert!(learner.memory_bytes() < 4096, "{}", learner.memory_bytes());
+    let target = arm(Category::Consumable, 299);
+    let bias = Features::from_labels("first_loss", vec!["bias".to_owned()]);
+    learner.observe(&bias, target, false);
     let before = learner.memory_bytes();
     assert!(before <= 1 << 20, "{before} bytes");
-    let target = arm(Category::Consumable, 299);
     let mut attrs = HashMap::new();
     let mut store = Store::default();
     for i in 0..1_000_000u32 {

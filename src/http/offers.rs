@@ -3,8 +3,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::access::{GameAccess, Viewer};

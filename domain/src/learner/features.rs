@@ -15,10 +15,7 @@ use std::collections::HashMap;
 
 use std::fmt::Write as _;
 
-use chrono::NaiveDate;
-
 use crate::bandit::{Segment, SpenderTier};
-use crate::pipeline::PlayerContext;
 
 /// Most features one context yields: the fixed ones first, then session attributes in name
 /// order. Bounds the work of a decision whatever the session sends.
@@ -43,20 +40,6 @@ pub struct Context<'a> {
     pub days_since_install: Option<i64>,
     /// Every other session attribute.
     pub attributes: &'a HashMap<String, serde_json::Value>,
-}
-
-impl<'a> Context<'a> {
-    /// The context of `player` answering `trigger` on `today`.
-    pub fn of_player(player: &'a PlayerContext, trigger: &'a str, today: NaiveDate) -> Self {
-        Self {
-            trigger,
-            platform: player.platform.as_deref(),
-            country: player.country.as_deref(),
-            spend_cents: player.spend_cents,
-            days_since_install: player.install_day.map(|d| (today - d).num_days()),
-            attributes: &player.attributes,
-        }
-    }
 }
 
 /// The active features of one context: their labels (for decision traces) and hashes (for

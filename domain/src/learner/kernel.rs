@@ -138,13 +138,15 @@ pub struct Learner {
 }
 
 impl Learner {
-    /// A learner that knows nothing but `prior`.
+    /// A learner that knows nothing but `prior`. Its weight tables are allocated when it
+    /// first learns, so a game that never serves the AI costs a few hundred bytes, not 512
+    /// KiB.
     pub fn new(settings: LearnerSettings, prior: Prior) -> Self {
         Self {
             settings,
             prior,
-            cells: vec![[0.0; 2]; CELLS],
-            pending: vec![[0.0; 2]; CELLS],
+            cells: Vec::new(),
+            pending: Vec::new(),
             arms: [0.0; ARM_COUNT],
             pending_arms: [0.0; ARM_COUNT],
             offers: 0,
@@ -156,6 +158,39 @@ impl Learner {
     /// The settings.
     pub fn settings(&self) -> &LearnerSettings {
         &self.settings
+    }
+
+    /// The cold-start prior.
+    pub fn prior(&self) -> &Prior {
+        &self.prior
+    }
+
+    /// Takes new settings and a new prior and keeps the statistics: the prior is an offset of
+    /// the log-odds, never part of them. The half-life must not change (the statistics are
+    /// kept in units of its epochs): a caller that changes it starts a new learner.
+    pub fn reconfigure(&mut self, settings: LearnerSettings, prior: Prior) {
+        debug_assert_eq!(
+            settings.half_life_offers.max(1.0),
+            self.half_life(),
+            "a new half-life needs a new learner"
+        );
+        self.settings = settings;
+        self.prior = prior;
+    }
+
+    /// Allocates the weight tables on first learning.
+    fn allocate(&mut self) {
+        for t in [&mut self.cells, &mut self.pending] {
+            if t.is_empty() {
+                *t = vec![[0.0; 2]; CELLS];
+            }
+        }
+    }
+
+    /// A cell's stored `[precision, precision x mean]`; zero before anything was learned.
+    #[inline]
+    fn stored(&self, cell: usize) -> [f64; 2] {
+        self.cells.get(cell).copied().unwrap_or_default()
     }
 
     /// Bytes the learner holds: bounded by [`CELLS`] and the prior, never by the traffic.
@@ -203,7 +238,7 @@ impl Learner {
     /// Posterior `(precision, mean)` of a cell, `scale` from [`Learner::scale`].
     #[inline]
     fn posterior(&self, cell: usize, scale: f64) -> (f64, f64) {
-        let [q, h] = self.cells[cell];
+        let [q, h] = self.stored(cell);
         let q = self.prior_precision() + scale * q;
         (q, scale * h / q)
     }
@@ -212,7 +247,7 @@ impl Learner {
     /// [`Learner::choose`].
     #[inline]
     fn mean_var(&self, cell: usize, scale: f64) -> (f64, f64) {
-        let [q, h] = self.cells[cell];
+        let [q, h] = self.stored(cell);
         let var = 1.0 / (self.prior_precision() + scale * q);
         (scale * h * var, var)
     }
@@ -391,6 +426,7 @@ impl Learner {
         let Some(a) = arm.index() else { return false };
         let weight = self.source_weight(source);
         let scale = self.scale();
+        self.allocate();
         for (i, x) in Self::active_cells(features, a) {
             let dh = weight * x / scale;
             self.cells[i][1] += dh;
@@ -450,6 +486,7 @@ impl Learner {
             s2 += x * x / q;
         }
         let (c, p) = laplace_step(mu, s2, bought, weight);
+        self.allocate();
         for (i, x) in active {
             let (q, m) = self.posterior(i, scale);
             let q_new = q + weight * x * x * p * (1.0 - p);
@@ -534,6 +571,9 @@ impl Learner {
         }
         self.cells.clone_from(&self.pending);
         self.arms = self.pending_arms;
+        if totals.cells.values().any(|rows| !rows.is_empty()) {
+            self.allocate();
+        }
         for (epoch, rows) in &totals.cells {
             let k = self.fade(epoch * len, self.epoch * len);
             for (i, q, h) in rows {
