@@ -164,7 +164,10 @@ mod tests {
             }
         );
         assert_eq!(Segment::of(Some("android"), 1).tier, SpenderTier::Payer);
-        assert_eq!(Segment::of(None, WHALE_SPEND_CENTS).tier, SpenderTier::Whale);
+        assert_eq!(
+            Segment::of(None, WHALE_SPEND_CENTS).tier,
+            SpenderTier::Whale
+        );
         assert_eq!(Segment::of(Some("web"), 0).platform, Platform::Other);
         let all: Vec<usize> = Segment::all().map(Segment::index).collect();
         assert_eq!(all, (0..SEGMENT_COUNT).collect::<Vec<_>>());

@@ -15,13 +15,13 @@ use uuid::Uuid;
 use std::sync::Arc;
 
 use crate::bandit::Arm;
-use crate::learner::{Features, Learner, LearnerSettings, Prior};
 use crate::catalogue::Item;
 use crate::category::Category;
 use crate::currency::{Currency, CurrencyKind};
 use crate::economy::Quadrant;
 use crate::game::{Game, Guardrails, Mode};
 use crate::kill_level::KillLevel;
+use crate::learner::{Features, Learner, LearnerSettings, Prior};
 use crate::offer::{Bundle, Experiment, Template, Variant};
 use crate::pipeline::{
     Decision, GameSnapshot, OfferPlan, Outcome, PlayerContext, SnapshotInput, decide,

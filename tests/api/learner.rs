@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::fixtures::{Sdk, bundle, mixed_catalogue, player, template};
-use super::helpers::{TestApp, spawn_app, spawn_tuned, default_backend};
+use super::helpers::{TestApp, default_backend, spawn_app, spawn_tuned};
 use super::offers::{featured, offer};
 
 /// Shadow -> Assisted -> Autonomous with a price ceiling of `cap` cents.
@@ -98,10 +98,18 @@ async fn an_ai_decision_explains_its_pick_and_teaches_what_was_shown() {
         .iter()
         .map(|f| f.as_str().expect("label"))
         .collect();
-    for expected in ["trigger=boss_raid", "platform=ios", "country=US", "attr:guild=red"] {
+    for expected in [
+        "trigger=boss_raid",
+        "platform=ios",
+        "country=US",
+        "attr:guild=red",
+    ] {
         assert!(features.contains(&expected), "{expected} in {features:?}");
     }
-    assert!(features.iter().any(|f| f.starts_with("attr:level")), "{features:?}");
+    assert!(
+        features.iter().any(|f| f.starts_with("attr:level")),
+        "{features:?}"
+    );
     // The chosen arm is what was served: its category and (nearest item to) its price.
     let chosen = &why["chosen"];
     assert_eq!(
@@ -115,7 +123,10 @@ async fn an_ai_decision_explains_its_pick_and_teaches_what_was_shown() {
     assert!(sampled >= runner_up, "{why}");
     let top = why["top_features"].as_array().expect("top features");
     assert!(!top.is_empty() && top.len() <= 3, "{why}");
-    assert!(top.iter().all(|t| features.contains(&t["feature"].as_str().expect("label"))));
+    assert!(
+        top.iter()
+            .all(|t| features.contains(&t["feature"].as_str().expect("label")))
+    );
     // What the record keeps to teach on any node.
     assert_eq!(record["learning"]["source"], "ai");
     assert_eq!(record["learning"]["arm"], chosen["arm"]);
@@ -158,12 +169,11 @@ async fn other_levels_single_item_offers_teach_and_bundles_do_not() {
     let app = spawn_app().await;
     let sdk = app.game_with(mixed_catalogue()).await;
     // Shadow mode (a new game's): bundles and the shelf serve.
-    app.post(
-        format!("/v1/games/{}/offer-bundles", sdk.game),
-        bundle("starter", &["potion", "sword"], 4.99),
-    )
-    .expect(StatusCode::CREATED)
-    .await;
+    let mut starter = bundle("starter", &["potion", "sword"], 4.99);
+    starter["triggers"] = json!(["first_loss"]);
+    app.post(format!("/v1/games/{}/offer-bundles", sdk.game), starter)
+        .expect(StatusCode::CREATED)
+        .await;
     let sid = featured(&app, &sdk).await;
     let mut taught = 0;
     let mut multi = 0;
@@ -181,8 +191,12 @@ async fn other_levels_single_item_offers_teach_and_bundles_do_not() {
         show(&app, &sdk, &sid, &served, false).await;
     }
     assert!(taught > 0, "no single-item offer served");
+    assert!(multi > 0, "the bundle never served");
     let after = model_counting(&app, &sdk, taught).await;
-    assert_eq!(after["offers"], taught, "{after}; {multi} bundles taught nothing");
+    assert_eq!(
+        after["offers"], taught,
+        "{after}; {multi} bundles taught nothing"
+    );
 }
 
 #[tokio::test]
@@ -247,9 +261,15 @@ async fn exploration_never_crosses_the_guardrails() {
             continue;
         }
         levels.insert(served["fallback_level"].as_u64().expect("level"));
-        assert!(served["price_cents"].as_i64().expect("price") <= 300, "{served}");
+        assert!(
+            served["price_cents"].as_i64().expect("price") <= 300,
+            "{served}"
+        );
         for item in served["items"].as_array().expect("items") {
-            assert!(item["price_cents"].as_i64().expect("price") <= 300, "{item}");
+            assert!(
+                item["price_cents"].as_i64().expect("price") <= 300,
+                "{item}"
+            );
         }
         show(&app, &sdk, &sid, &served, i % 4 == 0).await;
     }
@@ -263,7 +283,10 @@ async fn learner_settings_are_checked_and_ignored_attributes_never_become_featur
     autonomous(&app, &sdk.game, 100_000).await;
     let path = format!("/v1/games/{}", sdk.game);
     let body = app
-        .patch(&path, json!({"learner": {"half_life_offers": 10, "fallback_weight": -1}}))
+        .patch(
+            &path,
+            json!({"learner": {"half_life_offers": 10, "fallback_weight": -1}}),
+        )
         .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
         .await;
     let fields: Vec<&str> = body["error"]["details"]["errors"]
@@ -272,7 +295,11 @@ async fn learner_settings_are_checked_and_ignored_attributes_never_become_featur
         .iter()
         .map(|d| d["field"].as_str().expect("field"))
         .collect();
-    assert_eq!(fields, ["learner.half_life_offers", "learner.fallback_weight"], "{body}");
+    assert_eq!(
+        fields,
+        ["learner.half_life_offers", "learner.fallback_weight"],
+        "{body}"
+    );
     let game = app
         .patch(
             &path,

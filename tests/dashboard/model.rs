@@ -52,9 +52,7 @@ async fn a_viewer_reads_what_the_learner_learned() {
     }
     let mut report = json!(null);
     for _ in 0..200 {
-        report = app
-            .get_json(format!("/v1/games/{}/model", sdk.game))
-            .await;
+        report = app.get_json(format!("/v1/games/{}/model", sdk.game)).await;
         if report["offers"] == 5 {
             break;
         }
@@ -64,7 +62,10 @@ async fn a_viewer_reads_what_the_learner_learned() {
     b.go(&format!("/dashboard/games/{}/model", sdk.game)).await;
     b.shot("model").await;
     let text = b.text().await;
-    assert!(text.contains("Early learning: 5 offers remembered of 5 shown"), "{text}");
+    assert!(
+        text.contains("Early learning: 5 offers remembered of 5 shown"),
+        "{text}"
+    );
     let row = b
         .el("tr[data-trigger='boss_raid']")
         .await

@@ -33,7 +33,11 @@ impl Lesson {
     /// categories. `chosen` is the learner's arm when the offer serves it at the arm's own
     /// price; an AI offer whose price an experiment changed teaches the arm of the price
     /// shown, like any other level's.
-    pub fn of_plan(plan: &OfferPlan, chosen: Option<Arm>, features: &Arc<Features>) -> Option<Self> {
+    pub fn of_plan(
+        plan: &OfferPlan,
+        chosen: Option<Arm>,
+        features: &Arc<Features>,
+    ) -> Option<Self> {
         let [item] = plan.items.as_slice() else {
             return None;
         };

@@ -75,7 +75,10 @@ impl Ctx<'_> {
         let (player, event_type, today) = (self.player, self.event_type, self.now.date_naive());
         Arc::clone(self.features.get_or_insert_with(|| {
             let ignored = &snap.learner().settings().ignored_attributes;
-            Arc::new(Features::extract(&player.learner_context(event_type, today), ignored))
+            Arc::new(Features::extract(
+                &player.learner_context(event_type, today),
+                ignored,
+            ))
         }))
     }
 

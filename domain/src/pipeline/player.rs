@@ -45,7 +45,11 @@ impl PlayerContext {
     }
 
     /// What the learner sees of this player answering `trigger` on `today`.
-    pub fn learner_context<'a>(&'a self, trigger: &'a str, today: chrono::NaiveDate) -> Context<'a> {
+    pub fn learner_context<'a>(
+        &'a self,
+        trigger: &'a str,
+        today: chrono::NaiveDate,
+    ) -> Context<'a> {
         Context {
             trigger,
             platform: self.platform.as_deref(),

@@ -13,12 +13,12 @@ use uuid::Uuid;
 use super::experiment::{SnapExperiment, snap_experiment};
 use super::usd_to_cents_f64;
 use crate::bandit::{ARM_COUNT, Arm, PRICE_LADDER_CENTS};
-use crate::learner::Learner;
 use crate::catalogue::{Item, MAX_PRICE_CENTS};
 use crate::category::Category;
 use crate::economy::Quadrant;
 use crate::game::{Game, Guardrails, Mode};
 use crate::kill_level::KillLevel;
+use crate::learner::Learner;
 use crate::offer::{Bundle, Experiment, Template};
 use crate::policy;
 

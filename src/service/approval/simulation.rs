@@ -27,8 +27,8 @@ use offer_domain::approval::{Approval, ApprovalKind, ApprovalStatus, OfferDefini
 use offer_domain::bandit::{Arm, Platform, SEGMENT_COUNT, Segment, SpenderTier, WHALE_SPEND_CENTS};
 use offer_domain::catalogue::{currency_rates, granted_currency};
 use offer_domain::environment::Environment;
-use offer_domain::learner::{Context, Features, Learner, nearest_arm};
 use offer_domain::fsr::{Thresholds, WINDOW_DAYS, Weighting};
+use offer_domain::learner::{Context, Features, Learner, nearest_arm};
 use offer_domain::simulation::{
     GenreContext, ObservedPlayer, OfferEffect, Population, Simulation, TRIALS,
 };
@@ -196,12 +196,7 @@ fn offer_effect(
 
 /// The learner's estimated conversion of `arm` at `trigger` for a player of `segment` of
 /// whom nothing else is known: the platform, and a lifetime spend typical of the tier.
-fn segment_take_rate(
-    learner: &Learner,
-    trigger: &str,
-    segment: Segment,
-    arm: Arm,
-) -> f64 {
+fn segment_take_rate(learner: &Learner, trigger: &str, segment: Segment, arm: Arm) -> f64 {
     let attributes = HashMap::new();
     let context = Context {
         trigger,

@@ -333,11 +333,10 @@ impl DecisionLog {
             .filter_map(|slot| lock(slot).clone())
             .filter(|r| r.game_id == game_id)
             .filter_map(|r| {
-                let features = r
-                    .l1
-                    .as_ref()
-                    .map(|e| &e.features)
-                    .or(r.learning.as_ref().map(|l| &l.features))?;
+                let features =
+                    r.l1.as_ref()
+                        .map(|e| &e.features)
+                        .or(r.learning.as_ref().map(|l| &l.features))?;
                 Some((r.decided_at, r.trigger.clone(), Arc::clone(features)))
             })
             .collect();

@@ -253,7 +253,10 @@ impl Judge<'_> {
         self.arms
             .iter()
             .filter_map(|arm| self.estimate(features, *arm))
-            .max_by(|a, b| a.expected_revenue_cents.total_cmp(&b.expected_revenue_cents))
+            .max_by(|a, b| {
+                a.expected_revenue_cents
+                    .total_cmp(&b.expected_revenue_cents)
+            })
     }
 
     /// What the learner estimates of `arm` in one context.

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{Duration, Utc};
 use offer_actors::{GameHandle, SessionHandle};
-use offer_domain::catalogue::cents_to_usd;
-use offer_domain::offer::ServedOffer;
 use offer_domain::bandit::Arm;
+use offer_domain::catalogue::cents_to_usd;
 use offer_domain::learner::Features;
+use offer_domain::offer::ServedOffer;
 use offer_domain::pipeline::{Candidate, Lesson, NoOfferReason, Outcome, decide, source_of_name};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -57,9 +57,8 @@ pub fn serve(
     let player = session.player(caps);
     let now = Utc::now();
     let shadow_every = state.settings.offers.shadow_every;
-    let decide_with = |rng: &mut SmallRng| {
-        decide(&view.snapshot, &player, event_type, now, rng, shadow_every)
-    };
+    let decide_with =
+        |rng: &mut SmallRng| decide(&view.snapshot, &player, event_type, now, rng, shadow_every);
     let decision = match state.settings.offers.sampler_seed {
         Some(seed) => decide_with(&mut seeded_sampler(seed)),
         None => SAMPLER.with_borrow_mut(decide_with),
@@ -125,15 +124,24 @@ pub fn definition(c: &Candidate, trigger: &str) -> OfferDefinition {
 }
 
 /// Teaches the L1 learner from an `offer_shown` or `purchase` event naming a single-item
-/// offer (of any level). The lesson comes from this node's decision log when this node
-/// served the offer; otherwise from the decision record in the store (written there behind
-/// the response), read in a task of its own so the event's answer never waits for it. An
-/// event that arrives on another node before the record reached the store teaches nothing.
-pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: bool) {
+/// offer (of any level), reported by `session_id`: only the session the offer was served to
+/// teaches with it, so no other session (a holdout player's, say) reports another's offers.
+/// The lesson comes from this node's decision log when this node served the offer; otherwise
+/// from the decision record in the store (written there behind the response), read in a task
+/// of its own so the event's answer never waits for it. An event that arrives on another
+/// node before the record reached the store teaches nothing.
+pub fn learn(
+    state: &Services,
+    game: &GameHandle,
+    session_id: Uuid,
+    offer_id: Uuid,
+    purchased: bool,
+) {
     let game_id = game.view().game.game_id;
     if let Some(record) = state.decisions.get(&offer_id) {
         if let Some(lesson) = &record.learning
             && record.game_id == game_id
+            && record.session_id == session_id
         {
             game.learn(lesson.clone(), purchased);
         }
@@ -141,7 +149,7 @@ pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: boo
     }
     let (state, game) = (state.clone(), game.clone());
     tokio::spawn(async move {
-        match stored_lesson(&state, game_id, offer_id).await {
+        match stored_lesson(&state, game_id, session_id, offer_id).await {
             Ok(Some(lesson)) => game.learn(lesson, purchased),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "reading a decision to learn from failed"),
@@ -149,15 +157,18 @@ pub fn learn(state: &Services, game: &GameHandle, offer_id: Uuid, purchased: boo
     });
 }
 
-/// The lesson of a decision of `game_id` kept in the store, if it is there and taught one.
+/// The lesson of a decision of `game_id` served to `session_id` kept in the store, if it is
+/// there and taught one.
 async fn stored_lesson(
     state: &Services,
     game_id: Uuid,
+    session_id: Uuid,
     offer_id: Uuid,
 ) -> ServiceResult<Option<Lesson>> {
     /// The fields of a stored decision record that learning needs.
     #[derive(Deserialize)]
     struct Stored {
+        session_id: Uuid,
         trigger: String,
         learning: Option<StoredLesson>,
     }
@@ -172,6 +183,9 @@ async fn stored_lesson(
         return Ok(None);
     };
     let stored: Stored = decode(&bytes)?;
+    if stored.session_id != session_id {
+        return Ok(None);
+    }
     Ok(stored.learning.and_then(|l| {
         Some(Lesson {
             arm: l.arm,

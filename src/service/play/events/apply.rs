@@ -57,7 +57,13 @@ pub(super) async fn apply(cx: &Context<'_>, event: &SdkEvent) -> ServiceResult<A
         }
         SdkEvent::OfferShown { offer_id, .. } => {
             cx.session.event_seen();
-            learn(cx.state, cx.game, *offer_id, false);
+            learn(
+                cx.state,
+                cx.game,
+                cx.session.info().session_id,
+                *offer_id,
+                false,
+            );
             Ok(Applied::NOTHING)
         }
         SdkEvent::CurrencyLow { .. }
@@ -261,7 +267,13 @@ async fn purchase(
     if applied_now {
         cx.session.change(SessionChange::Spent(op.amount));
         if let Some(offer_id) = offer_id {
-            learn(cx.state, cx.game, offer_id, true);
+            learn(
+                cx.state,
+                cx.game,
+                cx.session.info().session_id,
+                offer_id,
+                true,
+            );
         }
     }
     Ok(Applied::Accepted {
