@@ -11,7 +11,7 @@ use super::score::Shares;
 const WIDTH: f64 = 860.0;
 const HEIGHT: f64 = 420.0;
 const LEFT: f64 = 56.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 190.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 44.0;
 
@@ -85,6 +85,20 @@ impl Frame {
     }
 }
 
+/// The step between the ticks of the offers axis: a round number giving at most 8 steps.
+fn tick_step(offers: usize) -> usize {
+    let mut magnitude = 1;
+    loop {
+        for m in [1, 2, 5] {
+            let step = m * magnitude;
+            if offers <= step * 8 {
+                return step;
+            }
+        }
+        magnitude *= 10;
+    }
+}
+
 /// Escapes text for SVG.
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -131,8 +145,8 @@ pub fn svg(title: &str, series: &[Series], timeline: &Timeline) -> String {
             y + 4.0
         );
     }
-    for i in 0..=8 {
-        let offers = timeline.offers * i / 8;
+    let step = tick_step(timeline.offers);
+    for offers in (0..=timeline.offers).step_by(step) {
         let x = frame.x(offers);
         let _ = writeln!(
             out,
@@ -242,6 +256,14 @@ mod tests {
         assert_eq!(text.matches("<polyline").count(), 4);
         assert!(text.contains("shift &lt;old&gt;"));
         assert!(text.contains(">shift</text>"));
+    }
+
+    #[test]
+    fn ticks_fall_on_round_numbers() {
+        assert_eq!(tick_step(16_000), 2_000);
+        assert_eq!(tick_step(2_500), 500);
+        assert_eq!(tick_step(4_000), 500);
+        assert_eq!(tick_step(7), 1);
     }
 
     #[test]
