@@ -29,9 +29,13 @@
 //! - `growth-games` measures start-up time and memory with 1, 100 and 10,000 games of 500
 //!   items in the store; `growth-sessions` the memory per open REST session (no socket) at
 //!   100,000 and 1,000,000 sessions.
+//! - `arena` plays a simulated game against the engine through its SDK surfaces (players
+//!   with attributes, triggers, purchases drawn from a known truth) and reports the share
+//!   of the achievable revenue its AI earns, scenario by scenario (`docs/arena.md`).
 //!
 //! On a shared 2-core machine absolute latencies measure the machine; quote the ratio.
 
+mod arena;
 mod baseline;
 mod callgrind;
 mod catalogue;
@@ -143,6 +147,8 @@ enum Command {
     GrowthGames(growth::GamesArgs),
     /// Memory per open REST session (no socket) at 100,000 and 1,000,000 sessions.
     GrowthSessions(growth::SessionsArgs),
+    /// A simulated game against the engine: its AI's share of the achievable revenue.
+    Arena(arena::ArenaArgs),
 }
 
 /// How hard and how long to drive a target.
@@ -244,6 +250,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::WalletStores(args) => interruptible(wallet_stores::run(args)).await,
         Command::GrowthGames(args) => interruptible(growth::games(args)).await,
         Command::GrowthSessions(args) => interruptible(growth::sessions(args)).await,
+        Command::Arena(args) => interruptible(arena::run(args)).await,
     }
 }
 

@@ -1,0 +1,175 @@
+//! The arena's game set up over REST as a studio would: an `rpg` game (so the genre's
+//! templates apply), a catalogue of one item per arm (each AI category at each price of the
+//! ladder), a price ceiling above the dearest arm and no frequency caps, a production SDK
+//! key, the operating mode, and one open session per player with its attributes.
+
+use anyhow::{Context, Result};
+use futures::{StreamExt as _, TryStreamExt as _};
+use offer_domain::bandit::Arm;
+use offer_domain::category::Category;
+use reqwest::{Client, StatusCode};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::scenario::Player;
+use crate::catalogue::{CURRENCY_ID, NewItem};
+use crate::setup::{admin_token, call, create_game};
+
+/// The price ceiling: above the dearest arm of the ladder ($49.99).
+const MAX_PRICE_CENTS: i64 = 5_000;
+/// Sessions opened concurrently.
+const SESSION_CONCURRENCY: usize = 8;
+
+/// A game set up on an engine, and what the arena needs to play it.
+#[derive(Debug, Clone)]
+pub struct Studio {
+    /// The engine, `http://host:port`.
+    pub base: String,
+    /// The HTTP client (keep-alive).
+    pub client: Client,
+    /// The studio's admin token.
+    token: String,
+    /// The game.
+    pub game_id: Uuid,
+    /// Its production SDK key.
+    pub key: String,
+}
+
+/// The catalogue: one item per arm, `<category>_<cents>`, every one eligible for the store
+/// shelf (what Shadow mode serves). Gem packs grant 100 gems per dollar.
+pub fn arm_items() -> Vec<NewItem> {
+    Arm::all()
+        .map(|arm| {
+            let cents = arm.price_cents;
+            let (category, currency) = match arm.category {
+                Category::Currency => ("currency_pack", true),
+                Category::Consumable => ("consumable", false),
+                _ => ("equipment", false),
+            };
+            NewItem {
+                item_id: format!("{category}_{cents}"),
+                item_name: format!("{category} at {cents} cents"),
+                category,
+                price_usd: cents as f64 / 100.0,
+                quantity: currency.then_some(cents),
+                is_consumable: category != "equipment",
+                fallback_eligible: true,
+                description: format!("The arena's {category} at {cents} cents."),
+                currency_id: currency.then_some(CURRENCY_ID),
+                is_loot_box: false,
+            }
+        })
+        .collect()
+}
+
+impl Studio {
+    /// Creates the game on the engine at `base` (whose JWT secret is `secret`) with its
+    /// catalogue, guardrails and SDK key, in Autonomous mode unless `shadow`.
+    pub async fn set_up(base: &str, secret: &str, shadow: bool) -> Result<Self> {
+        let client = Client::builder()
+            .build()
+            .context("building the HTTP client")?;
+        let token = admin_token(secret, "arena-studio")?;
+        let game_id = create_game(&client, base, &token, "Arena RPG", &arm_items()).await?;
+        call(
+            client
+                .patch(format!("{base}/v1/games/{game_id}/guardrails"))
+                .bearer_auth(&token)
+                .json(&json!({
+                    "max_price_cents": MAX_PRICE_CENTS,
+                    "max_offers_per_session": null,
+                    "min_offer_interval_s": null,
+                })),
+            StatusCode::OK,
+            "PATCH /v1/games/{game_id}/guardrails",
+        )
+        .await?;
+        let answer = call(
+            client
+                .post(format!("{base}/v1/games/{game_id}/sdk-keys"))
+                .bearer_auth(&token)
+                .json(&json!({"environment": "production"})),
+            StatusCode::CREATED,
+            "POST /v1/games/{game_id}/sdk-keys",
+        )
+        .await?;
+        let key = answer["api_key"]
+            .as_str()
+            .context("POST .../sdk-keys: no api_key")?
+            .to_owned();
+        let studio = Self {
+            base: base.to_owned(),
+            client,
+            token,
+            game_id,
+            key,
+        };
+        if !shadow {
+            studio.promote().await?;
+        }
+        Ok(studio)
+    }
+
+    /// Promotes the game from Shadow to Autonomous, one step at a time as the engine asks
+    /// (Shadow, Assisted, Autonomous).
+    pub async fn promote(&self) -> Result<()> {
+        for mode in ["assisted", "autonomous"] {
+            call(
+                self.client
+                    .post(format!("{}/v1/games/{}/mode", self.base, self.game_id))
+                    .bearer_auth(&self.token)
+                    .json(&json!({ "mode": mode })),
+                StatusCode::OK,
+                "POST /v1/games/{game_id}/mode",
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Opens one session per player with its attributes; the session ids, in order.
+    pub async fn open_sessions(&self, players: &[Player]) -> Result<Vec<Uuid>> {
+        let sessions: Vec<Uuid> = players.iter().map(|_| Uuid::new_v4()).collect();
+        futures::stream::iter(players.iter().zip(&sessions))
+            .map(|(player, session_id)| {
+                let request = self
+                    .client
+                    .post(format!("{}/v1/sdk/sessions", self.base))
+                    .bearer_auth(&self.key)
+                    .json(&json!({
+                        "session_id": session_id,
+                        "player_id": player.id,
+                        "attributes": player.attributes(),
+                    }));
+                call(request, StatusCode::CREATED, "POST /v1/sdk/sessions")
+            })
+            .buffer_unordered(SESSION_CONCURRENCY)
+            .try_collect::<Vec<_>>()
+            .await?;
+        Ok(sessions)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use offer_domain::bandit::ARM_COUNT;
+    use std::collections::HashSet;
+
+    #[test]
+    fn one_shelf_item_per_arm() {
+        let items = arm_items();
+        assert_eq!(items.len(), ARM_COUNT);
+        let ids: HashSet<&str> = items.iter().map(|i| i.item_id.as_str()).collect();
+        assert_eq!(ids.len(), ARM_COUNT);
+        assert!(items.iter().all(|i| i.fallback_eligible));
+        assert!(
+            items
+                .iter()
+                .all(|i| (i.price_usd * 100.0).round() as i64 <= MAX_PRICE_CENTS)
+        );
+        let packs = items.iter().filter(|i| i.category == "currency_pack");
+        assert!(packs.clone().all(|i| i.currency_id.is_some()));
+        assert_eq!(packs.count(), ARM_COUNT / 3);
+    }
+}
