@@ -148,7 +148,7 @@ impl GameView {
 #[rtype(result = "()")]
 pub enum GameChange {
     /// Replace the game record.
-    Game(Game),
+    Game(Box<Game>),
     /// Replace the catalogue.
     Items(Vec<Item>),
     /// Replace the L2 templates.
@@ -323,7 +323,7 @@ impl Handler<GameChange> for GameActor {
     fn handle(&mut self, msg: GameChange, _: &mut Context<Self>) {
         let c = &mut self.config;
         match msg {
-            GameChange::Game(g) => c.game = Some(g),
+            GameChange::Game(g) => c.game = Some(*g),
             GameChange::Items(mut items) => {
                 items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
                 c.items = items;

@@ -299,7 +299,10 @@ where
                     .compare_and_swap(games_collection(), &id, Some(&stored), encode(&game)?)
                     .await?
                 {
-                    return Ok(Committed::changed(game.clone(), GameChange::Game(game)));
+                    return Ok(Committed::changed(
+                        game.clone(),
+                        GameChange::Game(Box::new(game)),
+                    ));
                 }
             }
             Err(ServiceError::Conflict(
