@@ -73,6 +73,10 @@ async fn on_category_the_engine_beats_the_best_single_offer() {
     let (from, to) = timeline.scored;
     let window = &played.scores[from..to];
     let s = shares(window, best_single_arm(window));
+    eprintln!(
+        "arena category: engine {:.3}, best single {:.3}, uniform {:.3}",
+        s.engine, s.single, s.uniform
+    );
     assert!(
         s.engine > s.single,
         "engine {:.3} of the oracle, best single offer {:.3}, uniform {:.3}; no offer and \
