@@ -33,7 +33,7 @@ use std::collections::HashMap;
 
 use offer_domain::bandit::{ARM_COUNT, Arm};
 use offer_domain::category::Category;
-use offer_domain::learner::{Context, Features, Learner, LearnerSettings, Prior};
+use offer_domain::learner::{Context, Features, Learner, LearnerSettings, Prior, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
@@ -154,7 +154,9 @@ struct Shares {
     uniform: f64,
 }
 
-fn run(s: Scenario, seed: u64, settings: &LearnerSettings) -> Shares {
+/// One run; `observe_at_once` learns each offer with [`Learner::observe`] rather than as a
+/// show and, when bought, a purchase.
+fn run(s: Scenario, seed: u64, settings: &LearnerSettings, observe_at_once: bool) -> Shares {
     let mut world = StdRng::seed_from_u64(seed);
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
     let mut learner = Learner::new(settings.clone(), Prior::default());
@@ -176,7 +178,14 @@ fn run(s: Scenario, seed: u64, settings: &LearnerSettings) -> Shares {
         };
         let p = truth(s, shifted, &player, choice.arm);
         let bought = world.random_bool(p);
-        learner.observe(&f, choice.arm, bought);
+        if observe_at_once {
+            learner.observe(&f, choice.arm, bought);
+        } else {
+            learner.shown(&f, choice.arm, Source::Ai);
+            if bought {
+                learner.bought(&f, choice.arm, Source::Ai);
+            }
+        }
         if (from..to).contains(&t) {
             got += p * choice.arm.price_cents as f64;
             let revenues: Vec<f64> = arms
@@ -214,10 +223,18 @@ fn main() {
         settings.exploration = *x;
     }
     println!(
-        "half-life {} offers, prior precision {}, exploration {}",
-        settings.half_life_offers, settings.prior_precision, settings.exploration
+        "half-life {} offers, prior precision {}, exploration {}; learning {}",
+        settings.half_life_offers,
+        settings.prior_precision,
+        settings.exploration,
+        if observe_at_once {
+            "each offer at once (observe)"
+        } else {
+            "a show, then a purchase (shown + bought)"
+        }
     );
     let seeds: Vec<u64> = (1..=args.get(3).map_or(5, |n| *n as u64)).collect();
+    let observe_at_once = std::env::args().any(|a| a == "--observe");
     let mut means = HashMap::new();
     for s in [
         Scenario::Category,
@@ -226,7 +243,10 @@ fn main() {
         Scenario::Shift,
         Scenario::Noise,
     ] {
-        let runs: Vec<Shares> = seeds.iter().map(|seed| run(s, *seed, &settings)).collect();
+        let runs: Vec<Shares> = seeds
+            .iter()
+            .map(|seed| run(s, *seed, &settings, observe_at_once))
+            .collect();
         let learner: Vec<f64> = runs.iter().map(|r| r.learner).collect();
         let mean = learner.iter().sum::<f64>() / learner.len() as f64;
         let min = learner.iter().copied().fold(f64::INFINITY, f64::min);
