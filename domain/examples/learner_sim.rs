@@ -30,7 +30,7 @@
 //! miss turned into a purchase), which changes the draws of each run: over seeds 1 to 20, c
 //! earns 0.80 either way, with one seed (4) stuck at 0.64 when learning shows and purchases.
 //!
-//! Scenario d is not met: a half-life of 1,000 offers lifts it to 0.56 but drops c to 0.62,
+//! Scenario d is not met: a half-life of 1,000 offers lifts it to 0.58 but drops c to 0.64,
 //! 3,000 gives d 0.48 and c 0.77, and the learner starting from scratch on the shifted taste
 //! earns 0.70 on the same window, so forgetting alone cannot do better. Watching for
 //! surprise did not help either (`docs/learner.md` has the figures): the predictions for the
