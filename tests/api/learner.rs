@@ -141,9 +141,9 @@ async fn an_ai_decision_explains_its_pick_and_teaches_what_was_shown() {
     let remembered = after["effective_observations"].as_f64().expect("number");
     assert!((remembered - 2.0).abs() < 0.01, "{after}");
     // The model view judges boss_raid over the decisions this node made there.
-    let trigger = after["triggers"]
+    let trigger = after["by_trigger"]
         .as_array()
-        .expect("triggers")
+        .expect("by_trigger")
         .iter()
         .find(|t| t["trigger"] == "boss_raid")
         .expect("boss_raid is reported")

@@ -72,9 +72,9 @@ async fn a_viewer_reads_what_the_learner_learned() {
         .text()
         .await
         .expect("a trigger row");
-    let pick = report["triggers"]
+    let pick = report["by_trigger"]
         .as_array()
-        .expect("triggers")
+        .expect("by_trigger")
         .iter()
         .find(|t| t["trigger"] == "boss_raid")
         .expect("boss_raid")["pick"]["arm"]

@@ -13,7 +13,6 @@
 
 use std::collections::HashMap;
 
-
 use crate::bandit::{Segment, SpenderTier};
 
 /// Most features one context yields: the fixed ones first, then session attributes in name

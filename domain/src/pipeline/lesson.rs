@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use crate::bandit::Arm;
 use crate::learner::{Choice, Features, Source, nearest_arm};
 
-use super::OfferPlan;
+use crate::catalogue::Item;
 
 /// What showing (and selling) one offer teaches the learner.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,26 +29,28 @@ pub struct Lesson {
 }
 
 impl Lesson {
-    /// The lesson of a served offer: `None` for several items or an item outside the AI
-    /// categories. `chosen` is the learner's arm when the offer serves it at the arm's own
-    /// price; an AI offer whose price an experiment changed teaches the arm of the price
-    /// shown, like any other level's.
-    pub fn of_plan(
-        plan: &OfferPlan,
+    /// The lesson of an offer served by `level` (its items at `price_cents`): `None` for
+    /// several items or an item outside the AI categories. `chosen` is the learner's arm when
+    /// the offer serves it at the arm's own price; an AI offer whose price an experiment
+    /// changed teaches the arm of the price shown, like any other level's.
+    pub fn of_offer(
+        level: u8,
+        items: &[Arc<Item>],
+        price_cents: i64,
         chosen: Option<Arm>,
         features: &Arc<Features>,
     ) -> Option<Self> {
-        let [item] = plan.items.as_slice() else {
+        let [item] = items else {
             return None;
         };
-        let source = if plan.level == 1 {
+        let source = if level == 1 {
             Source::Ai
         } else {
             Source::Fallback
         };
         let arm = match chosen {
             Some(arm) => arm,
-            None => nearest_arm(item.category, plan.price_cents)?,
+            None => nearest_arm(item.category, price_cents)?,
         };
         Some(Self {
             arm,

@@ -143,7 +143,8 @@ pub fn decide(
             if plan.items.len() == 1 {
                 let features = cx.features();
                 let chosen = plan.arm.filter(|_| plan.price_cents == base_price);
-                plan.lesson = Lesson::of_plan(&plan, chosen, &features);
+                plan.lesson =
+                    Lesson::of_offer(plan.level, &plan.items, plan.price_cents, chosen, &features);
             }
             Outcome::Offer(plan)
         }

@@ -42,7 +42,7 @@ pub fn page(report: &ModelReport) -> Markup {
         }
         section {
             h2 { "What it would offer now, by trigger" }
-            @if report.triggers.is_empty() {
+            @if report.by_trigger.is_empty() {
                 p { "No trigger yet: no decision on this node, and no template or bundle names one." }
             } @else {
                 table.model {
@@ -52,7 +52,7 @@ pub fn page(report: &ModelReport) -> Markup {
                         th { "Recent players judged" } th { "Strongest features" }
                     } }
                     tbody {
-                        @for t in &report.triggers {
+                        @for t in &report.by_trigger {
                             tr data-trigger=(t.trigger) {
                                 td { (t.trigger) }
                                 td {

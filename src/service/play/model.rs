@@ -46,7 +46,7 @@ pub struct ModelReport {
     /// The half-life of its evidence, in shown offers.
     pub half_life_offers: u32,
     /// Per trigger, the arm it would pick now.
-    pub triggers: Vec<TriggerModel>,
+    pub by_trigger: Vec<TriggerModel>,
     /// Per arm, the offers it remembers.
     pub arms: Vec<ArmEvidence>,
 }
@@ -156,7 +156,7 @@ pub fn report(state: &Services, game: &GameHandle) -> ModelReport {
         effective_observations,
         summary: summary(offers, effective_observations),
         half_life_offers: view.game.learner.half_life_offers,
-        triggers,
+        by_trigger: triggers,
         arms: per_arm
             .into_iter()
             .map(|(arm, w)| ArmEvidence {
