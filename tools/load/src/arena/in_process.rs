@@ -6,9 +6,10 @@
 //! The learner sees what the engine's learner sees: the trigger, the `platform` and
 //! `country` attributes, the other attributes (`level`, and `device` on `noise`), no
 //! lifetime spend and 0 days since install (the engine reads both when a session opens, and
-//! every player opens its one session new, before any purchase). It starts from [`Prior::default`] (no genre template, the whole
-//! ladder in range), so everything it earns it learned. Each offer is learned as the engine
-//! learns it: [`Learner::shown`] when served, then [`Learner::bought`] when it sells.
+//! every player opens its one session new, before any purchase). It starts from
+//! [`Prior::default`] (no genre template, the whole ladder in range), so everything it earns
+//! it learned. Each offer is learned as the engine learns it: [`Learner::shown`] when
+//! served, then [`Learner::bought`] when it sells.
 //!
 //! There is no holdout here (the engine's holdout keeps 10% of players from any offer, a
 //! matter of the engine, not of the learner): every offer is scored. The shadow scenario
