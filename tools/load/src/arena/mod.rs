@@ -168,6 +168,22 @@ impl Opponent {
         matches!(self, Self::Engine(_)) || scenario != Scenario::Shadow
     }
 
+    /// The opponent's kind in the summary's columns.
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Engine(_) => "engine",
+            Self::InProcess(_) => "learner",
+        }
+    }
+
+    /// Who is scored.
+    fn scored(&self) -> &'static str {
+        match self {
+            Self::Engine(_) => "holdout players play but are not scored",
+            Self::InProcess(_) => "no holdout: every offer is scored",
+        }
+    }
+
     /// The opponent in the summary's header.
     fn describe(&self) -> String {
         match self {
@@ -224,7 +240,7 @@ pub async fn run(args: ArenaArgs) -> Result<()> {
         let mut series = Vec::new();
         for seed in &args.seeds.0 {
             let (result, points) = run_seed(&args, &opponent, *scenario, timeline, *seed).await?;
-            eprintln!("{}", seed_line(*scenario, &result));
+            eprintln!("{}", seed_line(*scenario, opponent.kind(), &result));
             let _ = writeln!(
                 rows,
                 "{},{},{:.4},{:.4},{:.4},{}",
@@ -374,10 +390,10 @@ fn seed_text(seeds: &[u64]) -> String {
 }
 
 /// The progress line of one seed.
-fn seed_line(scenario: Scenario, r: &SeedResult) -> String {
+fn seed_line(scenario: Scenario, kind: &str, r: &SeedResult) -> String {
     let offers = r.played.scores.len() + r.played.holdout_requests;
     let mut line = format!(
-        "{:<8} seed {:<3} engine {:.3}  single {:.3}  uniform {:.3}  ({} requests in {:.1} s, \
+        "{:<8} seed {:<3} {kind} {:.3}  single {:.3}  uniform {:.3}  ({} requests in {:.1} s, \
          {} purchases, {} holdout requests; served by L1-L4 {:?}, none {}{}{})",
         scenario.name(),
         r.seed,
@@ -408,17 +424,18 @@ fn header(args: &ArenaArgs, label: &str, opponent: &Opponent) -> String {
     format!(
         "\narena `{label}`: {}; {} offers per run, {} players, seeds {}\n\
          shares of the oracle's expected revenue over each scenario's scored window \
-         (holdout players play but are not scored)\n\
+         ({})\n\
          {:<9} {:>13}  {:>6} {:>6}  {:<34} {:>6} {:>7}\n",
         opponent.describe(),
         args.offers,
         args.players,
         seed_text(&args.seeds.0),
+        opponent.scored(),
         "scenario",
         "scored",
         "mean",
         "min",
-        "engine per seed",
+        format!("{} per seed", opponent.kind()),
         "single",
         "uniform"
     )
