@@ -52,7 +52,7 @@ pub struct LearnerSettings {
     /// Prior precision of each weight. Features enter with values scaled by `1 / sqrt(n)`
     /// (`n` active features), so an arm's prior log-odds have a variance of about
     /// `2.5 / prior_precision` whatever `n`. Default 0.5: on 20 seeds of the simulated
-    /// evaluation (`examples/learner_sim.rs`) it earned as much as 0.3 and 1 on average and
+    /// evaluation (`offer-load arena --in-process`) it earned as much as 0.3 and 1 on average and
     /// had the fewest runs stuck on a poor arm; 2 learned prices markedly slower.
     pub prior_precision: f64,
     /// Scales the standard deviation of Thompson draws. Chapelle and Li found that a

@@ -10,9 +10,13 @@
 //! The report gives, per scenario, the engine's share of the oracle over the scored window
 //! for every seed with its mean and minimum, the benchmarks' shares, and per scenario a CSV
 //! and an SVG chart of the running shares over windows of 500 offers ([`chart`]).
+//!
+//! With `--in-process` the same scenarios, timelines and scoring are played against the
+//! contextual learner alone, in this process, with its tunables as flags ([`in_process`]).
 
 mod chart;
 mod engine;
+mod in_process;
 mod play;
 mod scenario;
 mod score;
@@ -26,6 +30,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use offer_domain::learner::LearnerSettings;
 
 use crate::parse_duration;
 use chart::Series;
@@ -56,11 +61,25 @@ pub struct ArenaArgs {
     #[arg(long, default_value_t = 5_000)]
     pub players: usize,
     /// The engine binary (default: `offer-engine` next to this tool, the release build).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "in_process")]
     pub engine_bin: Option<PathBuf>,
-    /// A name for this engine in the file names and the summary, e.g. `main-b45ed5f`.
-    #[arg(long, default_value = "engine")]
-    pub label: String,
+    /// Plays against the contextual learner in this process instead of an engine (no
+    /// holdout; the shadow scenario is skipped).
+    #[arg(long)]
+    pub in_process: bool,
+    /// In process: the learner's half-life in shown offers (default: the learner's).
+    #[arg(long, requires = "in_process")]
+    pub half_life: Option<f64>,
+    /// In process: the prior precision of each weight (default: the learner's).
+    #[arg(long, requires = "in_process")]
+    pub prior_precision: Option<f64>,
+    /// In process: the scale of the Thompson draws' spread (default: the learner's).
+    #[arg(long, requires = "in_process")]
+    pub exploration: Option<f64>,
+    /// A name for this run in the file names and the summary, e.g. `main-b45ed5f`
+    /// (default: `engine`, or `in-process` with `--in-process`).
+    #[arg(long)]
+    pub label: Option<String>,
     /// Where the CSVs, charts, summary and engine logs go.
     #[arg(long, default_value = "arena")]
     pub out: PathBuf,
@@ -112,6 +131,83 @@ fn parse_seeds(s: &str) -> Result<SeedList, String> {
     Ok(SeedList(seeds))
 }
 
+/// What the arena plays against.
+enum Opponent {
+    /// A fresh engine per run, started from this binary.
+    Engine(PathBuf),
+    /// A fresh learner per run, in this process, with these settings.
+    InProcess(LearnerSettings),
+}
+
+impl Opponent {
+    /// The opponent `args` ask for.
+    fn of(args: &ArenaArgs) -> Result<Self> {
+        if args.in_process {
+            let mut settings = LearnerSettings::default();
+            if let Some(h) = args.half_life {
+                settings.half_life_offers = h;
+            }
+            if let Some(q) = args.prior_precision {
+                settings.prior_precision = q;
+            }
+            if let Some(x) = args.exploration {
+                settings.exploration = x;
+            }
+            return Ok(Self::InProcess(settings));
+        }
+        Ok(Self::Engine(match &args.engine_bin {
+            Some(bin) => bin.clone(),
+            None => std::env::current_exe()
+                .context("locating offer-load itself")?
+                .with_file_name("offer-engine"),
+        }))
+    }
+
+    /// Whether `scenario` can be played against this opponent.
+    fn plays(&self, scenario: Scenario) -> bool {
+        matches!(self, Self::Engine(_)) || scenario != Scenario::Shadow
+    }
+
+    /// The opponent's kind in the summary's columns.
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Engine(_) => "engine",
+            Self::InProcess(_) => "learner",
+        }
+    }
+
+    /// Who is scored.
+    fn scored(&self) -> &'static str {
+        match self {
+            Self::Engine(_) => "holdout players play but are not scored",
+            Self::InProcess(_) => "no holdout: every offer is scored",
+        }
+    }
+
+    /// The opponent in the summary's header.
+    fn describe(&self) -> String {
+        match self {
+            Self::Engine(bin) => format!("engine {}", bin.display()),
+            Self::InProcess(s) => format!(
+                "learner in process (half-life {} offers, prior precision {}, exploration {})",
+                s.half_life_offers, s.prior_precision, s.exploration
+            ),
+        }
+    }
+}
+
+/// The label of the run: `--label`, else the opponent's kind.
+fn label(args: &ArenaArgs) -> &str {
+    match &args.label {
+        Some(label) => label,
+        None if args.in_process => "in-process",
+        None => "engine",
+    }
+}
+
+/// Why the shadow scenario is not played in process.
+const NO_SHADOW: &str = "skipped in process: needs the engine's Shadow mode and fallback levels";
+
 /// One seed's result in one scenario.
 struct SeedResult {
     seed: u64,
@@ -127,23 +223,24 @@ pub async fn run(args: ArenaArgs) -> Result<()> {
     if args.offers < 16 {
         bail!("--offers must be at least 16");
     }
-    let bin = match &args.engine_bin {
-        Some(bin) => bin.clone(),
-        None => std::env::current_exe()
-            .context("locating offer-load itself")?
-            .with_file_name("offer-engine"),
-    };
+    let opponent = Opponent::of(&args)?;
+    let label = label(&args);
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let mut summary = header(&args, &bin);
+    let mut summary = header(&args, label, &opponent);
     let mut rows = String::from("scenario,seed,engine,best_single,uniform,without_shadow\n");
     for scenario in &args.scenario.0 {
+        if !opponent.plays(*scenario) {
+            eprintln!("{:<8} {NO_SHADOW}", scenario.name());
+            let _ = writeln!(summary, "{:<9} {NO_SHADOW}", scenario.name());
+            continue;
+        }
         let timeline = Timeline::of(*scenario, args.offers);
         let mut results = Vec::new();
         let mut series = Vec::new();
         for seed in &args.seeds.0 {
-            let (result, points) = run_seed(&args, &bin, *scenario, timeline, *seed).await?;
-            eprintln!("{}", seed_line(*scenario, &result));
+            let (result, points) = run_seed(&args, &opponent, *scenario, timeline, *seed).await?;
+            eprintln!("{}", seed_line(*scenario, opponent.kind(), &result));
             let _ = writeln!(
                 rows,
                 "{},{},{:.4},{:.4},{:.4},{}",
@@ -159,11 +256,10 @@ pub async fn run(args: ArenaArgs) -> Result<()> {
             series.push(points);
             results.push(result);
         }
-        let stem = args.out.join(format!("{}-{}", args.label, scenario.name()));
+        let stem = args.out.join(format!("{label}-{}", scenario.name()));
         write(&stem.with_extension("csv"), &chart::csv(&series))?;
         let title = format!(
-            "{}: {} ({} offers, seeds {})",
-            args.label,
+            "{label}: {} ({} offers, seeds {})",
             scenario.name(),
             timeline.offers,
             seed_text(&args.seeds.0)
@@ -174,25 +270,22 @@ pub async fn run(args: ArenaArgs) -> Result<()> {
         )?;
         summary.push_str(&scenario_rows(*scenario, &timeline, &results));
     }
-    write(&args.out.join(format!("{}-summary.csv", args.label)), &rows)?;
-    write(
-        &args.out.join(format!("{}-summary.txt", args.label)),
-        &summary,
-    )?;
+    write(&args.out.join(format!("{label}-summary.csv")), &rows)?;
+    write(&args.out.join(format!("{label}-summary.txt")), &summary)?;
     print!("{summary}");
     Ok(())
 }
 
-/// Plays one scenario and seed on a fresh engine (and, for the shadow scenario, the
+/// Plays one scenario and seed on a fresh opponent (and, for the shadow scenario, the
 /// comparison on another): the result and the running shares.
 async fn run_seed(
     args: &ArenaArgs,
-    bin: &PathBuf,
+    opponent: &Opponent,
     scenario: Scenario,
     timeline: Timeline,
     seed: u64,
 ) -> Result<(SeedResult, Series)> {
-    let (played, seeded) = play_on_fresh_engine(args, bin, scenario, timeline, seed).await?;
+    let (played, seeded) = play_fresh(args, opponent, scenario, timeline, seed).await?;
     let (from, to) = timeline.scored;
     let window = &played.scores[from..to.min(played.scores.len())];
     let single = score::best_single_arm(window);
@@ -201,7 +294,7 @@ async fn run_seed(
     let points = score::running(&played.scores, WINDOW, step, single);
     let without_shadow = if scenario == Scenario::Shadow {
         let plain = timeline.without_shadow();
-        let (other, _) = play_on_fresh_engine(args, bin, Scenario::Both, plain, seed).await?;
+        let (other, _) = play_fresh(args, opponent, Scenario::Both, plain, seed).await?;
         let single = score::best_single_arm(&other.scores);
         Some(score::shares(&other.scores, single))
     } else {
@@ -219,6 +312,28 @@ async fn run_seed(
     ))
 }
 
+/// Plays on a fresh opponent: what was played and whether its sampler was seeded.
+async fn play_fresh(
+    args: &ArenaArgs,
+    opponent: &Opponent,
+    scenario: Scenario,
+    timeline: Timeline,
+    seed: u64,
+) -> Result<(Played, bool)> {
+    match opponent {
+        Opponent::Engine(bin) => play_on_fresh_engine(args, bin, scenario, timeline, seed).await,
+        Opponent::InProcess(settings) => {
+            let (settings, players) = (settings.clone(), args.players);
+            let played = tokio::task::spawn_blocking(move || {
+                in_process::play(&settings, scenario, timeline, players, seed)
+            })
+            .await
+            .context("the in-process run stopped")?;
+            Ok((played, true))
+        }
+    }
+}
+
 /// Starts an engine, plays, stops it: what was played and whether the sampler was seeded.
 async fn play_on_fresh_engine(
     args: &ArenaArgs,
@@ -229,7 +344,7 @@ async fn play_on_fresh_engine(
 ) -> Result<(Played, bool)> {
     let folder = args.out.join("logs").join(format!(
         "{}-{}-{}-seed{seed}",
-        args.label,
+        label(args),
         scenario.name(),
         timeline.offers
     ));
@@ -275,10 +390,10 @@ fn seed_text(seeds: &[u64]) -> String {
 }
 
 /// The progress line of one seed.
-fn seed_line(scenario: Scenario, r: &SeedResult) -> String {
+fn seed_line(scenario: Scenario, kind: &str, r: &SeedResult) -> String {
     let offers = r.played.scores.len() + r.played.holdout_requests;
     let mut line = format!(
-        "{:<8} seed {:<3} engine {:.3}  single {:.3}  uniform {:.3}  ({} requests in {:.1} s, \
+        "{:<8} seed {:<3} {kind} {:.3}  single {:.3}  uniform {:.3}  ({} requests in {:.1} s, \
          {} purchases, {} holdout requests; served by L1-L4 {:?}, none {}{}{})",
         scenario.name(),
         r.seed,
@@ -305,22 +420,22 @@ fn seed_line(scenario: Scenario, r: &SeedResult) -> String {
 }
 
 /// The summary's header.
-fn header(args: &ArenaArgs, bin: &Path) -> String {
+fn header(args: &ArenaArgs, label: &str, opponent: &Opponent) -> String {
     format!(
-        "\narena `{}`: engine {}; {} offers per run, {} players, seeds {}\n\
+        "\narena `{label}`: {}; {} offers per run, {} players, seeds {}\n\
          shares of the oracle's expected revenue over each scenario's scored window \
-         (holdout players play but are not scored)\n\
+         ({})\n\
          {:<9} {:>13}  {:>6} {:>6}  {:<34} {:>6} {:>7}\n",
-        args.label,
-        bin.display(),
+        opponent.describe(),
         args.offers,
         args.players,
         seed_text(&args.seeds.0),
+        opponent.scored(),
         "scenario",
         "scored",
         "mean",
         "min",
-        "engine per seed",
+        format!("{} per seed", opponent.kind()),
         "single",
         "uniform"
     )

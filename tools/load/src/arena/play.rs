@@ -25,10 +25,10 @@ use super::studio::Studio;
 use crate::setup::call;
 
 /// Salt of the stream of players and triggers, apart from the population's.
-const OFFERS_SALT: u64 = 0x0ffe_2500;
+pub const OFFERS_SALT: u64 = 0x0ffe_2500;
 /// Salt of the purchase draws, so that the players and triggers drawn do not depend on
 /// what the engine served.
-const BUYER_SALT: u64 = 0x5eed;
+pub const BUYER_SALT: u64 = 0x5eed;
 
 /// What one run produced.
 #[derive(Debug, Clone)]

@@ -2,9 +2,8 @@
 //! what each player buys, and the benchmarks the engine is measured against (the oracle,
 //! the best single offer for everyone, uniform random).
 //!
-//! The truths are those of the in-process evaluation `domain/examples/learner_sim.rs`, so
-//! both measure the same thing. A player buys an offer of category `c` at price `x` cents
-//! with probability
+//! The engine and the in-process learner (`--in-process`) play these same truths. A player
+//! buys an offer of category `c` at price `x` cents with probability
 //!
 //! `0.35 x affinity(c) / (1 + exp(-2.5 x (ln willing - ln x)))`
 //!
