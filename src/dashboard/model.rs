@@ -1,5 +1,5 @@
 //! Model: what the AI level's learner has learned, as `GET /v1/games/{game_id}/model` reports
-//! it, drawn by [`views::model`](super::views::model).
+//! it, drawn by [`super::views::model`].
 
 use axum::extract::State;
 use axum::http::StatusCode;
