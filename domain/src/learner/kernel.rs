@@ -19,6 +19,8 @@ pub const CELLS: usize = 1 << 14;
 /// Forgetting epochs last this many half-lives: within one, a stored value grows by at most
 /// 2^16 over its true weight, which the fixed-point counters hold with room to spare.
 pub const EPOCH_HALF_LIVES: u64 = 16;
+/// The table of a learner that has learned nothing, shared by all of them.
+static NOTHING_LEARNED: [[f64; 2]; CELLS] = [[0.0; 2]; CELLS];
 /// Features kept as the weightiest in a [`Choice`].
 pub const TOP_FEATURES: usize = 3;
 
@@ -187,10 +189,21 @@ impl Learner {
         }
     }
 
-    /// A cell's stored `[precision, precision x mean]`; zero before anything was learned.
+    /// The stored `[precision, precision x mean]` of every cell: all zero before anything
+    /// was learned (a shared table then, not one per game).
+    #[inline]
+    fn table(&self) -> &[[f64; 2]] {
+        if self.cells.is_empty() {
+            &NOTHING_LEARNED
+        } else {
+            &self.cells
+        }
+    }
+
+    /// A cell's stored `[precision, precision x mean]`.
     #[inline]
     fn stored(&self, cell: usize) -> [f64; 2] {
-        self.cells.get(cell).copied().unwrap_or_default()
+        self.table()[cell]
     }
 
     /// Bytes the learner holds: bounded by [`CELLS`] and the prior, never by the traffic.
@@ -243,15 +256,6 @@ impl Learner {
         (q, scale * h / q)
     }
 
-    /// Posterior `(mean, variance)` of a cell with one division, for the hot loop of
-    /// [`Learner::choose`].
-    #[inline]
-    fn mean_var(&self, cell: usize, scale: f64) -> (f64, f64) {
-        let [q, h] = self.stored(cell);
-        let var = 1.0 / (self.prior_precision() + scale * q);
-        (scale * h * var, var)
-    }
-
     /// Posterior `(precision, mean)` of a weight cell, for model views and tests.
     pub fn cell_posterior(&self, cell: usize) -> Option<(f64, f64)> {
         (cell < CELLS).then(|| self.posterior(cell, self.scale()))
@@ -275,13 +279,17 @@ impl Learner {
         let x = feature_value(features);
         let offsets = self.prior.logits(features.trigger());
         // Every cross of every feature, summed once: a feature's crosses are adjacent cells.
+        // Posterior mean and variance of each cell with one division, the table and the
+        // prior precision read once.
+        let (table, prior_precision) = (self.table(), self.prior_precision());
         let mut means = [0.0f64; CROSSES];
         let mut vars = [0.0f64; CROSSES];
         for &f in features.hashes() {
             for k in 0..CROSSES {
-                let (m, v) = self.mean_var(cell(f, k), scale);
-                means[k] += m;
-                vars[k] += v;
+                let [q, h] = table[cell(f, k)];
+                let var = 1.0 / (prior_precision + scale * q);
+                means[k] += scale * h * var;
+                vars[k] += var;
             }
         }
         let mut best: Option<(f64, Arm, usize)> = None;
