@@ -180,16 +180,33 @@ pub async fn open_sessions(
     n: usize,
     prefix: &str,
 ) -> Result<Vec<Uuid>> {
-    let sessions: Vec<Uuid> = (0..n).map(|_| Uuid::new_v4()).collect();
-    futures::stream::iter(sessions.iter().enumerate())
-        .map(|(i, session_id)| {
+    let players = (0..n)
+        .map(|i| {
+            let attributes = json!({"country": "US", "platform": "android"});
+            (format!("{prefix}{i}"), attributes)
+        })
+        .collect();
+    open_sessions_for(client, base, key, players).await
+}
+
+/// Opens one session over REST with `key` per `(player id, session attributes)`, and returns
+/// their ids in order.
+pub async fn open_sessions_for(
+    client: &Client,
+    base: &str,
+    key: &str,
+    players: Vec<(String, Value)>,
+) -> Result<Vec<Uuid>> {
+    let sessions: Vec<Uuid> = players.iter().map(|_| Uuid::new_v4()).collect();
+    futures::stream::iter(players.into_iter().zip(&sessions))
+        .map(|((player_id, attributes), session_id)| {
             let request = client
                 .post(format!("{base}/v1/sdk/sessions"))
                 .bearer_auth(key)
                 .json(&json!({
                     "session_id": session_id,
-                    "player_id": format!("{prefix}{i}"),
-                    "attributes": {"country": "US", "platform": "android"},
+                    "player_id": player_id,
+                    "attributes": attributes,
                 }));
             call(request, StatusCode::CREATED, "POST /v1/sdk/sessions")
         })

@@ -16,7 +16,7 @@
 //! needs the engine's Shadow mode and fallback levels and is not played in process.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use offer_domain::bandit::Arm;
 use offer_domain::learner::{Context, Features, Learner, LearnerSettings, Prior, Source};
@@ -47,14 +47,7 @@ pub fn play(
     let mut sampler = StdRng::seed_from_u64(seed ^ SAMPLER_SALT);
     let mut learner = Learner::new(settings.clone(), Prior::default());
     let arms: Vec<Arm> = Arm::all().collect();
-    let mut played = Played {
-        scores: Vec::with_capacity(timeline.offers),
-        holdout_requests: 0,
-        holdout_offers: 0,
-        purchases: 0,
-        levels: [0; 5],
-        elapsed: Duration::ZERO,
-    };
+    let mut played = Played::new(timeline.offers);
     let started = Instant::now();
     while played.scores.len() < timeline.offers {
         let t = played.scores.len();

@@ -48,6 +48,20 @@ pub struct Played {
     pub elapsed: Duration,
 }
 
+impl Played {
+    /// Nothing played yet, with room for `offers` scores.
+    pub fn new(offers: usize) -> Self {
+        Self {
+            scores: Vec::with_capacity(offers),
+            holdout_requests: 0,
+            holdout_offers: 0,
+            purchases: 0,
+            levels: [0; 5],
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
 /// What the engine served for one request, as the truth needs it.
 struct Served {
     /// The offer, if any.
@@ -83,14 +97,7 @@ pub async fn play(
     }
     let mut draws = StdRng::seed_from_u64(seed ^ OFFERS_SALT);
     let mut buyer = StdRng::seed_from_u64(seed ^ BUYER_SALT);
-    let mut played = Played {
-        scores: Vec::with_capacity(timeline.offers),
-        holdout_requests: 0,
-        holdout_offers: 0,
-        purchases: 0,
-        levels: [0; 5],
-        elapsed: Duration::ZERO,
-    };
+    let mut played = Played::new(timeline.offers);
     let mut promote_at = timeline.shadow_until;
     let started = Instant::now();
     while played.scores.len() < timeline.offers {

@@ -4,7 +4,6 @@
 //! key, the operating mode, and one open session per player with its attributes.
 
 use anyhow::{Context, Result};
-use futures::{StreamExt as _, TryStreamExt as _};
 use offer_domain::bandit::Arm;
 use offer_domain::category::Category;
 use reqwest::{Client, StatusCode};
@@ -13,12 +12,10 @@ use uuid::Uuid;
 
 use super::scenario::Player;
 use crate::catalogue::{CURRENCY_ID, NewItem};
-use crate::setup::{admin_token, call, create_game};
+use crate::setup::{admin_token, call, create_game, open_sessions_for};
 
 /// The price ceiling: above the dearest arm of the ladder ($49.99).
 const MAX_PRICE_CENTS: i64 = 5_000;
-/// Sessions opened concurrently.
-const SESSION_CONCURRENCY: usize = 8;
 
 /// A game set up on an engine, and what the arena needs to play it.
 #[derive(Debug, Clone)]
@@ -129,24 +126,11 @@ impl Studio {
 
     /// Opens one session per player with its attributes; the session ids, in order.
     pub async fn open_sessions(&self, players: &[Player]) -> Result<Vec<Uuid>> {
-        let sessions: Vec<Uuid> = players.iter().map(|_| Uuid::new_v4()).collect();
-        futures::stream::iter(players.iter().zip(&sessions))
-            .map(|(player, session_id)| {
-                let request = self
-                    .client
-                    .post(format!("{}/v1/sdk/sessions", self.base))
-                    .bearer_auth(&self.key)
-                    .json(&json!({
-                        "session_id": session_id,
-                        "player_id": player.id,
-                        "attributes": player.attributes(),
-                    }));
-                call(request, StatusCode::CREATED, "POST /v1/sdk/sessions")
-            })
-            .buffer_unordered(SESSION_CONCURRENCY)
-            .try_collect::<Vec<_>>()
-            .await?;
-        Ok(sessions)
+        let players = players
+            .iter()
+            .map(|p| (p.id.clone(), p.attributes()))
+            .collect();
+        open_sessions_for(&self.client, &self.base, &self.key, players).await
     }
 }
 
