@@ -148,19 +148,7 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
     )
     .await?;
 
-    let key = call(
-        client
-            .post(format!("{base}/v1/games/{game_id}/sdk-keys"))
-            .bearer_auth(&token)
-            .json(&json!({"environment": "production"})),
-        StatusCode::CREATED,
-        "POST /v1/games/{game_id}/sdk-keys",
-    )
-    .await?;
-    let api_key = key["api_key"]
-        .as_str()
-        .context("POST .../sdk-keys: no api_key")?
-        .to_owned();
+    let api_key = production_key(&client, base, &token, game_id).await?;
 
     let sessions = open_sessions(&client, base, &api_key, args.sessions, "p").await?;
 
@@ -169,6 +157,28 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         api_key,
         sessions,
     })
+}
+
+/// Issues a production SDK key for `game_id` with the admin `token`; the key.
+pub async fn production_key(
+    client: &Client,
+    base: &str,
+    token: &str,
+    game_id: Uuid,
+) -> Result<String> {
+    let answer = call(
+        client
+            .post(format!("{base}/v1/games/{game_id}/sdk-keys"))
+            .bearer_auth(token)
+            .json(&json!({"environment": "production"})),
+        StatusCode::CREATED,
+        "POST /v1/games/{game_id}/sdk-keys",
+    )
+    .await?;
+    Ok(answer["api_key"]
+        .as_str()
+        .context("POST .../sdk-keys: no api_key")?
+        .to_owned())
 }
 
 /// Opens `n` sessions over REST with `key`, session `i` for player `<prefix><i>`, and returns

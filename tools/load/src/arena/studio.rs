@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::scenario::Player;
 use crate::catalogue::{CURRENCY_ID, NewItem};
-use crate::setup::{admin_token, call, create_game, open_sessions_for};
+use crate::setup::{admin_token, call, create_game, open_sessions_for, production_key};
 
 /// The price ceiling: above the dearest arm of the ladder ($49.99).
 const MAX_PRICE_CENTS: i64 = 5_000;
@@ -81,19 +81,7 @@ impl Studio {
             "PATCH /v1/games/{game_id}/guardrails",
         )
         .await?;
-        let answer = call(
-            client
-                .post(format!("{base}/v1/games/{game_id}/sdk-keys"))
-                .bearer_auth(&token)
-                .json(&json!({"environment": "production"})),
-            StatusCode::CREATED,
-            "POST /v1/games/{game_id}/sdk-keys",
-        )
-        .await?;
-        let key = answer["api_key"]
-            .as_str()
-            .context("POST .../sdk-keys: no api_key")?
-            .to_owned();
+        let key = production_key(&client, base, &token, game_id).await?;
         let studio = Self {
             base: base.to_owned(),
             client,
