@@ -321,6 +321,15 @@ impl Actor for GameActor {
 impl Handler<GameChange> for GameActor {
     type Result = ();
     fn handle(&mut self, msg: GameChange, _: &mut Context<Self>) {
+        // Only the game record (its learner settings), the templates and the catalogue shape
+        // the learner's settings and prior.
+        let shapes_learner = matches!(
+            msg,
+            GameChange::Game(_)
+                | GameChange::Items(_)
+                | GameChange::Templates(_)
+                | GameChange::Reload(_)
+        );
         let c = &mut self.config;
         match msg {
             GameChange::Game(g) => c.game = Some(*g),
@@ -351,7 +360,8 @@ impl Handler<GameChange> for GameActor {
                 self.items_changed = true;
             }
         }
-        if let Some(game) = &self.config.game
+        if shapes_learner
+            && let Some(game) = &self.config.game
             && self.model.reconfigure(game, &self.config)
         {
             self.learned_unpublished = true;

@@ -7,16 +7,7 @@ use serde_json::{Value, json};
 
 use super::fixtures::{Sdk, bundle, mixed_catalogue, player, template};
 use super::helpers::{TestApp, default_backend, spawn_app, spawn_tuned};
-use super::offers::{featured, offer};
-
-/// Shadow -> Assisted -> Autonomous with a price ceiling of `cap` cents.
-async fn autonomous(app: &TestApp, game: &str, cap: i64) {
-    app.set_guardrails(game, json!({"max_price_cents": cap}))
-        .await;
-    for mode in ["assisted", "autonomous"] {
-        app.set_mode(game, mode).expect(StatusCode::OK).await;
-    }
-}
+use super::offers::{autonomous_capped as autonomous, decision, featured, offer};
 
 /// Reports `offer` shown and, when `bought`, bought.
 async fn show(app: &TestApp, sdk: &Sdk, sid: &str, offer: &Value, bought: bool) {
@@ -57,13 +48,6 @@ async fn model_counting(app: &TestApp, sdk: &Sdk, offers: u64) -> Value {
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     last
-}
-
-/// The record of the decision behind `offer`.
-async fn decision(app: &TestApp, sdk: &Sdk, offer: &Value) -> Value {
-    let id = offer["offer_id"].as_str().expect("offer id");
-    app.get_json(format!("/v1/games/{}/offers/{id}", sdk.game))
-        .await
 }
 
 #[tokio::test]

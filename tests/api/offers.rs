@@ -49,7 +49,7 @@ pub async fn offer(
 }
 
 /// The dashboard's record of the decision behind `offer`.
-async fn decision(app: &TestApp, sdk: &Sdk, offer: &Value) -> Value {
+pub async fn decision(app: &TestApp, sdk: &Sdk, offer: &Value) -> Value {
     let offer_id = offer["offer_id"].as_str().expect("offer id");
     app.get_json(format!("/v1/games/{}/offers/{offer_id}", sdk.game))
         .await
@@ -57,7 +57,12 @@ async fn decision(app: &TestApp, sdk: &Sdk, offer: &Value) -> Value {
 
 /// Shadow -> Assisted -> Autonomous with a price ceiling.
 async fn autonomous(app: &TestApp, game: &str) {
-    app.set_guardrails(game, json!({"max_price_cents": 100_000}))
+    autonomous_capped(app, game, 100_000).await;
+}
+
+/// Shadow -> Assisted -> Autonomous with a price ceiling of `cap` cents.
+pub async fn autonomous_capped(app: &TestApp, game: &str, cap: i64) {
+    app.set_guardrails(game, json!({"max_price_cents": cap}))
         .await;
     for mode in ["assisted", "autonomous"] {
         app.set_mode(game, mode).expect(StatusCode::OK).await;
