@@ -382,6 +382,52 @@ mod tests {
         assert_eq!(verify_issued_by(&link, &link, "root", "root"), Ok(()));
     }
 
+    /// Apple's real production chain of 2021 (a receipt-signing leaf valid from 2021-08-25
+    /// to 2023-09-24 under the WWDR G6 intermediate), as the App Store put it in `x5c`.
+    fn apple_production_x5c() -> Vec<String> {
+        use base64::Engine as _;
+        [
+            include_str!("../testdata/apple-receipt-signing-2021.pem"),
+            include_str!("../testdata/apple-wwdr-g6.pem"),
+            APPLE_ROOT_CA_G3_PEM,
+        ]
+        .into_iter()
+        .map(|pem| {
+            let der = pem_certificates(pem).expect("a PEM certificate").remove(0);
+            base64::engine::general_purpose::STANDARD.encode(der)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn apples_real_chain_verifies_and_dates_are_judged_at_signing() {
+        let chain = verify_chain(&apple_production_x5c(), &AppleRoots::apple())
+            .expect("Apple's chain verifies under the built-in root");
+        // 2023-04-12, within the leaf's life; 2024-01-01, after it.
+        assert_eq!(chain.check_valid_at(1_681_312_846_000), Ok(()));
+        assert_eq!(
+            chain.check_valid_at(1_704_067_200_000),
+            Err(ReceiptError::CertificateExpired)
+        );
+        assert_eq!(
+            chain.check_valid_at(1_600_000_000_000),
+            Err(ReceiptError::CertificateExpired)
+        );
+    }
+
+    #[test]
+    fn apples_leaf_is_not_a_root_and_its_intermediate_not_a_leaf() {
+        let x5c = apple_production_x5c();
+        let roots = AppleRoots::apple();
+        let swapped = vec![x5c[1].clone(), x5c[0].clone(), x5c[2].clone()];
+        assert!(matches!(
+            verify_chain(&swapped, &roots),
+            Err(ReceiptError::Chain(_))
+        ));
+        let leaf_as_intermediate = vec![x5c[0].clone(), x5c[0].clone(), x5c[2].clone()];
+        assert!(verify_chain(&leaf_as_intermediate, &roots).is_err());
+    }
+
     #[test]
     fn pem_without_a_certificate_is_refused() {
         let mut roots = AppleRoots::apple();
