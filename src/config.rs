@@ -680,3 +680,48 @@ fn toml_table(text: &str) -> Result<GenreTable, config::ConfigError> {
         .build()?
         .try_deserialize()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_store_roots_are_pem_certificates() {
+        // The armour around any DER SEQUENCE passes; the lead's receipts crate parses it.
+        let pem = format!("{PEM_BEGIN}\nMAMCAQE=\n{PEM_END}\n{PEM_BEGIN}\nMAA=\n{PEM_END}\n");
+        assert_eq!(
+            pem_certificates(&pem),
+            Ok(vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 0]])
+        );
+        assert_eq!(pem_certificates("no armour"), Ok(vec![]));
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\nMAA=\n")).is_err());
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\n!!\n{PEM_END}")).is_err());
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\nAQID\n{PEM_END}")).is_err());
+
+        let dir = std::env::temp_dir().join(format!("offer-roots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let good = dir.join("root.pem");
+        std::fs::write(&good, &pem).expect("write");
+        let mut settings = Settings::load(None).expect("defaults");
+        settings.stores.app_store_roots = vec![good];
+        assert_eq!(settings.app_store_roots().expect("reads").len(), 2);
+        settings
+            .stores
+            .app_store_roots
+            .push(dir.join("missing.pem"));
+        assert!(
+            settings.validate().is_err(),
+            "a missing file stops the start"
+        );
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn the_public_base_url_defaults_to_the_dashboards_origin() {
+        let mut settings = Settings::load(None).expect("defaults");
+        settings.device.verification_uri = "https://offers.example.com/dashboard/device".into();
+        assert_eq!(settings.public_base_url(), "https://offers.example.com");
+        settings.stores.public_base_url = "https://api.example.com/".into();
+        assert_eq!(settings.public_base_url(), "https://api.example.com");
+    }
+}
