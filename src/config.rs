@@ -61,7 +61,29 @@ pub struct Settings {
     pub economy: EconomySettings,
     /// Revenue-share terms.
     pub billing: BillingSettings,
+    /// Store receipts: Apple's root certificates and the public address of notifications.
+    pub stores: StoresSettings,
 }
+
+/// `[stores]`: what receipt verification needs from the deployment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoresSettings {
+    /// PEM files of the Apple root certificates a StoreKit 2 signed transaction must chain
+    /// to; each holds one or more certificates. Checked at start ([`Settings::app_store_roots`]).
+    #[serde(default)]
+    pub app_store_roots: Vec<PathBuf>,
+    /// The engine's public address (`https://offers.example.com`), which the stores'
+    /// notification URLs start with; empty: the scheme and host of
+    /// `device.verification_uri`, the one public address the configuration has otherwise.
+    #[serde(default)]
+    pub public_base_url: String,
+}
+
+/// The PEM armour of a certificate.
+const PEM_BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+/// The end of a certificate's PEM armour.
+const PEM_END: &str = "-----END CERTIFICATE-----";
 
 /// `[billing]`: the operator's terms, never settable by a studio over the API.
 #[derive(Debug, Clone, Deserialize)]
@@ -511,7 +533,56 @@ impl Settings {
             }
         }
         self.plans()?;
+        self.app_store_roots()?;
+        let base = &self.stores.public_base_url;
+        if !base.is_empty()
+            && (!(base.starts_with("https://") || base.starts_with("http://"))
+                || base.contains(['?', '#']))
+        {
+            return Err(ConfigError(
+                "stores.public_base_url must be an http(s) address without a query or fragment \
+                 (or empty)"
+                    .into(),
+            ));
+        }
         self.genres().map(|_| ())
+    }
+
+    /// The DER bytes of every certificate of `stores.app_store_roots`, in file order: each
+    /// file must be readable and hold at least one PEM `CERTIFICATE` whose body is base64 of
+    /// a DER structure. Validated at start, so a later call fails only if a file changed.
+    pub fn app_store_roots(&self) -> Result<Vec<Vec<u8>>, ConfigError> {
+        let mut certificates = Vec::new();
+        for path in &self.stores.app_store_roots {
+            let fail = |why: &str| {
+                ConfigError(format!(
+                    "stores.app_store_roots `{}`: {why}",
+                    path.display()
+                ))
+            };
+            let text = std::fs::read_to_string(path).map_err(|e| fail(&e.to_string()))?;
+            let found = pem_certificates(&text).map_err(|why| fail(&why))?;
+            if found.is_empty() {
+                return Err(fail("no PEM CERTIFICATE in the file"));
+            }
+            certificates.extend(found);
+        }
+        Ok(certificates)
+    }
+
+    /// The engine's public address, without a trailing slash: `stores.public_base_url`, or
+    /// the scheme and host of `device.verification_uri`.
+    pub fn public_base_url(&self) -> &str {
+        let base = if self.stores.public_base_url.is_empty() {
+            let uri = &self.device.verification_uri;
+            let host_from = uri.find("://").map_or(0, |i| i + 3);
+            uri[host_from..]
+                .find('/')
+                .map_or(uri.as_str(), |end| &uri[..host_from + end])
+        } else {
+            &self.stores.public_base_url
+        };
+        base.trim_end_matches('/')
     }
 
     /// The plans table, validated: at least one plan, limits rising, only the last unlimited.
@@ -575,9 +646,82 @@ impl Settings {
     }
 }
 
+/// The DER bodies of the PEM certificates in `text`; `Err` for armour that does not close or
+/// a body that is not base64 of a DER structure.
+fn pem_certificates(text: &str) -> Result<Vec<Vec<u8>>, String> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(PEM_BEGIN) {
+        let after = &rest[start + PEM_BEGIN.len()..];
+        let end = after
+            .find(PEM_END)
+            .ok_or_else(|| "a PEM CERTIFICATE is not closed".to_owned())?;
+        let body: String = after[..end]
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .map_err(|e| format!("a PEM CERTIFICATE body is not base64: {e}"))?;
+        // A certificate is a DER SEQUENCE.
+        if der.first() != Some(&0x30) {
+            return Err("a PEM CERTIFICATE body is not a DER certificate".into());
+        }
+        out.push(der);
+        rest = &after[end + PEM_END.len()..];
+    }
+    Ok(out)
+}
+
 fn toml_table(text: &str) -> Result<GenreTable, config::ConfigError> {
     config::Config::builder()
         .add_source(config::File::from_str(text, config::FileFormat::Toml))
         .build()?
         .try_deserialize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_store_roots_are_pem_certificates() {
+        // The armour around any DER SEQUENCE passes; the lead's receipts crate parses it.
+        let pem = format!("{PEM_BEGIN}\nMAMCAQE=\n{PEM_END}\n{PEM_BEGIN}\nMAA=\n{PEM_END}\n");
+        assert_eq!(
+            pem_certificates(&pem),
+            Ok(vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 0]])
+        );
+        assert_eq!(pem_certificates("no armour"), Ok(vec![]));
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\nMAA=\n")).is_err());
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\n!!\n{PEM_END}")).is_err());
+        assert!(pem_certificates(&format!("{PEM_BEGIN}\nAQID\n{PEM_END}")).is_err());
+
+        let dir = std::env::temp_dir().join(format!("offer-roots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let good = dir.join("root.pem");
+        std::fs::write(&good, &pem).expect("write");
+        let mut settings = Settings::load(None).expect("defaults");
+        settings.stores.app_store_roots = vec![good];
+        assert_eq!(settings.app_store_roots().expect("reads").len(), 2);
+        settings
+            .stores
+            .app_store_roots
+            .push(dir.join("missing.pem"));
+        assert!(
+            settings.validate().is_err(),
+            "a missing file stops the start"
+        );
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn the_public_base_url_defaults_to_the_dashboards_origin() {
+        let mut settings = Settings::load(None).expect("defaults");
+        settings.device.verification_uri = "https://offers.example.com/dashboard/device".into();
+        assert_eq!(settings.public_base_url(), "https://offers.example.com");
+        settings.stores.public_base_url = "https://api.example.com/".into();
+        assert_eq!(settings.public_base_url(), "https://api.example.com");
+    }
 }

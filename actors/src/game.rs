@@ -1,12 +1,12 @@
 //! The per-game actor and its handle.
 //!
 //! The actor serialises every change to one game's live state (catalogue, offer
-//! configuration, kill switch, approvals, FSR quadrant, L1 model, published custom page)
-//! and, after each change, publishes a new immutable [`GameView`] through an `ArcSwap`, so
-//! readers (the offer path, catalogue reads) never wait for the actor. Lessons for the L1
-//! learner arrive at the rate of offers shown; they are folded into the view at most once
-//! per [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would cost more
-//! than the freshness is worth.
+//! configuration, kill switch, approvals, FSR quadrant, L1 model, published custom page,
+//! store settings) and, after each change, publishes a new immutable [`GameView`] through an
+//! `ArcSwap`, so readers (the offer path, catalogue reads) never wait for the actor. Lessons
+//! for the L1 learner arrive at the rate of offers shown; they are folded into the view at
+//! most once per [`LEARN_PUBLISH_INTERVAL`], since rebuilding the snapshot per event would
+//! cost more than the freshness is worth.
 //!
 //! The learner is shared by every node through additive statistics: the actor's learner
 //! holds the store's totals plus what this node learned since it last handed its increments
@@ -29,6 +29,7 @@ use offer_domain::learner::Learner;
 use offer_domain::learning::prior_of;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::pipeline::{GameSnapshot, Lesson, SnapshotInput};
+use offer_domain::store_settings::StoreSettings;
 use serde_json::value::RawValue;
 
 use crate::ActorError;
@@ -61,6 +62,8 @@ pub struct GameConfig {
     pub quadrant: Quadrant,
     /// The published custom page, if the studio approved one.
     pub custom_page: Option<SharedPage>,
+    /// Receipt verification and the stores' identifiers (verification `off` until set).
+    pub stores: StoreSettings,
 }
 
 /// Each live item's JSON, rendered once per catalogue change: offers embed full item
@@ -104,6 +107,8 @@ pub struct GameView {
     pub snapshot: GameSnapshot,
     /// The published custom page, if the studio approved one.
     pub custom_page: Option<SharedPage>,
+    /// Receipt verification and the stores' identifiers, which the purchase path reads.
+    pub stores: StoreSettings,
     /// Increases with every published change; clients see it as `config_version`.
     pub version: u64,
 }
@@ -138,6 +143,7 @@ impl GameView {
             item_json,
             snapshot,
             custom_page: config.custom_page.clone(),
+            stores: config.stores.clone(),
             version,
         }
     }
@@ -167,6 +173,8 @@ pub enum GameChange {
     Quadrant(Quadrant),
     /// A custom page version was published.
     CustomPage(SharedPage),
+    /// Replace the store settings.
+    Stores(StoreSettings),
     /// Replace everything (another node changed the game).
     Reload(Box<GameConfig>),
 }
@@ -353,6 +361,7 @@ impl Handler<GameChange> for GameActor {
             }
             GameChange::Quadrant(q) => c.quadrant = q,
             GameChange::CustomPage(page) => c.custom_page = Some(page),
+            GameChange::Stores(stores) => c.stores = stores,
             GameChange::Reload(mut fresh) => {
                 // The learner is synced on its own schedule; a reload of configuration keeps it.
                 fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));

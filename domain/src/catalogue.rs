@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::category::Category;
 use crate::currency::Currency;
+use crate::product_ids::StoreProducts;
 use crate::schema::{DisplayName, PriceCents, PriceUsd, Quantity, SnakeCaseId};
 use crate::validation::{Errors, FieldError, MAX_ID_LEN, MAX_NAME_LEN, is_snake_case};
 
@@ -75,6 +76,10 @@ pub struct Item {
     pub earned_price: Option<EarnedPrice>,
     /// Randomised contents: never offered in the game's blocked countries.
     pub is_loot_box: bool,
+    /// The store products that pay for the item (empty: none; items stored before stores
+    /// existed read as empty).
+    #[serde(default)]
+    pub store_products: StoreProducts,
     /// Creation time.
     pub created_at: DateTime<Utc>,
     /// Last change.
@@ -154,6 +159,10 @@ pub struct ItemInput {
     /// Randomised contents.
     #[serde(default)]
     pub is_loot_box: bool,
+    /// The product id each store sells the item under, each optional; one product pays for
+    /// one live item or bundle of the game only (409 otherwise).
+    #[serde(default)]
+    pub store_products: StoreProducts,
     /// In a bulk upsert, brings back a soft-deleted item of this id. Without it a deleted
     /// item is never revived by accident: the call is refused.
     #[serde(default)]
@@ -221,6 +230,10 @@ pub struct ItemPatch {
     /// New loot-box flag.
     #[serde(default)]
     pub is_loot_box: Option<bool>,
+    /// New store products: replaces both ids (a store left out has none afterwards);
+    /// `null` keeps them.
+    #[serde(default)]
+    pub store_products: Option<StoreProducts>,
 }
 
 fn some_nullable<'de, D>(de: D) -> Result<Option<Option<f64>>, D::Error>
@@ -294,6 +307,7 @@ impl ItemInput {
             currency_id: self.currency_id,
             earned_price: self.earned_price,
             is_loot_box: self.is_loot_box,
+            store_products: self.store_products,
             created_at: existing.map_or(now, |x| x.created_at),
             updated_at: now,
             deleted_at: None,
@@ -335,7 +349,8 @@ pub fn apply_patch(
         is_consumable,
         fallback_eligible,
         is_loot_box,
-        value_override_usd
+        value_override_usd,
+        store_products
     );
     set_opt!(quantity, image, description, currency_id, earned_price);
     item.updated_at = now;
@@ -373,6 +388,7 @@ fn resolve_price(usd: Option<f64>, cents: Option<i64>, e: &mut Errors) -> i64 {
 /// Field rules shared by create, upsert and patch.
 fn check_item(item: &Item, currencies: &[Currency], e: &mut Errors) {
     e.text("item_name", &item.item_name, MAX_NAME_LEN);
+    item.store_products.validate(e);
     if item.price_cents < 0 {
         e.push("price_usd", "must not be negative");
     } else if item.price_cents > MAX_PRICE_CENTS {

@@ -10,9 +10,15 @@
 //! - [`environment`]: production and sandbox, kept apart everywhere.
 //! - [`category`]: the catalogue category of an item.
 //! - [`currency`]: the currencies of a game.
+//! - [`product_ids`]: the stores that sign purchases and the product ids items and bundles
+//!   are sold under.
 //! - [`catalogue`]: items, their validation and the three value (USD) rules.
 //! - [`kill_level`]: the kill switch's levels and what each one turns off.
 //! - [`offer`]: offer configuration records (templates, bundles, experiments) and offers.
+//! - [`product_grant`]: which store product pays for which item or bundle, resolved at
+//!   purchase time and when an offer is served.
+//! - [`store_settings`]: a game's store settings: receipt verification and each store's
+//!   identifiers.
 //! - [`game`]: games, guardrails, operating mode and the genre calibration table.
 //! - [`holdout`]: the permanent 10% holdout hash.
 //! - [`policy`]: guardrail checks (price cap, loot boxes, frequency caps).
@@ -58,10 +64,13 @@ pub mod offer;
 pub mod offer_validation;
 pub mod pipeline;
 pub mod policy;
+pub mod product_grant;
+pub mod product_ids;
 pub mod revenue_share;
 pub mod schema;
 pub mod secret_scan;
 pub mod simulation;
+pub mod store_settings;
 pub mod template;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

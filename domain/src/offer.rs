@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::category::Category;
 use crate::kill_level::KillLevel;
+use crate::product_ids::StoreProducts;
 use crate::schema::{PriceUsd, SnakeCaseId, VariantName};
 
 /// An L2 genre template: a trigger event mapped to the item categories it may offer. A game
@@ -64,6 +65,11 @@ pub struct Bundle {
     #[serde(default)]
     #[schema(value_type = Vec<SnakeCaseId>, max_items = 20)]
     pub triggers: Vec<String>,
+    /// The product id each store sells the bundle under, each optional; one product pays
+    /// for one live item or bundle of the game only (409 otherwise). Bundles stored before
+    /// stores existed read as empty.
+    #[serde(default)]
+    pub store_products: StoreProducts,
 }
 
 /// One arm of a price experiment. It changes the price at most one way: `price_usd` or

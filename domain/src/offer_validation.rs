@@ -75,6 +75,7 @@ pub fn validate_bundle(bundle: &Bundle, items: &[Item], e: &mut Errors) {
     if bundle.triggers.len() > 20 || bundle.triggers.iter().any(|t| !is_snake_case(t, 64)) {
         e.push("triggers", "at most 20 snake_case event names");
     }
+    bundle.store_products.validate(e);
 }
 
 /// Checks an experiment: 1 to 10 uniquely named variants whose weights are not all 0, each

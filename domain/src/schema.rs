@@ -19,6 +19,10 @@ use crate::validation::MAX_ID_LEN;
 /// bound is the schema's `maxLength`).
 pub const SNAKE_CASE_PATTERN: &str = "^[a-z][a-z0-9]*(_[a-z0-9]+)*$";
 
+/// The product id check of `product_ids` as an ECMA-262 pattern (its length bound is the
+/// schema's `maxLength`).
+pub const PRODUCT_ID_PATTERN: &str = "^[A-Za-z0-9._-]+$";
+
 /// An ISO 3166-1 alpha-2 code as the engine checks it: two ASCII letters, in either case.
 pub const COUNTRY_CODE_PATTERN: &str = "^[A-Za-z]{2}$";
 
@@ -162,6 +166,30 @@ impl PartialSchema for SnakeCaseId {
 impl ToSchema for SnakeCaseId {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("SnakeCaseId")
+    }
+}
+
+/// A store's product id (App Store or Google Play).
+pub struct ProductId;
+
+impl PartialSchema for ProductId {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "A store's product id: 1 to 150 characters of ASCII letters, digits, `.`, `_` \
+                 and `-`.",
+            ))
+            .pattern(Some(PRODUCT_ID_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(crate::validation::MAX_PRODUCT_ID_LEN))
+            .into()
+    }
+}
+
+impl ToSchema for ProductId {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ProductId")
     }
 }
 

@@ -103,6 +103,7 @@ pub fn item(id: &str, category: Category, cents: i64, value_usd: f64) -> Item {
         currency_id: None,
         earned_price: None,
         is_loot_box: false,
+        store_products: crate::product_ids::StoreProducts::default(),
         created_at: STAMP,
         updated_at: STAMP,
         deleted_at: None,
@@ -162,6 +163,7 @@ pub fn bundle(n: u128, ids: &[&str], price_usd: f64, triggers: &[&str]) -> Bundl
         item_ids: ids.iter().map(|s| (*s).to_owned()).collect(),
         price_usd,
         triggers: triggers.iter().map(|s| (*s).to_owned()).collect(),
+        store_products: crate::product_ids::StoreProducts::default(),
     }
 }
 

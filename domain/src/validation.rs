@@ -11,6 +11,9 @@ use utoipa::ToSchema;
 pub const MAX_NAME_LEN: usize = 200;
 /// Longest accepted snake_case identifier (item ids, currency ids).
 pub const MAX_ID_LEN: usize = 64;
+/// Longest store product id: Google Play's limit (Apple's is shorter), so an id either store
+/// accepts fits.
+pub const MAX_PRODUCT_ID_LEN: usize = 150;
 
 /// One problem with one field of a request body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

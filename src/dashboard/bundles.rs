@@ -32,7 +32,7 @@ pub async fn create(
     };
     match saved {
         Ok(_) => Ok(Redirect::to(&Tab::Offers.href(at.game_id())).into_response()),
-        Err(ServiceError::Validation(errors)) => {
+        Err(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
             let refused = Refused::Bundle(&form, errors);
             let body = views::offers::page(&at.user, &at.game.view(), Some(&refused));
             Ok(at.page(
@@ -98,7 +98,9 @@ pub async fn edit(
             "/dashboard/games/{game_id}/offers/bundles/{bundle_id}"
         ))
         .into_response()),
-        Err(ServiceError::Validation(errors)) => bundle_page(&at, bundle_id, Some(&form), &errors),
+        Err(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
+            bundle_page(&at, bundle_id, Some(&form), &errors)
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -144,7 +144,9 @@ pub async fn edit(
         Ok(_) => Ok(
             Redirect::to(&format!("/dashboard/games/{game_id}/items/{item_id}")).into_response(),
         ),
-        Err(ServiceError::Validation(errors)) => item_page(&at, &item_id, Some(&form), &errors),
+        Err(ServiceError::Validation(errors) | ServiceError::Conflicts(errors)) => {
+            item_page(&at, &item_id, Some(&form), &errors)
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -73,7 +73,10 @@ fn show_page<R>(
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let body = views::overview(&at.user, &view.game, &quadrant, errors, problem);
+    let body = maud::html! {
+        (views::overview(&at.user, &view.game, &quadrant, errors, problem))
+        (super::views::stores::summary(view.game.game_id, &view.stores))
+    };
     at.page(status, &view.game.name, Tab::Overview, body)
 }
 

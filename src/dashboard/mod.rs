@@ -36,6 +36,7 @@ pub mod runs;
 pub mod session;
 pub mod sign_in;
 pub mod sign_in_token;
+pub mod stores;
 pub mod views;
 
 use std::sync::Arc;
@@ -73,6 +74,14 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/guardrails",
             post(games::set_guardrails),
+        )
+        .route(
+            "/dashboard/games/{game_id}/stores",
+            get(stores::show).post(stores::save),
+        )
+        .route(
+            "/dashboard/games/{game_id}/stores/google-play-token",
+            post(stores::rotate),
         )
         .route("/dashboard/games/{game_id}/keys", get(keys::page))
         .route("/dashboard/games/{game_id}/keys/sdk", post(keys::issue_sdk))

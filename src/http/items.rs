@@ -175,7 +175,7 @@ pub async fn bulk_items(
 #[utoipa::path(patch, path = "/v1/games/{game_id}/items/{item_id}", tag = "catalogue",
     params(("game_id" = Uuid, Path), ("item_id" = SnakeCaseId, Path)), request_body = ItemPatch,
     responses((status = 200, description = "The updated item", body = Item),
-        AuthErrors, BodyErrors, NotFound, Unavailable))]
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn patch_item(
     State(state): State<AppState>,
     access: GameAccess<Developer>,

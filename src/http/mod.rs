@@ -26,6 +26,8 @@ pub mod players;
 pub mod previews;
 pub mod runs;
 pub mod sdk;
+pub mod stores;
+pub mod trace;
 
 use std::sync::Arc;
 
@@ -106,6 +108,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
             offer_config::get_kill_switch,
             offer_config::put_kill_switch
         ))
+        .routes(routes!(stores::get_stores, stores::put_stores))
+        .routes(routes!(stores::rotate_google_play_token))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get))
         .routes(routes!(approvals::approve))
@@ -164,7 +168,7 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
         .layer(axum::middleware::from_fn_with_state(metrics, edge))
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(trace::request_span::<axum::body::Body>))
         .with_state(state)
 }
 

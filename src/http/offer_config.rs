@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode};
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template, Variant};
 use offer_domain::offer_validation::MAX_CONFIG_ENTRIES;
+use offer_domain::product_ids::StoreProducts;
 use offer_domain::schema::{DisplayName, PriceUsd, SnakeCaseId};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ArrayBuilder, Schema};
@@ -55,7 +56,8 @@ impl ToSchema for TemplatesBody {
 }
 
 /// Body of a bundle create. Each item must be a live item of the game's catalogue (422
-/// naming the ones that are not); a game has at most 100 bundles (422).
+/// naming the ones that are not); a game has at most 100 bundles (422); a store product
+/// another live item or bundle of the game is sold under is a 409 naming the field.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BundleInput {
@@ -72,10 +74,14 @@ pub struct BundleInput {
     #[serde(default)]
     #[schema(value_type = Vec<SnakeCaseId>, max_items = 20)]
     pub triggers: Vec<String>,
+    /// The product id each store sells the bundle under, each optional.
+    #[serde(default)]
+    pub store_products: StoreProducts,
 }
 
 /// Body of a bundle PATCH; a field absent or `null` keeps its value. The bundle's items must
-/// still be live items of the game's catalogue (422 naming the ones that are not).
+/// still be live items of the game's catalogue (422 naming the ones that are not); a store
+/// product another live item or bundle of the game is sold under is a 409 naming the field.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BundlePatch {
@@ -95,6 +101,9 @@ pub struct BundlePatch {
     #[serde(default)]
     #[schema(value_type = Option<Vec<SnakeCaseId>>, max_items = 20)]
     pub triggers: Option<Vec<String>>,
+    /// New store products: replaces both ids (a store left out has none afterwards).
+    #[serde(default)]
+    pub store_products: Option<StoreProducts>,
 }
 
 /// The bundles of a game.
@@ -191,7 +200,7 @@ pub async fn put_templates(
                     ("bundle_id" = "$response.body#/bundle_id")),
                 description = "Delete the bundle just created")),
         )),
-        AuthErrors, BodyErrors, NotFound, Unavailable))]
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn create_bundle(
     State(state): State<AppState>,
     access: GameAccess<Developer>,
@@ -204,6 +213,7 @@ pub async fn create_bundle(
         item_ids: input.item_ids,
         price_usd: input.price_usd,
         triggers: input.triggers,
+        store_products: input.store_products,
     };
     let bundle = offer_config::put_bundle(&state.services, &handle, bundle).await?;
     Ok((StatusCode::CREATED, Json(bundle)))
@@ -248,7 +258,7 @@ pub async fn get_bundle(
 #[utoipa::path(patch, path = "/v1/games/{game_id}/offer-bundles/{bundle_id}", tag = "offer configuration",
     params(("game_id" = Uuid, Path), ("bundle_id" = Uuid, Path)), request_body = BundlePatch,
     responses((status = 200, description = "The updated bundle", body = Bundle),
-        AuthErrors, BodyErrors, NotFound, Unavailable))]
+        AuthErrors, BodyErrors, NotFound, Conflict, Unavailable))]
 pub async fn patch_bundle(
     State(state): State<AppState>,
     access: GameAccess<Developer>,
@@ -268,6 +278,9 @@ pub async fn patch_bundle(
     }
     if let Some(v) = patch.triggers {
         bundle.triggers = v;
+    }
+    if let Some(v) = patch.store_products {
+        bundle.store_products = v;
     }
     Ok(Json(
         offer_config::put_bundle(&state.services, &handle, bundle).await?,

@@ -1,7 +1,7 @@
 //! The entry point of every access to a game: the game's actor, started from the store on
 //! first use with everything it holds (catalogue, offer configuration, approval definition
-//! sets, the published page), the studio check each request makes, and the reload another
-//! node's change triggers.
+//! sets, the published page, the store settings), the studio check each request makes, and
+//! the reload another node's change triggers.
 
 use std::collections::HashSet;
 
@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::service::authoring::published_page;
 use crate::service::economy::health;
 use crate::service::game::games::games_collection;
-use crate::service::game::{items, offer_config};
+use crate::service::game::{items, offer_config, stores};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::decode;
@@ -52,7 +52,7 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<GameHandle> 
 /// Everything a game actor holds, read from the store.
 async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig> {
     let game_id = game.game_id;
-    let (items, templates, bundles, experiments, kill_switch, approvals, custom_page) = tokio::try_join!(
+    let (items, templates, bundles, experiments, kill_switch, approvals, custom_page, stores) = tokio::try_join!(
         items::load_all(state, game_id),
         offer_config::templates(state, game),
         offer_config::bundles(state, game_id),
@@ -60,6 +60,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         offer_config::kill_switch(state, game),
         definitions(state, game_id),
         published_page::load(state, game_id),
+        stores::load(state, game_id),
     )?;
     Ok(GameConfig {
         game: Some(game.clone()),
@@ -72,6 +73,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         queued: approvals.queued,
         quadrant: offer_domain::economy::Quadrant::Healthy,
         custom_page,
+        stores,
     })
 }
 

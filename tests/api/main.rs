@@ -41,5 +41,6 @@ mod shared_state;
 mod simulation;
 mod slow_clients;
 mod store_conformance;
+mod stores;
 mod ws;
 mod ws_client;

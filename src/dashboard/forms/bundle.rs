@@ -7,7 +7,7 @@ use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::{decimal, words};
+use super::{decimal, store_products, words};
 
 /// A bundle's form, as typed.
 #[derive(Debug, Default, Deserialize)]
@@ -24,6 +24,12 @@ pub struct BundleForm {
     /// Its trigger events, separated by commas or spaces.
     #[serde(default)]
     pub triggers: String,
+    /// Its App Store product id; blank: none.
+    #[serde(default)]
+    pub app_store_product: String,
+    /// Its Google Play product id; blank: none.
+    #[serde(default)]
+    pub google_play_product: String,
 }
 
 impl BundleForm {
@@ -34,6 +40,12 @@ impl BundleForm {
             item_ids: bundle.item_ids.join(", "),
             price_usd: format!("{:.2}", bundle.price_usd),
             triggers: bundle.triggers.join(", "),
+            app_store_product: bundle.store_products.app_store.clone().unwrap_or_default(),
+            google_play_product: bundle
+                .store_products
+                .google_play
+                .clone()
+                .unwrap_or_default(),
         }
     }
 
@@ -53,6 +65,7 @@ impl BundleForm {
             item_ids: words(&self.item_ids),
             price_usd,
             triggers: words(&self.triggers),
+            store_products: store_products(&self.app_store_product, &self.google_play_product),
         })
     }
 }

@@ -1,12 +1,12 @@
 //! An item's edit form as typed, and the change of the item it asks for: the price and the
 //! expert override of the value read as dollars (an empty override gives the computed value
-//! back), a blank description absent.
+//! back), a blank description or product id absent.
 
 use offer_domain::catalogue::{Item, ItemPatch};
 use offer_domain::validation::FieldError;
 use serde::Deserialize;
 
-use super::{decimal, optional_text};
+use super::{decimal, optional_text, store_products};
 
 /// The item edit form, as typed.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -23,6 +23,12 @@ pub struct EditForm {
     /// The expert override of its value in dollars; empty for the computed value.
     #[serde(default)]
     pub value_override_usd: String,
+    /// Its App Store product id; blank: none.
+    #[serde(default)]
+    pub app_store_product: String,
+    /// Its Google Play product id; blank: none.
+    #[serde(default)]
+    pub google_play_product: String,
 }
 
 impl EditForm {
@@ -36,6 +42,8 @@ impl EditForm {
                 .value_override_usd
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
+            app_store_product: item.store_products.app_store.clone().unwrap_or_default(),
+            google_play_product: item.store_products.google_play.clone().unwrap_or_default(),
         }
     }
 
@@ -52,6 +60,10 @@ impl EditForm {
             price_usd,
             description: optional_text(&self.description),
             value_override_usd: Some(value_override),
+            store_products: Some(store_products(
+                &self.app_store_product,
+                &self.google_play_product,
+            )),
             ..ItemPatch::default()
         })
     }

@@ -1,8 +1,9 @@
 //! Reads an uploaded catalogue file into the entries of a bulk upsert: JSON (an array of items,
 //! or `{"items": [...]}` as the REST bulk route takes) or CSV (a header row naming the item
-//! fields, then one item a row; empty cells are left out, quoted cells may hold commas). Every
-//! entry is read on its own, so one answer reports every unreadable row with its position, as
-//! the service reports every invalid one.
+//! fields, then one item a row; empty cells are left out, quoted cells may hold commas; the
+//! store products are the columns `store_products.app_store` and
+//! `store_products.google_play`). Every entry is read on its own, so one answer reports every
+//! unreadable row with its position, as the service reports every invalid one.
 
 use offer_domain::catalogue::ItemInput;
 use offer_domain::validation::FieldError;
@@ -117,6 +118,17 @@ fn read_csv(text: &str) -> Result<Vec<ItemEntry>, FieldError> {
                 } else {
                     Value::String(cell.to_owned())
                 };
+                // `store_products.app_store` and `store_products.google_play` fill the one
+                // object the item takes.
+                if let Some(store) = name.strip_prefix("store_products.") {
+                    let products = obj
+                        .entry("store_products")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Value::Object(products) = products {
+                        products.insert(store.to_owned(), value);
+                    }
+                    continue;
+                }
                 obj.insert(name.clone(), value);
             }
             entry(Value::Object(obj), row)
@@ -130,14 +142,18 @@ mod tests {
 
     #[test]
     fn csv_rows_read_as_items_and_bad_cells_name_their_row() {
-        let csv = "item_id,item_name,category,price_usd,description\n\
-                   sword,Sword,equipment,1.99,\"sharp, shiny\"\n\
-                   axe,Axe,equipment,cheap,\n";
+        let csv = "item_id,item_name,category,price_usd,description,store_products.app_store\n\
+                   sword,Sword,equipment,1.99,\"sharp, shiny\",com.game.sword\n\
+                   axe,Axe,equipment,cheap,,\n";
         let entries = read("items.csv", csv.as_bytes()).expect("reads");
         assert_eq!(entries.len(), 2);
         let sword = entries[0].as_ref().expect("first row reads");
         assert_eq!(sword.item_id, "sword");
         assert_eq!(sword.description.as_deref(), Some("sharp, shiny"));
+        assert_eq!(
+            sword.store_products.app_store.as_deref(),
+            Some("com.game.sword")
+        );
         let errors = entries[1].as_ref().expect_err("second row refused");
         assert_eq!(errors[0].field, "price_usd");
         assert_eq!(errors[0].index, Some(1));

@@ -1,7 +1,9 @@
 //! Every parser of what a dashboard form sends: the small typed boxes the pages share (a box
 //! of dollars, a box of a whole number, a list typed with commas or spaces, a text that is
 //! absent when left blank), the boxes of the offers page (the templates' JSON, the variants
-//! of an experiment), the forms read as a whole ([`bundle`], [`game`], [`item`]) and the uploaded catalogue file ([`items_file`]). A box that does not
+//! of an experiment, an item's or a bundle's store products), the forms read as a whole
+//! ([`bundle`], [`game`], [`item`], [`stores`]) and the uploaded catalogue file
+//! ([`items_file`]). A box that does not
 //! read adds its error, in the form's words, next to its field, and the page shows the form
 //! again with what was typed.
 
@@ -9,8 +11,10 @@ pub mod bundle;
 pub mod game;
 pub mod item;
 pub mod items_file;
+pub mod stores;
 
 use offer_domain::offer::{Template, Variant};
+use offer_domain::product_ids::StoreProducts;
 use offer_domain::validation::FieldError;
 
 /// A decimal box (a price in dollars, a leading `$` allowed): empty is `None`; anything else
@@ -61,6 +65,15 @@ pub fn words(text: &str) -> Vec<String> {
 pub fn optional_text(text: &str) -> Option<String> {
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The store products of an item's or a bundle's form: a blank box sells under no product
+/// in that store.
+pub fn store_products(app_store: &str, google_play: &str) -> StoreProducts {
+    StoreProducts {
+        app_store: optional_text(app_store),
+        google_play: optional_text(google_play),
+    }
 }
 
 /// A list of codes typed with commas between them (countries), each without its spaces.

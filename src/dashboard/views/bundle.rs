@@ -10,9 +10,17 @@ use crate::auth::Role;
 use crate::dashboard::forms::bundle::BundleForm;
 use crate::dashboard::layout::{csrf, field_errors, other_errors};
 use crate::dashboard::session::SignedIn;
+use crate::dashboard::views::products;
 
 /// The fields a bundle's errors name.
-const FIELDS: [&str; 4] = ["name", "item_ids", "price_usd", "triggers"];
+const FIELDS: [&str; 6] = [
+    "name",
+    "item_ids",
+    "price_usd",
+    "triggers",
+    products::FIELDS[0],
+    products::FIELDS[1],
+];
 
 /// The bundle form posting to `action`, with `errors` next to their fields.
 pub fn form(
@@ -38,6 +46,7 @@ pub fn form(
             label for="bundle-triggers" { "Trigger events, separated by commas (empty: every event)" }
             input #bundle-triggers type="text" name="triggers" value=(typed.triggers);
             (field_errors(errors, "triggers"))
+            (products::inputs("bundle", &typed.app_store_product, &typed.google_play_product, errors))
             button type="submit" { (submit) }
         }
     }

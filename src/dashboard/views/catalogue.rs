@@ -13,6 +13,7 @@ use crate::auth::Role;
 use crate::dashboard::forms::item::EditForm;
 use crate::dashboard::layout::{csrf, field_errors, other_errors};
 use crate::dashboard::session::SignedIn;
+use crate::dashboard::views::products;
 
 /// An amount in dollars, as the catalogue shows it.
 fn usd(v: f64) -> String {
@@ -127,6 +128,8 @@ pub fn page(
         "value_override_usd",
         "art",
         "image",
+        products::FIELDS[0],
+        products::FIELDS[1],
     ];
     html! {
         h1 { (item.item_name) }
@@ -151,6 +154,7 @@ pub fn page(
                 label for="value_override_usd" { "Expert override of the value in dollars (empty: use the computed value)" }
                 input #value_override_usd type="text" inputmode="decimal" name="value_override_usd" value=(form.value_override_usd);
                 (field_errors(errors, "value_override_usd"))
+                (products::inputs("item", &form.app_store_product, &form.google_play_product, errors))
                 button type="submit" { "Save item" }
             }
             form.card #art-form method="post" action={ (base) "/art" } enctype="multipart/form-data" {

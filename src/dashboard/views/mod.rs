@@ -14,6 +14,8 @@ pub mod games;
 pub mod live;
 pub mod model;
 pub mod offers;
+pub mod products;
 pub mod runs;
 pub mod shots;
 pub mod sign_in;
+pub mod stores;

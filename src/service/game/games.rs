@@ -9,6 +9,8 @@ use offer_domain::currency::Currency;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode, validate_currencies};
 use offer_domain::learning::{LearnerConfig, LearnerConfigPatch};
 use offer_domain::offer::KillSwitch;
+use offer_domain::product_grant::product_index;
+use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
 
@@ -107,6 +109,8 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
     }
     let now = chrono::Utc::now();
     let mut items: Vec<Item> = Vec::with_capacity(new.items.len());
+    // The request index of each item of `items`.
+    let mut at: Vec<usize> = Vec::with_capacity(new.items.len());
     let mut seen = HashSet::new();
     for (i, input) in new.items.into_iter().enumerate() {
         if !seen.insert(input.item_id.clone()) {
@@ -115,10 +119,14 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
                 .push(FieldError::new("item_id", "duplicate item_id in this request").at(i));
         }
         match input.into_item(&new.currencies, None, now) {
-            Ok(item) => items.push(item),
+            Ok(item) => {
+                items.push(item);
+                at.push(i);
+            }
             Err(errs) => errors.0.extend(errs.into_iter().map(|e| e.at(i))),
         }
     }
+    check_inline_products(&items, &at, &mut errors);
     errors.finish(()).map_err(ServiceError::Validation)?;
     recompute_values(&mut items, &new.currencies);
     let game = Game {
@@ -164,6 +172,28 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
         ..GameConfig::default()
     };
     Ok(state.actors.start_game(game, config))
+}
+
+/// A store product pays for one item only: inline items naming the same product of a store
+/// are each refused (422 at their index).
+fn check_inline_products(items: &[Item], at: &[usize], errors: &mut Errors) {
+    let index = product_index(items, []);
+    for (i, item) in items.iter().enumerate() {
+        for (store, product) in item.store_products.iter() {
+            let shared = index
+                .get(&(store, product))
+                .is_some_and(|owners| owners.len() > 1);
+            if shared {
+                errors.0.push(
+                    FieldError::new(
+                        product_field(store),
+                        format!("`{product}` is named by another item of this request too"),
+                    )
+                    .at(at[i]),
+                );
+            }
+        }
+    }
 }
 
 /// Applies a patch to the game's record. Replacing the currencies recomputes every item's

@@ -21,11 +21,14 @@ use offer_domain::catalogue::{
     Item, ItemInput, ItemPatch, MAX_BULK_ITEMS, apply_patch, recompute_values,
 };
 use offer_domain::game::Game;
+use offer_domain::offer::Bundle;
+use offer_domain::product_grant::{ProductOwner, product_index};
+use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
 use crate::service::write::Committed;
-use crate::service::{ServiceError, ServiceResult, Services, game::assets};
+use crate::service::{ServiceError, ServiceResult, Services, game::assets, game::offer_config};
 use crate::store::codec::{decode, encode};
 use crate::store::{Collection, VersionedWrite};
 
@@ -170,6 +173,12 @@ pub async fn upsert(
                         Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
                     }
                 }
+                let bundles = offer_config::bundles(state, game.game_id).await?;
+                let written: Vec<(Option<usize>, &str)> = order
+                    .iter()
+                    .map(|(i, id)| (Some(*i), id.as_str()))
+                    .collect();
+                check_products(&items, &written, &bundles, &mut errors, &mut deleted);
                 for (i, id) in &order {
                     if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
                         && !assets::exists(state, game.game_id, asset).await?
@@ -210,6 +219,48 @@ pub async fn upsert(
         .await
 }
 
+/// The rule that a store product pays for one thing only, on the items of a change
+/// (`written`: their index in the request, if a list, and id) against the catalogue as
+/// changed and the game's bundles. A product another item of the same request names too is
+/// a field error of the request (422); one an item or bundle already stored holds is a
+/// conflict with the state (409).
+fn check_products(
+    items: &HashMap<String, Item>,
+    written: &[(Option<usize>, &str)],
+    bundles: &[Bundle],
+    errors: &mut Vec<FieldError>,
+    taken: &mut Vec<FieldError>,
+) {
+    let index = product_index(items.values(), bundles);
+    let in_request: HashSet<&str> = written.iter().map(|(_, id)| *id).collect();
+    for (at, id) in written {
+        let Some(item) = items.get(*id) else {
+            continue;
+        };
+        for (store, product) in item.store_products.iter() {
+            let others = index
+                .get(&(store, product))
+                .into_iter()
+                .flatten()
+                .filter(|owner| **owner != ProductOwner::Item(id));
+            for other in others {
+                let (list, reason) = match other {
+                    ProductOwner::Item(other) if in_request.contains(other) => (
+                        &mut *errors,
+                        format!("`{product}` is named by item `{other}` of this request too"),
+                    ),
+                    owner => (&mut *taken, format!("`{product}` already pays for {owner}")),
+                };
+                let error = FieldError::new(product_field(store), reason);
+                list.push(match at {
+                    Some(i) => error.at(*i),
+                    None => error,
+                });
+            }
+        }
+    }
+}
+
 /// Applies a patch to one live item.
 pub async fn patch(
     state: &Services,
@@ -239,6 +290,21 @@ pub async fn patch(
                     ));
                 }
                 items.insert(item.item_id.clone(), item);
+                if patch.store_products.is_some() {
+                    let bundles = offer_config::bundles(state, game.game_id).await?;
+                    let (mut errors, mut taken) = (Vec::new(), Vec::new());
+                    check_products(
+                        &items,
+                        &[(None, item_id)],
+                        &bundles,
+                        &mut errors,
+                        &mut taken,
+                    );
+                    // One item cannot clash with itself: `errors` stays empty.
+                    if !taken.is_empty() {
+                        return Err(ServiceError::Conflicts(taken));
+                    }
+                }
                 Ok(Change::of_one(items, item_id))
             })
             .await?;

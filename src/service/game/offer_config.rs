@@ -4,13 +4,16 @@
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
+use offer_domain::catalogue::Item;
 use offer_domain::game::Game;
 use offer_domain::kill_level::KillLevel;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::offer_validation::{
     MAX_CONFIG_ENTRIES, validate_bundle, validate_experiment, validate_templates,
 };
-use offer_domain::validation::Errors;
+use offer_domain::product_grant::product_index;
+use offer_domain::product_ids::field as product_field;
+use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
 
 use crate::service::write::Committed;
@@ -116,6 +119,11 @@ pub async fn put_bundle(
                     Utc::now()
                 }
             };
+            let others = bundles(state, game_id).await?;
+            let taken = products_taken(&bundle, &handle.view().items, &others);
+            if !taken.is_empty() {
+                return Err(ServiceError::Conflicts(taken));
+            }
             let stored = StoredBundle {
                 created_at,
                 bundle: bundle.clone(),
@@ -130,6 +138,24 @@ pub async fn put_bundle(
             ))
         })
         .await
+}
+
+/// The store products of `bundle` that a live item or another bundle already sells under
+/// (a product pays for one thing only), each as a field error naming its store.
+fn products_taken(bundle: &Bundle, items: &[Item], bundles: &[Bundle]) -> Vec<FieldError> {
+    let others = bundles.iter().filter(|b| b.bundle_id != bundle.bundle_id);
+    let index = product_index(items, others);
+    bundle
+        .store_products
+        .iter()
+        .filter_map(|(store, product)| {
+            let owner = index.get(&(store, product))?.first()?;
+            Some(FieldError::new(
+                product_field(store),
+                format!("`{product}` already pays for {owner}"),
+            ))
+        })
+        .collect()
 }
 
 /// Deletes a bundle.
