@@ -90,12 +90,14 @@ impl Totals {
     /// Reads named counters; names it does not know, or cells and arms beyond the given
     /// bounds, are ignored.
     pub fn parse(counters: &[(String, i64)], cells: usize, arms: usize) -> Self {
-        let mut out = Self::default();
-        out.generation = counters
-            .iter()
-            .filter_map(|(name, _)| generation_of(name).map(|(g, _)| g))
-            .max()
-            .unwrap_or(0);
+        let mut out = Self {
+            generation: counters
+                .iter()
+                .filter_map(|(name, _)| generation_of(name).map(|(g, _)| g))
+                .max()
+                .unwrap_or(0),
+            ..Self::default()
+        };
         let mut q: BTreeMap<(u64, usize), (f64, f64)> = BTreeMap::new();
         for (name, value) in counters {
             if name == "n" {
