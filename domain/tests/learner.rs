@@ -493,3 +493,62 @@ fn a_purchase_raises_the_estimate_and_a_miss_lowers_it() {
     assert!((e.conversion() - 0.25).abs() < 0.03, "{}", e.conversion());
     assert_eq!(learner.estimate(&f, arm(Category::Currency, 123)), None);
 }
+
+#[test]
+fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
+    let ctx = feats("currency_low", &["platform=ios"]);
+    let sold = arm(Category::Currency, 499);
+    let s = settings(20_000.0);
+    let (mut a, mut b) = (
+        Learner::new(s.clone(), Prior::default()),
+        Learner::new(s.clone(), Prior::default()),
+    );
+    let mut store = Store::default();
+    // Both nodes learn that the arm sells one time in four.
+    for i in 0..3_000 {
+        let node = if i % 2 == 0 { &mut a } else { &mut b };
+        node.observe(&ctx, sold, i % 8 < 2);
+    }
+    store.add(&mut a);
+    store.add(&mut b);
+    a.load(&store.counters());
+    b.load(&store.counters());
+    let before = a.estimate(&ctx, sold).expect("on the ladder").conversion();
+    assert!(before > 0.15, "{before}");
+    assert_eq!(a.view().restarts, 0);
+    // Then it stops selling on node a's offers; node b keeps a few unsent observations.
+    let mut restarted_at = None;
+    for i in 0..1_000 {
+        a.observe(&ctx, sold, i % 50 == 0);
+        if restarted_at.is_none() && a.view().restarts == 1 {
+            restarted_at = Some(i);
+        }
+    }
+    let at = restarted_at.expect("a collapse from 25% to 2% starts the learner again");
+    assert!(at < 400, "after {at} offers");
+    b.observe(&ctx, sold, true);
+    let after = a.estimate(&ctx, sold).expect("on the ladder").conversion();
+    assert!(after < 0.1, "what the old tastes taught is gone: {after}");
+    store.add(&mut a);
+    assert!(store.0.contains_key("g1.start"), "{:?}", store.0.keys());
+    // Node b follows at its next load: its old statistics and its unsent ones are dropped.
+    store.add(&mut b);
+    b.load(&store.counters());
+    a.load(&store.counters());
+    assert_eq!(b.view().restarts, 1);
+    assert_eq!(b.view().offers, a.view().offers);
+    for i in 0..CELLS {
+        let ((q, m), (bq, bm)) = (
+            a.cell_posterior(i).expect("cell"),
+            b.cell_posterior(i).expect("cell"),
+        );
+        // Equal up to what node a could not send (below the counters' fixed point).
+        assert!((q - bq).abs() < 1e-6 && (m - bm).abs() < 1e-6, "cell {i}");
+    }
+    // A reader started afresh reads the new generation only.
+    let mut reader = Learner::new(s, Prior::default());
+    reader.load(&store.counters());
+    assert_eq!(reader.view().restarts, 1);
+    let e = |l: &Learner| l.estimate(&ctx, sold).expect("on the ladder").mean_log_odds;
+    assert!((e(&reader) - e(&a)).abs() < 1e-6);
+}

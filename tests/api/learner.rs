@@ -65,6 +65,8 @@ async fn an_ai_decision_explains_its_pick_and_teaches_what_was_shown() {
     let fresh = model(&app, &sdk).await;
     assert_eq!(fresh["offers"], 0, "{fresh}");
     assert_eq!(fresh["effective_observations"], 0.0, "{fresh}");
+    assert_eq!(fresh["restarts"], 0, "{fresh}");
+    assert_eq!(fresh["learning_since_offer"], 0, "{fresh}");
     assert!(
         fresh["summary"]
             .as_str()

@@ -4,6 +4,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::drift::DriftWatch;
 use super::estimate::Estimate;
 use super::features::Features;
 use super::prior::Prior;
@@ -116,6 +117,10 @@ pub struct LearnerView {
     pub effective_observations: f64,
     /// The same per arm, in [`Arm::all`] order.
     pub per_arm: Vec<(Arm, f64)>,
+    /// How many times the learner started again after a change of taste.
+    pub restarts: u32,
+    /// The offer count when it last started (0 if it never started again).
+    pub learning_since: u64,
 }
 
 /// The contextual learner of one game. See the module documentation of
@@ -137,6 +142,16 @@ pub struct Learner {
     pending_offers: u64,
     /// The forgetting epoch the values are in: offers `epoch x epoch_len ..`.
     epoch: u64,
+    /// How many times the game's learner started again after a change of taste; the
+    /// statistics are those of this generation only.
+    generation: u32,
+    /// The game's offer count when the current generation started here (or when this node
+    /// heard of it).
+    generation_since: u64,
+    /// Whether this node started the current generation and has not told the store yet.
+    restart_unsent: bool,
+    /// This node's watch over the purchase rate of the learner's own offers.
+    drift: DriftWatch,
 }
 
 impl Learner {
@@ -154,6 +169,10 @@ impl Learner {
             offers: 0,
             pending_offers: 0,
             epoch: 0,
+            generation: 0,
+            generation_since: 0,
+            restart_unsent: false,
+            drift: DriftWatch::default(),
         }
     }
 
@@ -394,7 +413,11 @@ impl Learner {
     /// Learns from one shown L1 offer of `arm`: bought or not. Counts one shown offer. An arm
     /// off the ladder teaches nothing and is not counted; returns whether it was learned.
     pub fn observe(&mut self, features: &Features, arm: Arm, bought: bool) -> bool {
-        self.observe_weighted(features, arm, bought, self.source_weight(Source::Ai))
+        let learned = self.observe_weighted(features, arm, bought, self.source_weight(Source::Ai));
+        if learned {
+            self.watch_shown(bought);
+        }
+        learned
     }
 
     /// Learns from a single-item offer another level served (template, bundle, shelf): as an
@@ -419,7 +442,44 @@ impl Learner {
     /// offer. A later [`Learner::bought`] turns it into a purchase. An arm off the ladder
     /// teaches nothing and is not counted; returns whether it was learned.
     pub fn shown(&mut self, features: &Features, arm: Arm, source: Source) -> bool {
-        self.observe_weighted(features, arm, false, self.source_weight(source))
+        let learned = self.observe_weighted(features, arm, false, self.source_weight(source));
+        if learned && source == Source::Ai {
+            self.watch_shown(false);
+        }
+        learned
+    }
+
+    /// Tells the drift watch of one more L1 offer shown (`bought` when it is known to have
+    /// sold already), and starts again when the purchase rate of the learner's offers
+    /// collapsed (see [`super::drift`]).
+    fn watch_shown(&mut self, bought: bool) {
+        let changed = self.drift.shown();
+        if bought {
+            self.drift.bought();
+        }
+        if changed {
+            self.restart();
+        }
+    }
+
+    /// Starts a new generation: drops every statistic (this node's unsent ones too, which
+    /// belong to the tastes that changed) and learns again from the prior. The offer count,
+    /// the clock of forgetting, goes on. The next [`Learner::take_increments`] tells the
+    /// store, and every node that loads the totals follows.
+    fn restart(&mut self) {
+        self.start_generation(self.generation.saturating_add(1), self.offers);
+        self.restart_unsent = true;
+    }
+
+    /// Drops every statistic and takes `generation`, started at offer `since`.
+    fn start_generation(&mut self, generation: u32, since: u64) {
+        self.cells = Vec::new();
+        self.pending = Vec::new();
+        self.arms = [0.0; ARM_COUNT];
+        self.pending_arms = [0.0; ARM_COUNT];
+        self.generation = generation;
+        self.generation_since = since;
+        self.drift.reset();
     }
 
     /// A purchase of an offer already counted by [`Learner::shown`]. The likelihood of
@@ -432,6 +492,9 @@ impl Learner {
     /// ladder).
     pub fn bought(&mut self, features: &Features, arm: Arm, source: Source) -> bool {
         let Some(a) = arm.index() else { return false };
+        if source == Source::Ai {
+            self.drift.bought();
+        }
         let weight = self.source_weight(source);
         let scale = self.scale();
         self.allocate();
@@ -554,6 +617,8 @@ impl Learner {
             .map(|(a, w)| (a as u32, take_fixed(w)))
             .collect();
         Increments {
+            generation: self.generation,
+            restarted: std::mem::take(&mut self.restart_unsent),
             epoch: self.epoch,
             offers: std::mem::take(&mut self.pending_offers),
             cells,
@@ -563,8 +628,19 @@ impl Learner {
 
     /// Replaces what this node knows by the store's totals (which hold every node's sent
     /// increments, this one's included) plus what it has not sent yet.
+    ///
+    /// Totals of a newer generation (another node started again) replace this node's
+    /// statistics, unsent ones included; totals of an older one (this node started again
+    /// and the store has not heard yet) count as empty.
     pub fn load(&mut self, counters: &[(String, i64)]) {
-        let totals = Totals::parse(counters, CELLS, ARM_COUNT);
+        let mut totals = Totals::parse(counters, CELLS, ARM_COUNT);
+        if totals.generation > self.generation {
+            self.start_generation(totals.generation, totals.offers);
+            self.restart_unsent = false;
+        } else if totals.generation < self.generation {
+            totals.cells.clear();
+            totals.arms.clear();
+        }
         let len = self.epoch_len();
         let old = self.epoch;
         self.offers = totals.offers.saturating_add(self.pending_offers);
@@ -607,6 +683,8 @@ impl Learner {
             offers: self.offers,
             effective_observations: per_arm.iter().map(|(_, w)| w).sum(),
             per_arm,
+            restarts: self.generation,
+            learning_since: self.generation_since,
         }
     }
 }

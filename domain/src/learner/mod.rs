@@ -69,6 +69,7 @@
 //! category the genre template serves for each trigger. [`Learner::view`] tells how many
 //! observations the learner still remembers.
 
+pub mod drift;
 mod estimate;
 pub mod features;
 mod kernel;

@@ -39,6 +39,10 @@ pub fn page(report: &ModelReport) -> Markup {
             "Offers counted: " (report.offers)
             ". Offers remembered: " (format!("{:.0}", report.effective_observations))
             ". Evidence fades by half every " (report.half_life_offers) " offers shown."
+            @if report.restarts > 0 {
+                " Started again after a change of taste: " (report.restarts)
+                " time(s), last at offer " (report.learning_since_offer) "."
+            }
         }
         section {
             h2 { "What it would offer now, by trigger" }

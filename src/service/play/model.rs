@@ -45,6 +45,12 @@ pub struct ModelReport {
     pub summary: String,
     /// The half-life of its evidence, in shown offers.
     pub half_life_offers: u32,
+    /// How many times it started again from its prior because the purchase rate of its
+    /// offers collapsed (a change of taste).
+    pub restarts: u32,
+    /// The offer count when it last started again (0 if it never did): what it knows was
+    /// learned since.
+    pub learning_since_offer: u64,
     /// Per trigger, the arm it would pick now.
     pub by_trigger: Vec<TriggerModel>,
     /// Per arm, the offers it remembers.
@@ -150,12 +156,23 @@ pub fn report(state: &Services, game: &GameHandle) -> ModelReport {
         offers,
         effective_observations,
         per_arm,
+        restarts,
+        learning_since,
     } = learner.view();
+    let mut summary = summary(offers, effective_observations);
+    if restarts > 0 {
+        summary.push_str(&format!(
+            " Started again from its prior {restarts} time(s) when its offers stopped selling \
+             as they had; the last time at offer {learning_since}."
+        ));
+    }
     ModelReport {
         offers,
         effective_observations,
-        summary: summary(offers, effective_observations),
+        summary,
         half_life_offers: view.game.learner.half_life_offers,
+        restarts,
+        learning_since_offer: learning_since,
         by_trigger: triggers,
         arms: per_arm
             .into_iter()

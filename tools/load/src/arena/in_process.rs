@@ -86,6 +86,8 @@ pub fn play(
         });
     }
     played.elapsed = started.elapsed();
+    let view = learner.view();
+    played.restarts = Some((view.restarts, view.learning_since));
     played
 }
 
@@ -151,5 +153,35 @@ mod tests {
         };
         assert_eq!(run(3), run(3));
         assert_ne!(run(3), run(4));
+    }
+
+    #[test]
+    fn after_a_shift_the_learner_starts_again_and_recovers() {
+        // Seeded: the same run every time. 16,000 offers take a few seconds in a debug build.
+        let timeline = Timeline::of(Scenario::Shift, 16_000);
+        let shift = timeline.shift_at.expect("the shift scenario shifts");
+        let played = play(
+            &LearnerSettings::default(),
+            Scenario::Shift,
+            timeline,
+            5_000,
+            1,
+        );
+        let (restarts, since) = played.restarts.expect("the in-process run reports restarts");
+        assert_eq!(restarts, 1, "one change, one restart");
+        let since = usize::try_from(since).expect("an offer count");
+        assert!(
+            (shift..shift + 1_500).contains(&since),
+            "started again at {since}, the shift at {shift}"
+        );
+        let (from, to) = timeline.scored;
+        let window = &played.scores[from..to];
+        let s = shares(window, best_single_arm(window));
+        assert!(
+            s.engine > s.single,
+            "after the shift it earns {:.3}, the best single offer {:.3}",
+            s.engine,
+            s.single
+        );
     }
 }

@@ -413,6 +413,12 @@ fn seed_line(scenario: Scenario, kind: &str, r: &SeedResult) -> String {
         },
         if r.seeded { "" } else { ", sampler unseeded" },
     );
+    if let Some((restarts, since)) = r.played.restarts.filter(|(n, _)| *n > 0) {
+        let _ = write!(
+            line,
+            "; the learner started again {restarts} time(s), last at its offer {since}"
+        );
+    }
     if let Some(w) = r.without_shadow {
         let _ = write!(line, "; without the Shadow phase engine {:.3}", w.engine);
     }

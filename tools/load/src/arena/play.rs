@@ -46,6 +46,10 @@ pub struct Played {
     pub levels: [usize; 5],
     /// Wall time of the play (setup excluded).
     pub elapsed: Duration,
+    /// How many times the learner started again after a change of taste, and at which
+    /// offer it last did (the engine's own count of offers shown to the learner, which
+    /// counts the offers of every level).
+    pub restarts: Option<(u32, u64)>,
 }
 
 impl Played {
@@ -58,6 +62,7 @@ impl Played {
             purchases: 0,
             levels: [0; 5],
             elapsed: Duration::ZERO,
+            restarts: None,
         }
     }
 }
@@ -133,6 +138,7 @@ pub async fn play(
         });
     }
     played.elapsed = started.elapsed();
+    played.restarts = Some(studio.learner_restarts().await?);
     Ok(played)
 }
 

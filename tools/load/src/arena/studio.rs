@@ -112,6 +112,28 @@ impl Studio {
         Ok(())
     }
 
+    /// How many times the game's learner started again after a change of taste, and the
+    /// offer count when it last did, from the model view.
+    pub async fn learner_restarts(&self) -> Result<(u32, u64)> {
+        let body = call(
+            self.client
+                .get(format!("{}/v1/games/{}/model", self.base, self.game_id))
+                .bearer_auth(&self.token),
+            StatusCode::OK,
+            "GET /v1/games/{game_id}/model",
+        )
+        .await?;
+        let number = |field: &str| {
+            body[field]
+                .as_u64()
+                .with_context(|| format!("the model view has no `{field}`: {body}"))
+        };
+        Ok((
+            u32::try_from(number("restarts")?).unwrap_or(u32::MAX),
+            number("learning_since_offer")?,
+        ))
+    }
+
     /// Opens one session per player with its attributes; the session ids, in order.
     pub async fn open_sessions(&self, players: &[Player]) -> Result<Vec<Uuid>> {
         let players = players
