@@ -8,13 +8,10 @@
 //! a token rotation on another never overwrite each other.
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::store_settings::{NotificationToken, StoreSettings, StoreSettingsInput};
-use rsa::RsaPublicKey;
-use rsa::pkcs8::DecodePublicKey;
-use rsa::traits::PublicKeyParts;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
@@ -23,9 +20,6 @@ use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
-
-/// Fewest bits of a Google Play public key's modulus.
-pub const MIN_RSA_BITS: usize = 2048;
 
 /// The id of the store settings in the game's configuration collection.
 const DOCUMENT: &str = "stores";
@@ -135,22 +129,13 @@ pub fn token_matches(settings: &StoreSettings, presented: &str) -> bool {
         .is_some_and(|t| bool::from(t.expose().as_bytes().ct_eq(presented.as_bytes())))
 }
 
-/// Checks a Google Play licensing key: base64 (standard alphabet, as the Play Console shows
-/// it) of the DER SubjectPublicKeyInfo of an RSA key of at least [`MIN_RSA_BITS`] bits. The
-/// one place the key is judged; `Err` says why, for a 422.
+/// Checks a Google Play licensing key as the receipts' verifier loads it: base64 (standard
+/// alphabet, as the Play Console shows it) of the DER SubjectPublicKeyInfo of an RSA key of at
+/// least 2048 bits. `Err` says why, for a 422.
 pub fn check_google_public_key(base64_der: &str) -> Result<(), String> {
-    let der = STANDARD
-        .decode(base64_der.trim())
-        .map_err(|_| "must be base64 (the key as the Play Console shows it)".to_owned())?;
-    let key = RsaPublicKey::from_public_key_der(&der)
-        .map_err(|_| "must be the DER SubjectPublicKeyInfo of an RSA public key".to_owned())?;
-    let bits = key.n().bits();
-    if bits < MIN_RSA_BITS {
-        return Err(format!(
-            "an RSA key of {bits} bits is too weak: at least {MIN_RSA_BITS} bits"
-        ));
-    }
-    Ok(())
+    offer_receipts::GoogleKey::from_base64_der(base64_der)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Where each store sends the game's notifications.
@@ -198,7 +183,7 @@ mod tests {
     fn a_google_key_is_an_rsa_key_of_2048_bits_at_least() {
         assert_eq!(check_google_public_key(RSA_2048), Ok(()));
         let weak = check_google_public_key(RSA_1024).expect_err("1024 bits");
-        assert!(weak.contains("1024 bits"), "{weak}");
+        assert!(weak.contains("2048"), "{weak}");
         assert!(check_google_public_key("not base64!").is_err());
         assert!(check_google_public_key("AAAA").is_err());
     }
