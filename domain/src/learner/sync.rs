@@ -228,7 +228,10 @@ mod tests {
         assert_eq!(t.arms[&0], vec![(1, 1.0)]);
         // Without a newer one, generation 0 is read as before.
         let t = Totals::parse(&old.to_counters(), 100, 18);
-        assert_eq!((t.generation, t.cells[&0].clone()), (0, vec![(1, 1.0, 1.0)]));
+        assert_eq!(
+            (t.generation, t.cells[&0].clone()),
+            (0, vec![(1, 1.0, 1.0)])
+        );
     }
 
     #[test]

@@ -167,7 +167,9 @@ mod tests {
             5_000,
             1,
         );
-        let (restarts, since) = played.restarts.expect("the in-process run reports restarts");
+        let (restarts, since) = played
+            .restarts
+            .expect("the in-process run reports restarts");
         assert_eq!(restarts, 1, "one change, one restart");
         let since = usize::try_from(since).expect("an offer count");
         assert!(
