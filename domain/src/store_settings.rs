@@ -20,6 +20,10 @@ use utoipa::ToSchema;
 use crate::product_ids::Store;
 use crate::validation::{Errors, FieldError};
 
+/// The largest `app_apple_id` taken: 2^53 - 1, the largest whole number every JSON reader
+/// holds exactly (Apple's ids have ten digits).
+pub const MAX_APP_APPLE_ID: u64 = 9_007_199_254_740_991;
+
 /// Longest App Store bundle id (Apple's limit).
 pub const MAX_BUNDLE_ID_LEN: usize = 155;
 /// Longest Google Play package name (Google's limit).
@@ -186,8 +190,14 @@ impl StoreSettings {
                     ),
                 );
             }
-            if apple.app_apple_id == Some(0) {
-                e.push("app_store.app_apple_id", "must be at least 1");
+            if apple
+                .app_apple_id
+                .is_some_and(|id| !(1..=MAX_APP_APPLE_ID).contains(&id))
+            {
+                e.push(
+                    "app_store.app_apple_id",
+                    format!("must be a whole number from 1 to {MAX_APP_APPLE_ID}"),
+                );
             }
         }
         if let Some(google) = &input.google_play {

@@ -214,6 +214,15 @@ async fn store_settings_start_off_and_only_an_admin_changes_them_or_sees_the_tok
             "app_store.bundle_id",
         ),
         (
+            // 2^53: past the largest whole number every JSON reader holds exactly.
+            json!({"verification": "off", "app_store": {"bundle_id": "com.studio.game", "app_apple_id": 9_007_199_254_740_992_u64}}),
+            "app_store.app_apple_id",
+        ),
+        (
+            json!({"verification": "off", "app_store": {"bundle_id": "com.studio.game", "app_apple_id": 0}}),
+            "app_store.app_apple_id",
+        ),
+        (
             json!({"verification": "off", "google_play": {"package_name": "com.1game", "public_key": RSA_2048.trim()}}),
             "google_play.package_name",
         ),
