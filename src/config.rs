@@ -78,6 +78,24 @@ pub struct StoresSettings {
     /// `device.verification_uri`, the one public address the configuration has otherwise.
     #[serde(default)]
     pub public_base_url: String,
+    /// Receipts this node verifies at once, each on a blocking thread (at least 1).
+    #[serde(default = "default_verify_workers")]
+    pub verify_workers: usize,
+    /// Receipts that may wait for a verifier on this node; a purchase arriving beyond that is
+    /// answered 503 with `Retry-After`, so a flood of forged receipts cannot hold the threads
+    /// the offer path needs.
+    #[serde(default = "default_verify_queue")]
+    pub verify_queue: usize,
+}
+
+/// Two verifiers: an App Store receipt costs a few milliseconds of one core.
+fn default_verify_workers() -> usize {
+    2
+}
+
+/// A queue of 64 receipts: at 2 to 5 ms each, about a tenth of a second of waiting.
+fn default_verify_queue() -> usize {
+    64
 }
 
 /// The PEM armour of a certificate.

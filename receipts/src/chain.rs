@@ -89,6 +89,15 @@ impl AppleRoots {
         Ok(())
     }
 
+    /// Trusts the certificate whose DER bytes are `der` too (a configured root the caller
+    /// already read from its PEM file). A chain's root is matched byte for byte, so bytes
+    /// that are no certificate can never match one and trust nothing.
+    pub fn add_der(&mut self, der: Vec<u8>) {
+        if !self.roots.contains(&der) {
+            self.roots.push(der);
+        }
+    }
+
     /// The DER bytes of every trusted root.
     pub fn roots_der(&self) -> &[Vec<u8>] {
         &self.roots

@@ -81,6 +81,7 @@ impl Game {
             price_cents: offer["price_cents"].as_i64().unwrap_or_default(),
             tx_id: format!("buy-{offer_id}"),
             ts: None,
+            receipt: None,
         });
         println!("track purchase {}", outcome(&tracked));
         self.bought = true;

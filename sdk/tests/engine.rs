@@ -359,6 +359,7 @@ fn a_purchase_and_a_money_event_tracked_by_the_game_come_back_as_the_inventory_a
         price_cents: 499,
         tx_id: String::new(),
         ts: None,
+        receipt: None,
     })
     .expect("queued");
     assert_eq!(

@@ -67,6 +67,8 @@ pub struct Inner {
     pub figures: FiguresCache<economy::holdout::Comparison>,
     /// This node's queue of custom-page preview builds.
     pub previews: authoring::previews::PreviewQueue,
+    /// This node's store-receipt verifiers.
+    pub receipts: play::receipts::VerifyPool,
 }
 
 impl Services {
@@ -84,8 +86,14 @@ impl Services {
             settings.offers.decision_outbox,
         );
         let previews = authoring::previews::PreviewQueue::new(&settings.authoring);
+        let receipts = play::receipts::VerifyPool::new(
+            apple_roots(&settings),
+            settings.stores.verify_workers,
+            settings.stores.verify_queue,
+        );
         Self(Arc::new(Inner {
             previews,
+            receipts,
             settings,
             store,
             actors,
@@ -121,4 +129,15 @@ impl Deref for Services {
 pub(crate) async fn stopped(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
     // The borrow the wait returns is dropped here: it must not live across an await.
     let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// Apple Root CA - G3 and the roots of `stores.app_store_roots`. The files were checked at
+/// start; one that no longer reads is left out and said so, never trusted in part.
+fn apple_roots(settings: &Settings) -> offer_receipts::AppleRoots {
+    let mut roots = offer_receipts::AppleRoots::apple();
+    match settings.app_store_roots() {
+        Ok(extra) => extra.into_iter().for_each(|der| roots.add_der(der)),
+        Err(err) => tracing::error!(error = %err, "extra App Store roots left out"),
+    }
+    roots
 }

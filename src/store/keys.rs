@@ -99,6 +99,29 @@ impl Keys {
         format!("{}:{{{game_id}}}:{}:day:{}", self.prefix, env.tag(), day)
     }
 
+    /// Purchases kept without a store's proof (unverified, or a sandbox transaction on a
+    /// live key): per player, cents, as [`Keys::spend`] keeps counted purchases. Unverified
+    /// purchases have keys of their own so that nothing reading revenue can count them.
+    pub fn spend_unverified(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:uv:spend", self.prefix, env.tag())
+    }
+
+    /// Unverified purchases per payer on one UTC day, as [`Keys::spend_day`].
+    pub fn spend_day_unverified(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
+        format!(
+            "{}:{{{game_id}}}:{}:uv:spend_day:{}",
+            self.prefix,
+            env.tag(),
+            day
+        )
+    }
+
+    /// Unverified purchases on one UTC day by group (`rev_t`, `rev_c`), as [`Keys::day`]
+    /// keeps counted revenue.
+    pub fn day_unverified(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
+        format!("{}:{{{game_id}}}:{}:uv:day:{}", self.prefix, env.tag(), day)
+    }
+
     /// The kill-switch level the wallet script reads.
     pub fn kill(&self, game_id: Uuid) -> String {
         format!("{}:{{{game_id}}}:kill", self.prefix)

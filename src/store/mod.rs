@@ -48,7 +48,7 @@ pub use self::documents::{Documents, VersionedWrite};
 pub use self::expiring::Expiring;
 pub use self::money::{
     COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp,
-    MoneyOutcome,
+    MoneyOutcome, Proof,
 };
 pub use self::retention::{Retention, Sweep};
 

@@ -36,6 +36,44 @@ impl MoneyKind {
     }
 }
 
+/// How a purchase's payment was proven, when the game checks store receipts. A purchase of
+/// a game that does not (verification `off`) has no proof and counts as the client reported
+/// it, as every purchase did before receipts were checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Proof {
+    /// A store signed for it: its revenue counts in every figure.
+    Verified,
+    /// Kept without a valid receipt (verification `report`): its items are granted, its
+    /// revenue is kept apart and counts in no figure the bill is computed on.
+    Unverified,
+    /// A store's sandbox transaction accepted on a live key (App Review buys in the
+    /// sandbox): its items are granted, it was never paid, so it is no revenue.
+    Sandbox,
+}
+
+impl Proof {
+    /// The stored code of a purchase's proof (0 when it has none).
+    pub fn code(proof: Option<Proof>) -> u8 {
+        match proof {
+            None => 0,
+            Some(Proof::Verified) => 1,
+            Some(Proof::Unverified) => 2,
+            Some(Proof::Sandbox) => 3,
+        }
+    }
+
+    /// A stored code read back; `None` for 0 or a code this build does not know.
+    pub fn from_code(code: i64) -> Option<Proof> {
+        match code {
+            1 => Some(Proof::Verified),
+            2 => Some(Proof::Unverified),
+            3 => Some(Proof::Sandbox),
+            _ => None,
+        }
+    }
+}
+
 /// One money event to apply atomically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MoneyOp {
@@ -63,9 +101,19 @@ pub struct MoneyOp {
     /// earned and spent units also count in that cohort's day aggregate, so FSR can be cut
     /// by cohort without reading the ledger.
     pub cohort: Option<String>,
+    /// How a purchase was proven (`None`: not checked, or not a purchase).
+    pub proof: Option<Proof>,
 }
 
 impl MoneyOp {
+    /// Whether the event's revenue counts in the revenue the holdout comparison and the bill
+    /// read (the lifetime spends, the payers' days, the day's revenue by group): a purchase
+    /// with no proof or a verified one. An unverified or sandbox purchase keeps its revenue
+    /// apart, in [`DayAggregate::revenue_unverified_cents`].
+    pub fn revenue_counts(&self) -> bool {
+        matches!(self.proof, None | Some(Proof::Verified))
+    }
+
     /// What a replay of this `tx_id` must match: the same player, kind, currency and
     /// amount. A different change under a used `tx_id` is a conflict, not a duplicate.
     pub fn fingerprint(&self) -> String {
@@ -119,6 +167,9 @@ pub struct LedgerEntry {
     pub balance_after: i64,
     /// Event time.
     pub ts: DateTime<Utc>,
+    /// How a purchase was proven, when its game checks receipts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
 }
 
 /// Per game, environment and UTC day: units earned and spent by currency, revenue by group.
@@ -132,6 +183,10 @@ pub struct DayAggregate {
     pub revenue_treatment_cents: i64,
     /// Real-money revenue in cents from holdout players.
     pub revenue_control_cents: i64,
+    /// Purchases in cents kept without a store's proof (unverified, or a sandbox transaction
+    /// on a live key), from either group: shown beside the revenue, never added to it.
+    #[serde(default)]
+    pub revenue_unverified_cents: i64,
     /// Earned and spent units of each install cohort (`YYYY-Www`) that moved currency.
     pub cohorts: BTreeMap<String, CohortFlows>,
 }

@@ -35,6 +35,7 @@ mod process;
 mod protocol_doc;
 mod publish;
 mod raw;
+mod receipts;
 mod redis_harness;
 mod runs;
 mod shared_state;

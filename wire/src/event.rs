@@ -96,6 +96,11 @@ pub enum SdkEvent {
         /// Client time.
         #[serde(default)]
         ts: Option<DateTime<Utc>>,
+        /// The store's signed proof of the purchase, passed through untouched from the
+        /// store's SDK; at most 16 KiB. Checked when the game's receipt verification is on:
+        /// the items granted and the revenue counted are then the verified product's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receipt: Option<Receipt>,
     },
     /// The player used up units of a consumable it holds: they leave its inventory. Refused
     /// when it holds fewer.
@@ -170,5 +175,52 @@ impl SdkEvent {
             self,
             Self::CurrencyLow { .. } | Self::FirstLoss { .. } | Self::BossRaid { .. }
         )
+    }
+}
+
+/// Most bytes a purchase's receipt may carry, its strings together: a genuine StoreKit 2
+/// transaction is about 4 KiB and a Google Play purchase under 1 KiB.
+pub const MAX_RECEIPT_BYTES: usize = 16 * 1024;
+
+/// A store receipt as the store's SDK hands it to the game, tagged by `store`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "store", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Receipt {
+    /// An App Store (StoreKit 2) purchase.
+    AppStore {
+        /// The transaction's JWS, `signedTransactionInfo` (StoreKit's `jwsRepresentation`).
+        signed_transaction: String,
+    },
+    /// A Google Play purchase.
+    GooglePlay {
+        /// The purchase's JSON exactly as Google signed it (`Purchase.getOriginalJson()`).
+        purchase_data: String,
+        /// Its base64 signature (`Purchase.getSignature()`).
+        signature: String,
+    },
+    /// A Unity IAP receipt: the one JSON string with `Store`, `TransactionID` and `Payload`.
+    Unity {
+        /// The receipt string.
+        receipt: String,
+    },
+}
+
+impl Receipt {
+    /// The bytes the receipt carries, its strings together (what [`MAX_RECEIPT_BYTES`]
+    /// bounds).
+    pub fn len(&self) -> usize {
+        match self {
+            Self::AppStore { signed_transaction } => signed_transaction.len(),
+            Self::GooglePlay {
+                purchase_data,
+                signature,
+            } => purchase_data.len() + signature.len(),
+            Self::Unity { receipt } => receipt.len(),
+        }
+    }
+
+    /// Whether the receipt carries nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }

@@ -250,5 +250,6 @@ fn money_op(
         ts: ts?,
         import: true,
         cohort,
+        proof: None,
     })
 }

@@ -10,4 +10,5 @@ pub mod inventory;
 pub mod model;
 pub mod offers;
 pub mod players;
+pub mod receipts;
 pub mod sessions;

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::service::play::inventory;
 use crate::service::{ServiceError, ServiceResult, Services, economy::population};
+use crate::store::Proof;
 use offer_wire::socket::InventoryItem;
 
 /// Most ledger entries one page holds.
@@ -47,6 +48,12 @@ pub struct PlayerLedgerLine {
     pub balance_after: i64,
     /// Event time.
     pub ts: DateTime<Utc>,
+    /// For a purchase of a game that checks receipts: `verified` (a store signed for it),
+    /// `unverified` (kept without a valid receipt, counted in no billing figure) or `sandbox`
+    /// (a sandbox transaction accepted on a live key, never revenue). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "verified")]
+    pub proof: Option<Proof>,
 }
 
 /// A player's record.
@@ -116,6 +123,7 @@ pub async fn record(
             amount: l.amount,
             balance_after: l.balance_after,
             ts: l.ts,
+            proof: l.proof,
         })
         .collect();
     Ok(PlayerRecord {

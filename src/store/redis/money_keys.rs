@@ -32,6 +32,8 @@ pub(super) struct MoneyKeys {
     pub(super) spend: Arc<str>,
     /// The idempotency records' receive times.
     pub(super) tx_received: Arc<str>,
+    /// Lifetime unverified purchases per player (see [`Keys::spend_unverified`]).
+    pub(super) spend_unverified: Arc<str>,
     /// Set once this node has brought the tx hash to the per-player layout
     /// ([`super::tx_layout`]).
     pub(super) per_player: tokio::sync::OnceCell<()>,
@@ -40,7 +42,7 @@ pub(super) struct MoneyKeys {
     days: Mutex<Option<DayKeys>>,
 }
 
-/// The two keys of one UTC day.
+/// The keys of one UTC day.
 #[derive(Debug, Clone)]
 pub(super) struct DayKeys {
     day: NaiveDate,
@@ -48,6 +50,10 @@ pub(super) struct DayKeys {
     pub(super) totals: Arc<str>,
     /// The payers' spend on the day.
     pub(super) spend: Arc<str>,
+    /// The day's unverified purchases by group.
+    pub(super) unverified_totals: Arc<str>,
+    /// The payers' unverified purchases on the day.
+    pub(super) unverified_spend: Arc<str>,
 }
 
 impl MoneyKeys {
@@ -61,6 +67,7 @@ impl MoneyKeys {
             ledger: keys.ledger(game_id, env).into(),
             spend: keys.spend(game_id, env).into(),
             tx_received: keys.tx_received(game_id, env).into(),
+            spend_unverified: keys.spend_unverified(game_id, env).into(),
             per_player: tokio::sync::OnceCell::new(),
             days: Mutex::new(None),
         }
@@ -76,6 +83,11 @@ impl MoneyKeys {
                     day,
                     totals: self.keys.day(self.game_id, self.env, day).into(),
                     spend: self.keys.spend_day(self.game_id, self.env, day).into(),
+                    unverified_totals: self.keys.day_unverified(self.game_id, self.env, day).into(),
+                    unverified_spend: self
+                        .keys
+                        .spend_day_unverified(self.game_id, self.env, day)
+                        .into(),
                 };
                 *last = Some(keys.clone());
                 keys

@@ -26,7 +26,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
 use super::super::{
-    COHORT_SEPARATOR, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp, MoneyOutcome,
+    COHORT_SEPARATOR, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp, MoneyOutcome, Proof,
     StoreError, StoreResult,
 };
 use super::SqliteStore;
@@ -66,7 +66,9 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
         MoneyKind::Spent => current.saturating_sub(op.amount),
         MoneyKind::Purchase => 0,
     };
-    if op.kind == MoneyKind::Purchase {
+    // A purchase whose revenue does not count (unverified, sandbox) keeps only its ledger
+    // line and its day total of its own.
+    if op.kind == MoneyKind::Purchase && op.revenue_counts() {
         let spent = spend_of(conn, game, env, &op.player_id)?;
         conn.prepare_cached(
             "INSERT INTO spend (game, env, player, cents) VALUES (?1, ?2, ?3, ?4)
@@ -89,7 +91,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             op.player_id,
             op.amount
         ])?;
-    } else {
+    } else if op.kind != MoneyKind::Purchase {
         conn.prepare_cached(
             "INSERT INTO wallets (game, env, player, currency, balance) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (game, env, player, currency) DO UPDATE SET balance = excluded.balance",
@@ -104,8 +106,8 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     }
     conn.prepare_cached(
         "INSERT INTO ledger (game, env, tx_id, player, kind, currency, amount, balance_after,
-                             ts, ts_nanos)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                             ts, ts_nanos, proof)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         game,
@@ -118,6 +120,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
         balance_after,
         op.ts.timestamp(),
         op.ts.timestamp_subsec_nanos(),
+        Proof::code(op.proof),
     ])?;
     let id = conn.last_insert_rowid();
     conn.prepare_cached("INSERT INTO tx (id, hash) VALUES (?1, ?2)")?
@@ -125,6 +128,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     let (field, currency) = match op.kind {
         MoneyKind::Earned => (DayField::Earned, op.currency_id.as_str()),
         MoneyKind::Spent => (DayField::Spent, op.currency_id.as_str()),
+        MoneyKind::Purchase if !op.revenue_counts() => (DayField::RevenueUnverified, ""),
         MoneyKind::Purchase if op.holdout => (DayField::RevenueControl, ""),
         MoneyKind::Purchase => (DayField::RevenueTreatment, ""),
     };
@@ -166,7 +170,8 @@ fn first_application(
     tx_id: &str,
 ) -> StoreResult<Option<LedgerEntry>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT l.tx_id, l.player, l.kind, l.currency, l.amount, l.balance_after, l.ts, l.ts_nanos
+        "SELECT l.tx_id, l.player, l.kind, l.currency, l.amount, l.balance_after, l.ts, l.ts_nanos,
+                l.proof
          FROM tx t CROSS JOIN ledger l ON l.id = t.id
          WHERE t.hash = ?1 AND l.game = ?2 AND l.env = ?3 AND l.player = ?4 AND l.tx_id = ?5",
     )?;
@@ -306,7 +311,7 @@ pub fn spend_cents(
 /// The ledger of one game and environment in append order.
 pub fn ledger(conn: &Connection, game_id: Uuid, env: Environment) -> StoreResult<Vec<LedgerEntry>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos
+        "SELECT tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos, proof
          FROM ledger WHERE game = ?1 AND env = ?2 ORDER BY id",
     )?;
     let rows = stmt.query_map(
@@ -387,6 +392,7 @@ fn add_to_aggregate(aggregate: &mut DayAggregate, field: DayField, currency: Str
         }
         (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
         (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
+        (DayField::RevenueUnverified, _) => aggregate.revenue_unverified_cents = total,
     }
 }
 
@@ -419,10 +425,12 @@ struct LedgerRow {
     balance_after: i64,
     ts: i64,
     ts_nanos: u32,
+    proof: i64,
 }
 
 impl LedgerRow {
-    /// Reads the columns `tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos`.
+    /// Reads the columns `tx_id, player, kind, currency, amount, balance_after, ts, ts_nanos,
+    /// proof`.
     fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             tx_id: row.get(0)?,
@@ -433,6 +441,7 @@ impl LedgerRow {
             balance_after: row.get(5)?,
             ts: row.get(6)?,
             ts_nanos: row.get(7)?,
+            proof: row.get(8)?,
         })
     }
 
@@ -452,6 +461,7 @@ impl LedgerRow {
             amount: self.amount,
             balance_after: self.balance_after,
             ts,
+            proof: Proof::from_code(self.proof),
         })
     }
 }
@@ -559,6 +569,7 @@ mod tests {
             holdout: false,
             import: false,
             cohort: None,
+            proof: None,
         }
     }
 

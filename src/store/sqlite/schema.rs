@@ -45,8 +45,12 @@ use super::super::{MoneyKind, Scope, StoreError, StoreResult};
 use super::SyncMode;
 
 /// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
-/// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]).
-const VERSION: i64 = 4;
+/// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]), 5 adds the
+/// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)).
+const VERSION: i64 = 5;
+
+/// Layout 5: the ledger line's proof (0 for every line written before).
+const PROOF: &str = "ALTER TABLE ledger ADD COLUMN proof INTEGER NOT NULL DEFAULT 0;";
 
 /// The decision records (written and read by `decisions.rs`) and their index by expiry
 /// (layout 2).
@@ -183,10 +187,10 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let steps = match version {
-        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS}"),
-        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS}"),
-        2 => format!("{EXPIRING} {SPEND_DAYS}"),
-        3 => String::new(),
+        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
+        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
+        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF}"),
+        3 | 4 => PROOF.to_owned(),
         VERSION => return Ok(()),
         other => {
             return Err(StoreError::Corrupt(format!(
@@ -196,7 +200,7 @@ fn migrate(conn: &Connection) -> StoreResult<()> {
     };
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(&steps)?;
-    if version > 0 {
+    if (1..4).contains(&version) {
         rehash_by_player(&tx)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
@@ -276,6 +280,8 @@ pub enum DayField {
     RevenueTreatment,
     /// Revenue in cents from holdout players (no currency).
     RevenueControl,
+    /// Purchases in cents kept without a store's proof, both groups (no currency).
+    RevenueUnverified,
 }
 
 impl DayField {
@@ -286,6 +292,7 @@ impl DayField {
             Self::Spent => 1,
             Self::RevenueTreatment => 2,
             Self::RevenueControl => 3,
+            Self::RevenueUnverified => 4,
         }
     }
 
@@ -296,6 +303,7 @@ impl DayField {
             1 => Ok(Self::Spent),
             2 => Ok(Self::RevenueTreatment),
             3 => Ok(Self::RevenueControl),
+            4 => Ok(Self::RevenueUnverified),
             other => Err(StoreError::Corrupt(format!("unknown day field {other}"))),
         }
     }
@@ -354,6 +362,7 @@ mod tests {
             holdout: false,
             import: false,
             cohort: None,
+            proof: None,
         }
     }
 
@@ -377,12 +386,15 @@ mod tests {
             apply(&conn, &earn(game, "p1", 40)).expect("apply"),
             MoneyOutcome::Applied { balance: 40 }
         );
-        // Make the file what layout 3 wrote: the record hashed without its player.
+        // Make the file what layout 3 wrote: the record hashed without its player, and no
+        // proof column on the ledger.
         conn.execute(
             "UPDATE tx SET hash = ?1",
             params![game_wide_hash(game, "t-1")],
         )
         .expect("old hash");
+        conn.execute("ALTER TABLE ledger DROP COLUMN proof", [])
+            .expect("layout 3 ledger");
         conn.pragma_update(None, "user_version", 3)
             .expect("layout 3");
         migrate(&conn).expect("migrate");

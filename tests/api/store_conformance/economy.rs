@@ -3,7 +3,7 @@
 
 use chrono::Utc;
 use offer_domain::environment::Environment;
-use offer_engine::store::{DayAggregate, MoneyKind, MoneyOp, MoneyOutcome};
+use offer_engine::store::{DayAggregate, MoneyKind, MoneyOp, MoneyOutcome, Proof};
 use uuid::Uuid;
 
 use super::{Ctx, apply, at, day, op, snapshot};
@@ -128,4 +128,63 @@ pub(super) async fn case_purchase_revenue_by_group(ctx: Ctx) {
     assert_eq!(days[1].revenue_treatment_cents, 1000);
     assert_eq!(days[1].revenue_control_cents, 0);
     assert_eq!(days[2], DayAggregate::default());
+}
+
+/// A purchase whose revenue does not count (unverified, or a sandbox transaction on a live
+/// key) keeps its ledger line with its proof and shows as the day's unverified revenue, and
+/// adds to no lifetime spend, no payer's day and no group's revenue; a verified one counts as
+/// a purchase always did.
+pub(super) async fn case_unproven_purchases_stay_out_of_revenue(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let with = |tx: &str, cents: i64, proof: Proof, holdout: bool| MoneyOp {
+        proof: Some(proof),
+        holdout,
+        ..op(g, tx, MoneyKind::Purchase, cents)
+    };
+    for o in [
+        with("v", 499, Proof::Verified, false),
+        with("u", 1_000_000, Proof::Unverified, false),
+        with("uh", 300, Proof::Unverified, true),
+        with("s", 99, Proof::Sandbox, false),
+    ] {
+        assert_eq!(apply(s, &o).await, MoneyOutcome::Applied { balance: 0 });
+    }
+    // A replay of an unverified purchase is a replay like any other.
+    assert_eq!(
+        apply(s, &with("u", 1_000_000, Proof::Unverified, false)).await,
+        MoneyOutcome::Duplicate { balance: 0 }
+    );
+    assert_eq!(s.spend_cents(g, env, "p1").await.expect("spend"), 499);
+    assert_eq!(
+        s.spends(g, env).await.expect("spends"),
+        vec![("p1".to_owned(), 499)]
+    );
+    let revenues = s.day_revenues(g, env, &[day(1)]).await.expect("revenues");
+    assert_eq!(revenues, vec![vec![("p1".to_owned(), 499)]]);
+    let days = s
+        .day_aggregates(g, env, &[day(1), day(2)])
+        .await
+        .expect("aggregates");
+    assert_eq!(days[0].revenue_treatment_cents, 499);
+    assert_eq!(days[0].revenue_control_cents, 0);
+    assert_eq!(days[0].revenue_unverified_cents, 1_000_000 + 300 + 99);
+    assert_eq!(days[1], DayAggregate::default());
+    let proofs: Vec<(String, Option<Proof>)> = s
+        .ledger(g, env)
+        .await
+        .expect("ledger")
+        .into_iter()
+        .map(|line| (line.tx_id, line.proof))
+        .collect();
+    assert_eq!(
+        proofs,
+        [
+            ("v".to_owned(), Some(Proof::Verified)),
+            ("u".to_owned(), Some(Proof::Unverified)),
+            ("uh".to_owned(), Some(Proof::Unverified)),
+            ("s".to_owned(), Some(Proof::Sandbox)),
+        ]
+    );
 }

@@ -183,6 +183,10 @@ conformance!(spend, money::case_purchases_keep_lifetime_spend);
 conformance!(revenue, economy::case_purchase_revenue_by_group);
 conformance!(revenue_days, economy::case_purchases_kept_by_day_and_payer);
 conformance!(
+    unproven,
+    economy::case_unproven_purchases_stay_out_of_revenue
+);
+conformance!(
     cohorts,
     economy::case_cohort_flows_are_kept_beside_the_totals
 );
@@ -275,6 +279,7 @@ fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
         holdout: false,
         import: false,
         cohort: None,
+        proof: None,
     }
 }
 

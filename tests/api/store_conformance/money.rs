@@ -338,6 +338,7 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
                 holdout: rng.random_bool(0.1),
                 import: rng.random_bool(0.02),
                 cohort: None,
+                proof: None,
             }
         };
         let outcome = apply(s, &op).await;

@@ -211,6 +211,7 @@ pub(crate) fn money_op(
         holdout: false,
         import: false,
         cohort: None,
+        proof: None,
     }
 }
 

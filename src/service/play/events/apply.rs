@@ -1,26 +1,21 @@
 //! What each event changes, once its batch passed the checks: telemetry feeds the session's
 //! live features and the L1 model; money events go through the store's atomic wallet step
-//! (idempotent by `tx_id`); `item_used` takes items out of the player's inventory and a
-//! purchase puts its non-currency items in, after its wallet step (see the documentation of
-//! the parent module). One function per kind of event.
+//! (idempotent by `tx_id`); `item_used` takes items out of the player's inventory; a
+//! purchase is the `purchase` module's. One function per kind of event.
 
 use chrono::{DateTime, Utc};
-use offer_actors::session::SessionChange;
 use offer_actors::{GameHandle, SessionHandle};
-use offer_domain::catalogue::Item;
-use offer_domain::category::Category;
 use offer_domain::environment::Environment;
 use offer_domain::fsr::cohort_of;
 use offer_wire::event::SdkEvent;
-use uuid::Uuid;
 
 use super::outcome::{Applied, Balance, Refusal};
-use super::validate::find_item;
+use super::purchase::{Purchase, purchase};
 use crate::service::ServiceResult;
 use crate::service::Services;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome};
 use crate::service::play::offers::learn;
-use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
 use offer_wire::bus::BusMessage;
 
 /// Where an event came from, which decides who hears of a change it makes.
@@ -105,16 +100,24 @@ pub(super) async fn apply(cx: &Context<'_>, event: &SdkEvent) -> ServiceResult<A
             price_cents,
             tx_id,
             ts,
+            receipt,
         } => {
-            let op = cx.money(MoneyKind::Purchase, "", *price_cents, tx_id, ts);
-            purchase(cx, op, *offer_id, item_ids).await
+            let event = Purchase {
+                offer_id: *offer_id,
+                item_ids,
+                price_cents: *price_cents,
+                tx_id,
+                ts,
+                receipt: receipt.as_ref(),
+            };
+            purchase(cx, &event).await
         }
     }
 }
 
 impl Context<'_> {
     /// The wallet step of a money event of this session's player.
-    fn money(
+    pub(super) fn money(
         &self,
         kind: MoneyKind,
         currency_id: &str,
@@ -136,11 +139,12 @@ impl Context<'_> {
             holdout: player.holdout,
             import: false,
             cohort: player.install_day.map(cohort_of),
+            proof: None,
         }
     }
 
     /// An inventory step of this session's player.
-    fn items(&self, tx_id: &str, change: InventoryChange) -> InventoryOp {
+    pub(super) fn items(&self, tx_id: &str, change: InventoryChange) -> InventoryOp {
         let info = self.session.info();
         InventoryOp {
             game_id: info.game_id,
@@ -214,88 +218,9 @@ async fn currency(cx: &Context<'_>, op: MoneyOp) -> ServiceResult<Applied> {
     })
 }
 
-/// `purchase`: the wallet step records the revenue; when it applied the purchase or
-/// recognised a replay, the inventory step adds its items under the same `tx_id`. Only a
-/// purchase applied now counts as spend and teaches its offer.
-async fn purchase(
-    cx: &Context<'_>,
-    op: MoneyOp,
-    offer_id: Option<Uuid>,
-    item_ids: &[String],
-) -> ServiceResult<Applied> {
-    cx.session.event_seen();
-    let outcome = cx.state.store.apply_money(&op).await?;
-    let applied_now = match outcome {
-        MoneyOutcome::Applied { .. } => true,
-        MoneyOutcome::Duplicate { .. } => false,
-        MoneyOutcome::InsufficientFunds { balance } => {
-            return Ok(Applied::Rejected(Refusal::InsufficientFunds {
-                currency_id: op.currency_id,
-                balance,
-                amount: op.amount,
-            }));
-        }
-        MoneyOutcome::TxConflict => {
-            return Ok(Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }));
-        }
-        MoneyOutcome::KillSwitch => return Ok(Applied::Rejected(Refusal::SdkDisabled)),
-    };
-    let grant = granted(&cx.game.view().items, item_ids);
-    let inventory = if grant.is_empty() {
-        None
-    } else {
-        let step = cx.items(&op.tx_id, InventoryChange::Add(grant));
-        match inventory::apply(cx.state.store.as_ref(), &step).await? {
-            InventoryOutcome::Applied(now) => {
-                announce_inventory(cx).await;
-                Some(now)
-            }
-            InventoryOutcome::Duplicate(now) => Some(now),
-            // The purchase's tx_id came again with other items (the wallet step's replay
-            // does not compare them): nothing more is added.
-            InventoryOutcome::TxConflict => {
-                return Ok(Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }));
-            }
-            InventoryOutcome::Insufficient { .. } => {
-                return Err(StoreError::Corrupt(
-                    "an inventory addition answered insufficient".into(),
-                )
-                .into());
-            }
-        }
-    };
-    if applied_now {
-        cx.session.change(SessionChange::Spent(op.amount));
-        if let Some(offer_id) = offer_id {
-            learn(
-                cx.state,
-                cx.game,
-                cx.session.info().session_id,
-                offer_id,
-                true,
-            );
-        }
-    }
-    Ok(Applied::Accepted {
-        balance: None,
-        inventory,
-    })
-}
-
-/// What a purchase of `item_ids` puts in the inventory: each non-currency catalogue item's
-/// `quantity` units, or 1.
-fn granted(items: &[Item], item_ids: &[String]) -> Vec<(String, i64)> {
-    item_ids
-        .iter()
-        .filter_map(|id| find_item(items, id))
-        .filter(|item| item.category != Category::Currency)
-        .map(|item| (item.item_id.clone(), item.quantity.unwrap_or(1)))
-        .collect()
-}
-
 /// Tells every node that a player's inventory changed, so that each pushes it to the
 /// player's sessions there. The change is stored: a bus that fails only costs the push.
-async fn announce_inventory(cx: &Context<'_>) {
+pub(super) async fn announce_inventory(cx: &Context<'_>) {
     let info = cx.session.info();
     let msg = BusMessage::InventoryChanged {
         game_id: info.game_id,
@@ -322,28 +247,5 @@ async fn announce_balance(cx: &Context<'_>, currency_id: &str) {
     };
     if let Err(e) = cx.state.store.publish(&msg).await {
         tracing::warn!(game_id = %info.game_id, error = %e, "balance push not published");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::fixtures::catalogue;
-
-    use super::*;
-
-    #[test]
-    fn a_purchase_grants_its_non_currency_items_by_quantity() {
-        let ids: Vec<String> = ["gems_100", "potion", "sword", "shield", "sword"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-        assert_eq!(
-            granted(&catalogue(), &ids),
-            vec![
-                ("potion".to_owned(), 3),
-                ("sword".to_owned(), 1),
-                ("sword".to_owned(), 1)
-            ]
-        );
     }
 }

@@ -6,13 +6,14 @@
 //!
 //! Telemetry events feed the session's live features and the L1 model; money events go
 //! through the store's atomic wallet step (idempotent by `tx_id`). Currency enters wallets
-//! only through `currency_earned`; `purchase` records real-money revenue and puts its
-//! non-currency items in the player's inventory, which `item_used` takes them out of.
+//! only through `currency_earned`; `purchase` (the `purchase` module: store receipts, what it
+//! grants and counts) records real-money revenue and puts its non-currency items in the
+//! player's inventory, which `item_used` takes them out of.
 //!
 //! A purchase's items go through the inventory step after its wallet step, under the same
 //! `tx_id`, when the wallet step applied it or recognised it as a replay: each step is
 //! idempotent on its own, so a purchase retried after a failure between the two adds its
-//! items exactly once, and a replay adds nothing. Each listed non-currency item adds its
+//! items exactly once, and a replay adds nothing. Each granted non-currency item adds its
 //! catalogue `quantity` units (1 when it has none); currency packs and ids that are no
 //! catalogue item add nothing.
 
@@ -20,6 +21,7 @@ mod apply;
 #[cfg(test)]
 mod fixtures;
 pub mod outcome;
+mod purchase;
 pub mod validate;
 
 use offer_actors::{GameHandle, SessionHandle};

@@ -12,7 +12,8 @@ use crate::service::play::inventory::Items;
 pub struct Rejected {
     /// Position in the batch.
     pub index: usize,
-    /// `insufficient_funds`, `insufficient_items`, `tx_id_reused` or `sdk_disabled`.
+    /// `insufficient_funds`, `insufficient_items`, `tx_id_reused`, `sdk_disabled`,
+    /// `receipt_invalid`, `receipt_already_redeemed` or `receipt_required`.
     pub code: &'static str,
     /// Explanation.
     pub message: String,
@@ -55,6 +56,20 @@ pub enum Refusal {
     },
     /// The kill switch turned the SDK off between the check and the wallet step.
     SdkDisabled,
+    /// The purchase's receipt does not prove it: a signature, certificate chain, app,
+    /// environment or purchase state the store did not sign for, or a product that is
+    /// nothing of this game.
+    ReceiptInvalid {
+        /// The short stable reason (`signature`, `wrong_bundle`, `unknown_product`, ...).
+        reason: &'static str,
+        /// What was wrong, for the developer.
+        detail: String,
+    },
+    /// The store transaction was already redeemed by another player of the game: a shared
+    /// receipt grants nothing twice.
+    ReceiptAlreadyRedeemed,
+    /// The game verifies receipts (`enforce`) and the purchase carried none.
+    ReceiptRequired,
 }
 
 impl Refusal {
@@ -65,6 +80,9 @@ impl Refusal {
             Self::InsufficientItems { .. } => "insufficient_items",
             Self::TxIdReused { .. } => "tx_id_reused",
             Self::SdkDisabled => "sdk_disabled",
+            Self::ReceiptInvalid { .. } => "receipt_invalid",
+            Self::ReceiptAlreadyRedeemed => "receipt_already_redeemed",
+            Self::ReceiptRequired => "receipt_required",
         }
     }
 
@@ -85,6 +103,15 @@ impl Refusal {
                 format!("tx_id `{tx_id}` was already used for a different change")
             }
             Self::SdkDisabled => "the SDK is disabled for this game (kill switch level 3)".into(),
+            Self::ReceiptInvalid { reason, detail } => {
+                format!("the receipt does not prove the purchase ({reason}): {detail}")
+            }
+            Self::ReceiptAlreadyRedeemed => {
+                "the receipt's store transaction was already redeemed by another player".into()
+            }
+            Self::ReceiptRequired => {
+                "this game grants purchases only with a store receipt, and none was sent".into()
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use offer_domain::catalogue::Item;
 use offer_domain::category::Category;
 use offer_domain::game::Game;
 use offer_domain::validation::{FieldError, MAX_ID_LEN, is_snake_case};
-use offer_wire::event::SdkEvent;
+use offer_wire::event::{MAX_RECEIPT_BYTES, SdkEvent};
 
 use crate::service::{ServiceError, ServiceResult};
 
@@ -113,9 +113,20 @@ pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
             item_ids,
             price_cents,
             tx_id,
+            receipt,
             ..
         } => {
             tx(tx_id)?;
+            if let Some(receipt) = receipt {
+                if receipt.len() > MAX_RECEIPT_BYTES {
+                    return Err(format!(
+                        "receipt: at most {MAX_RECEIPT_BYTES} bytes (16 KiB)"
+                    ));
+                }
+                if receipt.is_empty() {
+                    return Err("receipt: empty".into());
+                }
+            }
             if item_ids.len() > 50 {
                 return Err("at most 50 item_ids".into());
             }
@@ -154,6 +165,7 @@ pub fn validate_fields(game: &Game, e: &SdkEvent) -> Result<(), String> {
 mod tests {
     use super::super::fixtures::catalogue;
     use offer_domain::testing;
+    use offer_wire::event::Receipt;
 
     use super::*;
 
@@ -199,12 +211,39 @@ mod tests {
             price_cents: 99,
             tx_id: "p1".into(),
             ts: None,
+            receipt: None,
         };
         assert_eq!(
             validate(&game(), &[], &purchase(&["gems_100", "sword"])),
             Ok(())
         );
         assert!(validate(&game(), &[], &purchase(&["Gems 100"])).is_err());
+    }
+
+    #[test]
+    fn a_receipt_is_bounded_and_not_empty() {
+        let with = |receipt: Receipt| SdkEvent::Purchase {
+            offer_id: None,
+            item_ids: Vec::new(),
+            price_cents: 99,
+            tx_id: "p1".into(),
+            ts: None,
+            receipt: Some(receipt),
+        };
+        let jws = |len: usize| Receipt::AppStore {
+            signed_transaction: "a".repeat(len),
+        };
+        assert_eq!(
+            validate(&game(), &[], &with(jws(MAX_RECEIPT_BYTES))),
+            Ok(())
+        );
+        assert!(validate(&game(), &[], &with(jws(MAX_RECEIPT_BYTES + 1))).is_err());
+        assert!(validate(&game(), &[], &with(jws(0))).is_err());
+        let google = Receipt::GooglePlay {
+            purchase_data: "a".repeat(MAX_RECEIPT_BYTES),
+            signature: "b".into(),
+        };
+        assert!(validate(&game(), &[], &with(google)).is_err());
     }
 
     #[test]

@@ -171,11 +171,20 @@ impl Money for RedisStore {
         let mut pipe = ::redis::pipe();
         for day in days {
             pipe.cmd("HGETALL").arg(self.keys.day(game_id, env, *day));
+            pipe.cmd("HGETALL")
+                .arg(self.keys.day_unverified(game_id, env, *day));
         }
         let mut conn = self.conn.clone();
         let hashes: Vec<HashMap<String, i64>> =
             bounded(self.timeout, "day_aggregates", pipe.query_async(&mut conn)).await?;
-        Ok(hashes.into_iter().map(parse_day).collect())
+        let mut hashes = hashes.into_iter();
+        let mut out = Vec::with_capacity(days.len());
+        while let (Some(counted), Some(unverified)) = (hashes.next(), hashes.next()) {
+            let mut day = parse_day(counted);
+            day.revenue_unverified_cents = unverified.values().sum();
+            out.push(day);
+        }
+        Ok(out)
     }
 
     async fn day_revenues(

@@ -121,16 +121,27 @@ impl MoneyCall {
     pub(in crate::store::redis) fn new(keys: &MoneyKeys, op: &MoneyOp) -> StoreResult<Self> {
         let received_ms = Utc::now().timestamp_millis();
         let day = keys.day(op.ts.date_naive());
+        // A purchase whose revenue does not count writes the same records under keys of
+        // their own: the scripts need not know, and no reader of revenue sees it.
+        let (totals, spend, spend_day) = if op.revenue_counts() {
+            (day.totals, Arc::clone(&keys.spend), day.spend)
+        } else {
+            (
+                day.unverified_totals,
+                Arc::clone(&keys.spend_unverified),
+                day.unverified_spend,
+            )
+        };
         Ok(Self {
             keys: [
                 Arc::clone(&keys.tx),
                 Arc::clone(&keys.kill),
                 keys.wallet(&op.player_id),
                 Arc::clone(&keys.ledger),
-                day.totals,
-                Arc::clone(&keys.spend),
+                totals,
+                spend,
                 Arc::clone(&keys.tx_received),
-                day.spend,
+                spend_day,
             ],
             tx_field: tx_field(&op.player_id, &op.tx_id),
             kind: match op.kind {
@@ -424,6 +435,8 @@ fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
         amount: i64,
         #[serde(serialize_with = "offer_domain::timestamp::serialize")]
         ts: chrono::DateTime<chrono::Utc>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        proof: Option<crate::store::Proof>,
     }
     let mut json = serde_json::to_string(&Head {
         rx: received_ms,
@@ -433,6 +446,7 @@ fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
         currency_id: &op.currency_id,
         amount: op.amount,
         ts: op.ts,
+        proof: op.proof,
     })
     .map_err(|err| StoreError::Corrupt(format!("ledger entry: {err}")))?;
     if json.pop() != Some('}') {
@@ -536,6 +550,7 @@ mod tests {
             holdout: false,
             import: false,
             cohort: None,
+            proof: None,
         };
         let print = op.fingerprint();
         let suffix = format!("|Purchase|{}|{}", op.currency_id, op.amount);

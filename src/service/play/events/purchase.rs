@@ -1,0 +1,289 @@
+//! The `purchase` event: what a purchase grants and what it counts, by the game's receipt
+//! verification.
+//!
+//! - `off`: as the game reports it, the client's items at the client's price.
+//! - `report` and `enforce`: a receipt the store signed for one of the game's products grants
+//!   that product (its item, or its bundle's items, each by its catalogue `quantity`, times
+//!   the receipt's `quantity`) and counts its catalogue price times the receipt's quantity as
+//!   verified revenue, whatever the client said. Its store transaction is redeemed once: the
+//!   same player presenting it again is answered as the first purchase (a replay), another
+//!   player gains nothing (`receipt_already_redeemed`).
+//! - A purchase without a valid receipt is refused in `enforce` (`receipt_required`,
+//!   `receipt_invalid`, `receipt_already_redeemed`); in `report` it is kept as the client
+//!   reported it, flagged unverified: it grants its items, and its revenue is kept apart from
+//!   every figure the bill is computed on.
+//!
+//! Then, as for every purchase, the wallet step records the revenue; when it applied the
+//! purchase or recognised a replay, the inventory step adds the items under the same
+//! `tx_id` (each step is idempotent on its own). Only a purchase applied now whose revenue
+//! counts raises the player's spend and teaches the offer it bought.
+
+use chrono::{DateTime, Utc};
+use offer_actors::session::SessionChange;
+use offer_domain::catalogue::Item;
+use offer_domain::category::Category;
+use offer_domain::product_grant::resolve_product;
+use offer_domain::store_settings::Verification;
+use offer_wire::event::Receipt;
+use uuid::Uuid;
+
+use super::apply::{Context, announce_inventory};
+use super::outcome::{Applied, Refusal};
+use super::validate::find_item;
+use crate::service::ServiceResult;
+use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
+use crate::service::play::offers::learn;
+use crate::service::play::receipts::redemptions::{Claim, Redeemed, redeem};
+use crate::service::play::receipts::verify::Expected;
+use crate::store::{MoneyKind, MoneyOutcome, Proof, StoreError};
+
+/// A purchase event as the game sent it.
+pub(super) struct Purchase<'a> {
+    /// The offer bought, if any.
+    pub offer_id: Option<Uuid>,
+    /// The items the client says it bought.
+    pub item_ids: &'a [String],
+    /// The price the client says it paid, in cents.
+    pub price_cents: i64,
+    /// The client's idempotency key.
+    pub tx_id: &'a str,
+    /// The client's time.
+    pub ts: &'a Option<DateTime<Utc>>,
+    /// The store's receipt, if sent.
+    pub receipt: Option<&'a Receipt>,
+}
+
+/// What a purchase grants and records, once its proof is judged.
+struct Paid {
+    /// The `tx_id` the wallet and inventory steps run under: the client's, or for a receipt
+    /// its player redeemed before, the first purchase's.
+    tx_id: String,
+    /// Revenue in cents.
+    amount: i64,
+    /// Items and units added to the inventory.
+    grant: Vec<(String, i64)>,
+    /// How it was proven (`None`: verification is off).
+    proof: Option<Proof>,
+}
+
+impl Paid {
+    /// The purchase as the client reported it, proven by `proof`.
+    fn reported(cx: &Context<'_>, p: &Purchase<'_>, proof: Option<Proof>) -> Self {
+        Self {
+            tx_id: p.tx_id.to_owned(),
+            amount: p.price_cents,
+            grant: granted(&cx.game.view().items, p.item_ids, 1),
+            proof,
+        }
+    }
+
+    /// Whether its revenue counts (not an unverified or sandbox purchase).
+    fn counts(&self) -> bool {
+        matches!(self.proof, None | Some(Proof::Verified))
+    }
+}
+
+/// `purchase`: judges its proof, then records and grants it (see the module documentation).
+pub(super) async fn purchase(cx: &Context<'_>, p: &Purchase<'_>) -> ServiceResult<Applied> {
+    cx.session.event_seen();
+    let verification = cx.game.view().stores.verification;
+    let paid = match (verification, p.receipt) {
+        (Verification::Off, _) => Paid::reported(cx, p, None),
+        (Verification::Enforce, None) => return Ok(Applied::Rejected(Refusal::ReceiptRequired)),
+        (Verification::Report, None) => Paid::reported(cx, p, Some(Proof::Unverified)),
+        (mode, Some(receipt)) => match check(cx, p, receipt).await? {
+            Ok(paid) => paid,
+            Err(refusal) if mode == Verification::Enforce => {
+                return Ok(Applied::Rejected(refusal));
+            }
+            Err(refusal) => {
+                tracing::info!(
+                    game_id = %cx.game.view().game.game_id,
+                    refusal = refusal.code(),
+                    "purchase kept unverified"
+                );
+                Paid::reported(cx, p, Some(Proof::Unverified))
+            }
+        },
+    };
+    record(cx, paid, p).await
+}
+
+/// Verifies `receipt` and redeems its transaction: what it pays for, or why it pays for
+/// nothing.
+async fn check(
+    cx: &Context<'_>,
+    p: &Purchase<'_>,
+    receipt: &Receipt,
+) -> ServiceResult<Result<Paid, Refusal>> {
+    let view = cx.game.view();
+    let expected = Expected {
+        env: cx.env,
+        app_store: view.stores.app_store.clone(),
+        google_play: view.stores.google_play.clone(),
+    };
+    let verified = match cx.state.receipts.verify(receipt.clone(), expected).await? {
+        Ok(verified) => verified,
+        Err(invalid) => {
+            return Ok(Err(Refusal::ReceiptInvalid {
+                reason: invalid.reason,
+                detail: invalid.detail,
+            }));
+        }
+    };
+    let Some(product) = resolve_product(
+        verified.store,
+        &verified.product_id,
+        &view.items,
+        &view.bundles,
+    ) else {
+        return Ok(Err(Refusal::ReceiptInvalid {
+            reason: "unknown_product",
+            detail: format!(
+                "the {} product `{}` is no item or bundle of this game",
+                verified.store.as_str(),
+                verified.product_id
+            ),
+        }));
+    };
+    let quantity = i64::from(verified.quantity);
+    let ids: Vec<String> = product.item_ids().into_iter().map(str::to_owned).collect();
+    let info = cx.session.info();
+    let claim = Claim {
+        player_id: info.player_id.clone(),
+        tx_id: p.tx_id.to_owned(),
+        amount: product.price_cents().saturating_mul(quantity),
+    };
+    let redeemed = redeem(
+        cx.state.store.as_ref(),
+        (info.game_id, cx.env),
+        (verified.store, &verified.transaction_id),
+        &claim,
+    )
+    .await?;
+    let first = match redeemed {
+        Redeemed::First => claim,
+        Redeemed::Again(first) => first,
+        Redeemed::Other => return Ok(Err(Refusal::ReceiptAlreadyRedeemed)),
+    };
+    Ok(Ok(Paid {
+        tx_id: first.tx_id,
+        amount: first.amount,
+        grant: granted(&view.items, &ids, quantity),
+        proof: Some(if verified.sandbox {
+            Proof::Sandbox
+        } else {
+            Proof::Verified
+        }),
+    }))
+}
+
+/// Records `paid`: the wallet step, then the inventory step under the same `tx_id`.
+async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult<Applied> {
+    let mut op = cx.money(MoneyKind::Purchase, "", paid.amount, &paid.tx_id, p.ts);
+    op.proof = paid.proof;
+    let outcome = cx.state.store.apply_money(&op).await?;
+    let applied_now = match outcome {
+        MoneyOutcome::Applied { .. } => true,
+        MoneyOutcome::Duplicate { .. } => false,
+        MoneyOutcome::InsufficientFunds { balance } => {
+            return Ok(Applied::Rejected(Refusal::InsufficientFunds {
+                currency_id: op.currency_id,
+                balance,
+                amount: op.amount,
+            }));
+        }
+        MoneyOutcome::TxConflict => {
+            return Ok(Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }));
+        }
+        MoneyOutcome::KillSwitch => return Ok(Applied::Rejected(Refusal::SdkDisabled)),
+    };
+    let inventory = if paid.grant.is_empty() {
+        None
+    } else {
+        let step = cx.items(&op.tx_id, InventoryChange::Add(paid.grant.clone()));
+        match inventory::apply(cx.state.store.as_ref(), &step).await? {
+            InventoryOutcome::Applied(now) => {
+                announce_inventory(cx).await;
+                Some(now)
+            }
+            InventoryOutcome::Duplicate(now) => Some(now),
+            // The purchase's tx_id came again with other items (the wallet step's replay
+            // does not compare them): nothing more is added.
+            InventoryOutcome::TxConflict => {
+                return Ok(Applied::Rejected(Refusal::TxIdReused { tx_id: op.tx_id }));
+            }
+            InventoryOutcome::Insufficient { .. } => {
+                return Err(StoreError::Corrupt(
+                    "an inventory addition answered insufficient".into(),
+                )
+                .into());
+            }
+        }
+    };
+    if applied_now && paid.counts() {
+        cx.session.change(SessionChange::Spent(op.amount));
+        if let Some(offer_id) = p.offer_id {
+            learn(
+                cx.state,
+                cx.game,
+                cx.session.info().session_id,
+                offer_id,
+                true,
+            );
+        }
+    }
+    Ok(Applied::Accepted {
+        balance: None,
+        inventory,
+    })
+}
+
+/// What a purchase of `item_ids`, `times` over, puts in the inventory: each non-currency
+/// catalogue item's `quantity` units (or 1) times `times`. Currency packs and ids that are
+/// no catalogue item add nothing.
+fn granted(items: &[Item], item_ids: &[String], times: i64) -> Vec<(String, i64)> {
+    item_ids
+        .iter()
+        .filter_map(|id| find_item(items, id))
+        .filter(|item| item.category != Category::Currency)
+        .map(|item| {
+            (
+                item.item_id.clone(),
+                item.quantity.unwrap_or(1).saturating_mul(times),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::catalogue;
+
+    use super::*;
+
+    #[test]
+    fn a_purchase_grants_its_non_currency_items_by_quantity() {
+        let ids: Vec<String> = ["gems_100", "potion", "sword", "shield", "sword"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(
+            granted(&catalogue(), &ids, 1),
+            vec![
+                ("potion".to_owned(), 3),
+                ("sword".to_owned(), 1),
+                ("sword".to_owned(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_receipt_for_several_units_grants_each_item_that_many_times() {
+        let ids: Vec<String> = vec!["potion".into(), "gems_100".into()];
+        assert_eq!(
+            granted(&catalogue(), &ids, 4),
+            vec![("potion".to_owned(), 12)]
+        );
+    }
+}

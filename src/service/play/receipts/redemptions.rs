@@ -1,0 +1,79 @@
+//! Which player redeemed each store transaction of a game: a receipt grants once. The first
+//! purchase presenting a transaction claims it for its player and `tx_id`; the same player
+//! presenting it again (a retry, a replay) is sent back to that first purchase, which answers
+//! as a replay; another player presenting it is sharing a receipt and gains nothing.
+//!
+//! A claim is a document created only if absent ([`Documents::insert_new`]), so two nodes
+//! racing on one transaction agree on its one owner, on every store backend and across
+//! restarts. Claims are kept for good: one is about a hundred bytes per real purchase, and a
+//! transaction forgotten would grant again.
+
+use offer_domain::environment::Environment;
+use offer_domain::product_ids::Store;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::service::ServiceResult;
+use crate::store::{Collection, Documents, StoreError};
+
+/// The purchase that first redeemed a transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Its player.
+    pub player_id: String,
+    /// Its `tx_id`, under which the wallet and inventory steps ran.
+    pub tx_id: String,
+    /// The revenue it recorded in cents, so a replay repeats the very same wallet step even
+    /// after the catalogue price changed.
+    pub amount: i64,
+}
+
+/// Whose a presented transaction is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Redeemed {
+    /// Nobody's before: this purchase claimed it.
+    First,
+    /// The same player's: the first purchase, to answer again.
+    Again(Claim),
+    /// Another player's: a shared receipt.
+    Other,
+}
+
+/// The claims of one game and environment.
+fn collection(game_id: Uuid, env: Environment) -> Collection {
+    Collection::game(
+        game_id,
+        match env {
+            Environment::Production => "redemptions",
+            Environment::Sandbox => "redemptions_sandbox",
+        },
+    )
+}
+
+/// Claims `transaction_id` of `store` in a game for `claim`, or says whose it already is.
+pub async fn redeem(
+    store: &dyn Documents,
+    (game_id, env): (Uuid, Environment),
+    (shop, transaction_id): (Store, &str),
+    claim: &Claim,
+) -> ServiceResult<Redeemed> {
+    let coll = collection(game_id, env);
+    // The store's name keeps one store's ids from meeting the other's.
+    let id = format!("{}:{transaction_id}", shop.as_str());
+    let bytes = serde_json::to_vec(claim)
+        .map_err(|e| StoreError::Corrupt(format!("redemption claim: {e}")))?;
+    if store.insert_new(coll, &id, bytes).await? {
+        return Ok(Redeemed::First);
+    }
+    let Some(stored) = store.get(coll, &id).await? else {
+        // Claims are never deleted: one that vanished is a store that lost data.
+        return Err(StoreError::Corrupt(format!("redemption `{id}` vanished")).into());
+    };
+    let first: Claim = serde_json::from_slice(&stored)
+        .map_err(|e| StoreError::Corrupt(format!("redemption `{id}`: {e}")))?;
+    Ok(if first.player_id == claim.player_id {
+        Redeemed::Again(first)
+    } else {
+        Redeemed::Other
+    })
+}
