@@ -153,6 +153,7 @@ async fn check(
         player_id: info.player_id.clone(),
         tx_id: p.tx_id.to_owned(),
         amount: product.price_cents().saturating_mul(quantity),
+        grant: granted(&view.items, &ids, quantity),
     };
     let redeemed = redeem(
         cx.state.store.as_ref(),
@@ -169,7 +170,7 @@ async fn check(
     Ok(Ok(Paid {
         tx_id: first.tx_id,
         amount: first.amount,
-        grant: granted(&view.items, &ids, quantity),
+        grant: first.grant,
         proof: Some(if verified.sandbox {
             Proof::Sandbox
         } else {

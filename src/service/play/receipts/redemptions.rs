@@ -26,6 +26,10 @@ pub struct Claim {
     /// The revenue it recorded in cents, so a replay repeats the very same wallet step even
     /// after the catalogue price changed.
     pub amount: i64,
+    /// The items and units it granted, which a replay grants again (the inventory step
+    /// recognises its `tx_id`) and a refund takes back.
+    #[serde(default)]
+    pub grant: Vec<(String, i64)>,
 }
 
 /// Whose a presented transaction is.
