@@ -29,7 +29,7 @@ use offer_domain::learner::Learner;
 use offer_domain::learning::prior_of;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::pipeline::{GameSnapshot, Lesson, SnapshotInput};
-use offer_domain::store_settings::StoreSettings;
+use offer_domain::store_settings::{StoreSettings, Verification};
 use serde_json::value::RawValue;
 
 use crate::ActorError;
@@ -131,6 +131,7 @@ impl GameView {
             quadrant: config.quadrant,
             approved: config.approved.clone(),
             learner,
+            enforce_payment: config.stores.verification == Verification::Enforce,
         });
         Self {
             game,

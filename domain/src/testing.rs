@@ -220,6 +220,8 @@ pub struct SnapshotFixture {
     pub approved: HashSet<String>,
     /// The L1 learner.
     pub learner: Arc<Learner>,
+    /// Whether the game enforces store receipts.
+    pub enforce_payment: bool,
 }
 
 impl SnapshotFixture {
@@ -247,6 +249,7 @@ impl SnapshotFixture {
             quadrant: Quadrant::Healthy,
             approved: HashSet::new(),
             learner: Arc::new(Learner::new(LearnerSettings::default(), Prior::default())),
+            enforce_payment: false,
         }
     }
 
@@ -311,6 +314,7 @@ impl SnapshotFixture {
             quadrant: Quadrant::Healthy,
             approved: HashSet::new(),
             learner: Arc::new(learner),
+            enforce_payment: false,
         }
     }
 
@@ -326,6 +330,7 @@ impl SnapshotFixture {
             quadrant: self.quadrant,
             approved: self.approved.clone(),
             learner: Arc::clone(&self.learner),
+            enforce_payment: self.enforce_payment,
         })
     }
 

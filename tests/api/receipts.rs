@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 use super::fixtures::{Sdk, bundle, item, with};
 use super::helpers::{TestApp, default_backend, scratch_dir, shared_backend, spawn_tuned};
+use super::offers::{decision, offer};
 use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
 
 const BUNDLE_ID: &str = "com.studio.game";
@@ -450,4 +451,48 @@ async fn a_receipt_redeemed_on_one_node_is_shared_on_another() {
     let first = record(&b, &sdk, "first").await;
     assert_eq!(inventory(&first), [("sword".to_owned(), 1)]);
     assert_eq!(first["ledger_total"], 1);
+}
+
+#[tokio::test]
+async fn enforce_serves_only_offers_a_store_product_sells_and_the_trace_says_why() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca, default_backend()).await;
+    let sdk = game(&app, &key, "enforce").await;
+    // The bundle (sword and shield, 6.49) sells on Google Play only: an Android player gets
+    // it, an iOS player gets a single item one of its App Store products sells.
+    let android = app
+        .open_session(&sdk, "droid", json!({"platform": "android"}))
+        .await;
+    let (status, served, _) = offer(&app, &sdk, &android, "boss_raid").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(served["fallback_level"], 3, "{served}");
+    assert_eq!(served["price_cents"], 649, "{served}");
+    let ios = app
+        .open_session(&sdk, "iphone", json!({"platform": "ios"}))
+        .await;
+    let (status, served, _) = offer(&app, &sdk, &ios, "boss_raid").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(served["fallback_level"], 4, "{served}");
+    let item = served["items"][0]["item_id"].as_str().expect("an item");
+    let catalogue = [("sword", 499), ("potion", 99)];
+    assert!(
+        catalogue
+            .iter()
+            .any(|(id, cents)| *id == item && served["price_cents"] == *cents),
+        "{served}"
+    );
+    let record = decision(&app, &sdk, &served).await;
+    let notes: Vec<(u64, &str)> = record["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .map(|s| {
+            (
+                s["level"].as_u64().expect("level"),
+                s["note"].as_str().expect("note"),
+            )
+        })
+        .collect();
+    assert!(notes.contains(&(3, "no_store_product")), "{record}");
 }

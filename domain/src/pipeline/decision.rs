@@ -112,6 +112,9 @@ pub enum TraceNote {
     ShelfEmpty,
     /// The experiment variant's price is outside the guardrails: the base price serves.
     VariantPriceOutsideGuardrails,
+    /// The game enforces store receipts and no product of a store the player buys from
+    /// sells this level's offer at its price: it could never be paid for.
+    NoStoreProduct,
 }
 
 impl TraceNote {
@@ -131,6 +134,7 @@ impl TraceNote {
             Self::NoBundle => "no_bundle",
             Self::ShelfEmpty => "shelf_empty",
             Self::VariantPriceOutsideGuardrails => "variant_price_outside_guardrails",
+            Self::NoStoreProduct => "no_store_product",
         }
     }
 }

@@ -87,25 +87,13 @@ pub(super) fn apply_experiment(cx: &mut Ctx<'_>, c: Candidate) -> OfferPlan {
         arm: c.arm,
         lesson: None,
     };
-    let Some(exp) = cx.snap.experiment() else {
+    let Some((exp, variant, price)) = variant_price(cx, plan.price_cents) else {
         return plan;
     };
-    let bucket = hash_pair_u64(&cx.player.player_id, &exp.id_text) % exp.total_weight;
-    let Some(variant) = exp.variants.iter().find(|v| bucket < v.upto) else {
-        return plan;
-    };
-    let price = match variant.change {
-        PriceChange::Keep => None,
-        PriceChange::Replace(cents) => Some(cents),
-        PriceChange::Multiply(m) => Some((plan.price_cents as f64 * m).round()),
-    };
-    if let Some(p) = price {
-        let in_range = p.is_finite() && (0.0..=MAX_PRICE_CENTS as f64).contains(&p);
-        // In range, so the cast is exact.
-        let cents = p as i64;
-        if in_range && policy::price_allowed(cx.snap.guardrails(), cents) {
-            plan.price_cents = cents;
-        } else {
+    match price {
+        VariantPrice::Base => {}
+        VariantPrice::Set(cents) => plan.price_cents = cents,
+        VariantPrice::OutsideGuardrails => {
             cx.note(plan.level, TraceNote::VariantPriceOutsideGuardrails);
         }
     }
@@ -114,6 +102,55 @@ pub(super) fn apply_experiment(cx: &mut Ctx<'_>, c: Candidate) -> OfferPlan {
         variant: variant.name.clone(),
     });
     plan
+}
+
+/// The price an offer at `base_cents` serves at for this player once its experiment (if
+/// any) applies: what [`apply_experiment`] will set, without noting anything.
+pub(super) fn served_price(cx: &Ctx<'_>, base_cents: i64) -> i64 {
+    match variant_price(cx, base_cents) {
+        Some((_, _, VariantPrice::Set(cents))) => cents,
+        _ => base_cents,
+    }
+}
+
+/// What a variant does to a price.
+enum VariantPrice {
+    /// The control, or no change.
+    Base,
+    /// This price, within the range and the guardrails.
+    Set(i64),
+    /// A price outside the range or the guardrails: the base price stays.
+    OutsideGuardrails,
+}
+
+/// The experiment that applies, the player's variant and what it does to `base_cents`;
+/// `None` without an experiment.
+fn variant_price<'s>(
+    cx: &Ctx<'s>,
+    base_cents: i64,
+) -> Option<(&'s SnapExperiment, &'s SnapVariant, VariantPrice)> {
+    let exp = cx.snap.experiment()?;
+    let bucket = hash_pair_u64(&cx.player.player_id, &exp.id_text) % exp.total_weight;
+    let variant = exp.variants.iter().find(|v| bucket < v.upto)?;
+    let price = match variant.change {
+        PriceChange::Keep => None,
+        PriceChange::Replace(cents) => Some(cents),
+        PriceChange::Multiply(m) => Some((base_cents as f64 * m).round()),
+    };
+    let effect = match price {
+        None => VariantPrice::Base,
+        Some(p) => {
+            let in_range = p.is_finite() && (0.0..=MAX_PRICE_CENTS as f64).contains(&p);
+            // In range, so the cast is exact.
+            let cents = p as i64;
+            if in_range && policy::price_allowed(cx.snap.guardrails(), cents) {
+                VariantPrice::Set(cents)
+            } else {
+                VariantPrice::OutsideGuardrails
+            }
+        }
+    };
+    Some((exp, variant, effect))
 }
 
 #[cfg(test)]

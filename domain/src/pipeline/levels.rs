@@ -57,7 +57,9 @@ pub(super) fn ai_levels(
         } else {
             level2(cx)
         };
-        let Some(c) = candidate else { continue };
+        let Some(c) = cx.payable(candidate) else {
+            continue;
+        };
         match cx.snap.mode() {
             Mode::Autonomous => return Some(c),
             Mode::Shadow => {
@@ -116,8 +118,17 @@ fn level1(cx: &mut Ctx<'_>, rng: &mut impl Rng) -> Option<Candidate> {
     };
     let arm = choice.arm;
     cx.explanation = Some(Explanation::of_choice(&choice, &features));
-    let Some(item) = snap.arm_items(arm).iter().find(|i| cx.allowed(i)) else {
+    let mut allowed = snap
+        .arm_items(arm)
+        .iter()
+        .filter(|i| cx.allowed(i))
+        .peekable();
+    if allowed.peek().is_none() {
         cx.note(1, TraceNote::NoItemForArm);
+        return None;
+    }
+    let Some(item) = allowed.find(|i| cx.sells(std::slice::from_ref(*i), i.price_cents)) else {
+        cx.note(1, TraceNote::NoStoreProduct);
         return None;
     };
     let items = vec![Arc::clone(item)];
@@ -212,11 +223,17 @@ pub(super) fn level3(cx: &mut Ctx<'_>) -> Option<Candidate> {
     })
 }
 
-/// L4: the single best-value shelf item that passes policy; cosmetics come last on the shelf,
-/// so they serve only when the others are exhausted.
+/// L4: the single best-value shelf item that passes policy (and that a store product sells,
+/// when the game enforces store receipts); cosmetics come last on the shelf, so they serve
+/// only when the others are exhausted.
 pub(super) fn level4(cx: &mut Ctx<'_>) -> Option<Candidate> {
-    let Some(item) = cx.snap.shelf().iter().find(|i| cx.allowed(i)) else {
+    let mut allowed = cx.snap.shelf().iter().filter(|i| cx.allowed(i)).peekable();
+    if allowed.peek().is_none() {
         cx.note(4, TraceNote::ShelfEmpty);
+        return None;
+    }
+    let Some(item) = allowed.find(|i| cx.sells(std::slice::from_ref(*i), i.price_cents)) else {
+        cx.note(4, TraceNote::NoStoreProduct);
         return None;
     };
     let items = vec![Arc::clone(item)];

@@ -11,7 +11,9 @@
 //! straight to L4. L1 and L2 are skipped at kill level 1 and in `HYPER_INFL`. In Shadow an
 //! L1/L2 pick is recorded but not served (computed for a random one decision in
 //! `shadow_every`, the others skip L1 and L2); in Assisted it serves only once approved. Every
-//! item of every candidate passes the policy engine (price cap, loot-box countries).
+//! item of every candidate passes the policy engine (price cap, loot-box countries). A game
+//! that enforces store receipts passes over a level whose offer no store product sells at
+//! its price (`no_store_product`).
 //!
 //! The files follow the decision: `snapshot` builds the per-game indexes, `player` holds what
 //! is known of the player, `levels` proposes one candidate per level, `experiment` prices the
@@ -22,6 +24,7 @@ mod decision;
 mod experiment;
 mod lesson;
 mod levels;
+mod payment;
 mod player;
 mod snapshot;
 
@@ -32,7 +35,7 @@ use chrono::{DateTime, Utc};
 use rand::Rng;
 
 pub use decision::{Candidate, Decision, NoOfferReason, OfferPlan, Outcome, TraceNote, TraceStep};
-use experiment::apply_experiment;
+use experiment::{apply_experiment, served_price};
 pub use lesson::{Explanation, Lesson, source_name, source_of_name};
 pub use levels::MAX_DISCOUNT_PCT;
 use levels::{ai_levels, level3, level4};
@@ -86,6 +89,27 @@ impl Ctx<'_> {
     fn allowed(&self, item: &Item) -> bool {
         policy::item_allowed(self.snap.guardrails(), item, self.player.country.as_deref())
     }
+
+    /// `candidate`, unless the game enforces store receipts and no store product the player
+    /// can buy sells it at the price it would serve at (after its experiment): then the trace
+    /// notes why its level passed, and the next level is asked.
+    fn payable(&mut self, candidate: Option<Candidate>) -> Option<Candidate> {
+        let c = candidate?;
+        if self.sells(&c.items, c.price_cents) {
+            Some(c)
+        } else {
+            self.note(c.level, TraceNote::NoStoreProduct);
+            None
+        }
+    }
+
+    /// Whether an offer of `items` at `base_cents` can be paid for by this player once its
+    /// experiment prices it (always, unless the game enforces store receipts).
+    fn sells(&self, items: &[Arc<Item>], base_cents: i64) -> bool {
+        let price = served_price(self, base_cents);
+        self.snap
+            .payable(self.player.platform.as_deref(), items, price)
+    }
 }
 
 /// Decides the offer for one player and trigger event, in the step order above.
@@ -128,14 +152,20 @@ pub fn decide(
         explanation: None,
     };
     let picked = if player.has_features() {
-        ai_levels(&mut cx, rng, shadow_every).or_else(|| level3(&mut cx))
+        ai_levels(&mut cx, rng, shadow_every).or_else(|| {
+            let c = level3(&mut cx);
+            cx.payable(c)
+        })
     } else {
         for level in 1..=3 {
             cx.note(level, TraceNote::NoFeatures);
         }
         None
     }
-    .or_else(|| level4(&mut cx));
+    .or_else(|| {
+        let c = level4(&mut cx);
+        cx.payable(c)
+    });
     let outcome = match picked {
         Some(c) => {
             let base_price = c.price_cents;
@@ -353,5 +383,51 @@ mod tests {
         assert_eq!(offer(&d).level, 4);
         fx.quadrant = Quadrant::Inflation;
         assert_eq!(offer(&run(&fx.snapshot(), &player(), "boss_raid")).level, 1);
+    }
+
+    #[test]
+    fn enforced_receipts_pass_over_offers_no_store_product_sells() {
+        let mut fx = SnapshotFixture::small();
+        fx.kill_level = KillLevel::AiOff;
+        fx.enforce_payment = true;
+        // Nothing has a store product: every level passes, and says why.
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::Suppressed));
+        assert!(
+            notes(&d).contains(&(3, "no_store_product")),
+            "{:?}",
+            notes(&d)
+        );
+        assert!(
+            notes(&d).contains(&(4, "no_store_product")),
+            "{:?}",
+            notes(&d)
+        );
+        // The bundle sold on Google Play serves an Android player, not an iOS one.
+        fx.bundles[0].store_products.google_play = Some("starter".into());
+        let mut android = player();
+        android.platform = Some("android".into());
+        assert_eq!(offer(&run(&fx.snapshot(), &android, "first_loss")).level, 3);
+        let d = run(&fx.snapshot(), &player(), "first_loss");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::Suppressed));
+        // An App Store product at the item's catalogue price makes the shelf payable for iOS.
+        let mut with_product = SnapshotFixture::small();
+        with_product.kill_level = KillLevel::AiOff;
+        with_product.enforce_payment = true;
+        with_product.bundles.clear();
+        for item in &mut with_product.items {
+            item.store_products.app_store = Some(format!("com.game.{}", item.item_id));
+        }
+        let served = offer(&run(&with_product.snapshot(), &player(), "first_loss")).clone();
+        assert_eq!(served.level, 4);
+        // An experiment moving the price off the catalogue makes the same offer unpayable.
+        with_product.experiments = vec![crate::testing::experiment(90, 0, ("cheap", 1, 0.5))];
+        let d = run(&with_product.snapshot(), &player(), "first_loss");
+        assert_eq!(d.outcome, Outcome::NoOffer(NoOfferReason::Suppressed));
+        assert!(
+            notes(&d).contains(&(4, "no_store_product")),
+            "{:?}",
+            notes(&d)
+        );
     }
 }

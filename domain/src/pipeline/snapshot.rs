@@ -11,6 +11,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::experiment::{SnapExperiment, snap_experiment};
+use super::payment::Payable;
 use super::usd_to_cents_f64;
 use crate::bandit::{ARM_COUNT, Arm, PRICE_LADDER_CENTS};
 use crate::catalogue::{Item, MAX_PRICE_CENTS};
@@ -45,6 +46,9 @@ pub struct SnapshotInput<'a> {
     /// The L1 learner, shared with the game's actor: the snapshot reads the version
     /// published last.
     pub learner: Arc<Learner>,
+    /// Whether the game enforces store receipts: offers no store product sells are then
+    /// not served.
+    pub enforce_payment: bool,
 }
 
 /// An L3 bundle whose items all resolved to live catalogue items.
@@ -91,6 +95,8 @@ pub struct GameSnapshot {
     experiment: Option<SnapExperiment>,
     approved: HashSet<String>,
     learner: Arc<Learner>,
+    /// The offers a store product sells, when the game enforces store receipts.
+    payable: Option<Payable>,
 }
 
 /// Position of a category in the per-category index.
@@ -216,7 +222,24 @@ impl GameSnapshot {
             experiment: input.experiments.iter().find_map(snap_experiment),
             approved: input.approved,
             learner: input.learner,
+            payable: input
+                .enforce_payment
+                .then(|| Payable::build(input.items, input.bundles)),
         }
+    }
+
+    /// Whether the offer of `items` at `price_cents` may be served to a player on
+    /// `platform`: always, unless the game enforces store receipts and no product of a store
+    /// the player buys from sells it.
+    pub(super) fn payable(
+        &self,
+        platform: Option<&str>,
+        items: &[Arc<Item>],
+        price_cents: i64,
+    ) -> bool {
+        self.payable
+            .as_ref()
+            .is_none_or(|index| index.pays(platform, items, price_cents))
     }
 
     /// The game this snapshot describes.
