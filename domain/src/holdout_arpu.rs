@@ -7,7 +7,7 @@
 //! Eligibility needs all five conditions; each failing one is reported with its value and
 //! what it requires, so a studio sees how far it is from qualifying.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::mann_whitney::{self, Group};
@@ -53,6 +53,18 @@ pub struct IneligibleReason {
     pub required: f64,
 }
 
+/// What the revenue of the figures is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RevenueBasis {
+    /// Purchases as the game reported them (store receipts are not checked).
+    #[default]
+    Reported,
+    /// Purchases a store signed for, net of refunds, from the day receipt checks began
+    /// (`verified_since`); what the game reported before is shown apart.
+    Verified,
+}
+
 /// The holdout ARPU result.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct HoldoutArpu {
@@ -78,6 +90,15 @@ pub struct HoldoutArpu {
     pub revenue_share_eligible: bool,
     /// The conditions that do not hold (empty when eligible).
     pub ineligible_reasons: Vec<IneligibleReason>,
+    /// `verified` while the game checks store receipts (revenue from `verified_since` on,
+    /// verified purchases only), else `reported`.
+    pub revenue_basis: RevenueBasis,
+    /// When receipt checks began; `null` while purchases are taken as reported.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub verified_since: Option<chrono::DateTime<chrono::Utc>>,
+    /// On the verified basis, the revenue of these players counted in no figure because it
+    /// came before `verified_since` (reported, or imported history), in USD; 0 otherwise.
+    pub revenue_before_verified_usd: f64,
 }
 
 /// Compares the groups' revenue in cents (non-payers as the groups' zero counts).
@@ -108,6 +129,9 @@ pub fn compare(treatment: Group<'_>, control: Group<'_>, days_live: i64) -> Hold
         days_excluded: 0,
         revenue_share_eligible: false,
         ineligible_reasons: Vec::new(),
+        revenue_basis: RevenueBasis::Reported,
+        verified_since: None,
+        revenue_before_verified_usd: 0.0,
     };
     result.ineligible_reasons = result
         .checks()

@@ -10,7 +10,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::holdout_arpu::HoldoutArpu;
+use crate::holdout_arpu::{HoldoutArpu, RevenueBasis};
 
 /// A plan of the plans table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -78,6 +78,9 @@ pub struct RevenueShare {
     /// The decision taken at the close of the last full month since launch, which the bill
     /// uses; `null` before a month has closed.
     pub last_decision: Option<MonthDecision>,
+    /// What the live figures count: `verified` purchases while the game checks store
+    /// receipts, else `reported` ones.
+    pub revenue_basis: RevenueBasis,
 }
 
 /// The revenue-share decision of one closed month: taken once, stored, and what the bill
@@ -110,6 +113,10 @@ pub struct MonthDecision {
     /// When the decision was taken.
     #[schema(value_type = String, format = DateTime)]
     pub decided_at: chrono::DateTime<chrono::Utc>,
+    /// What the month's figures counted (decisions stored before receipts were checked read
+    /// as `reported`).
+    #[serde(default)]
+    pub revenue_basis: RevenueBasis,
 }
 
 /// The uplift revenue of a month: what the treated players paid beyond the holdout's rate.
@@ -169,6 +176,7 @@ pub fn standing(input: StandingInput<'_>, last_decision: Option<MonthDecision>) 
         standing: Standing::Provisional,
         uplift_revenue_month_to_date_usd: input.month_to_date_usd,
         last_decision,
+        revenue_basis: input.arpu.revenue_basis,
     }
 }
 

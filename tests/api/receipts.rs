@@ -30,7 +30,12 @@ const PACKAGE: &str = "com.studio.game";
 async fn server(ca: &TestAppleCa, backend: super::helpers::Backend) -> TestApp {
     let path = scratch_dir().join("apple-test-root.pem");
     std::fs::write(&path, ca.root_pem()).expect("write the test root");
-    spawn_tuned(backend, move |s| s.stores.app_store_roots = vec![path]).await
+    spawn_tuned(backend, move |s| {
+        s.stores.app_store_roots = vec![path];
+        // Figures read right after a purchase, not from the cache.
+        s.economy.figures_cache_ms = 0;
+    })
+    .await
 }
 
 /// A game selling a sword (App Store and Google Play), a stack of 3 potions (App Store) and
@@ -495,4 +500,61 @@ async fn enforce_serves_only_offers_a_store_product_sells_and_the_trace_says_why
         })
         .collect();
     assert!(notes.contains(&(3, "no_store_product")), "{record}");
+}
+
+#[tokio::test]
+async fn figures_count_verified_revenue_from_verified_since_and_show_the_rest_apart() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca, default_backend()).await;
+    let sdk = game(&app, &key, "off").await;
+    let arpu_path = format!("/v1/games/{}/holdout-arpu", sdk.game);
+    // Before receipts are checked: a reported purchase of $10.
+    let early = app.open_session(&sdk, "early", json!({})).await;
+    let reported = json!({"type": "purchase", "item_ids": [], "price_cents": 1000, "tx_id": "r1"});
+    send(&app, &sdk, &early, json!([reported])).await;
+    let before = app.get_json(&arpu_path).await;
+    assert_eq!(before["revenue_basis"], "reported", "{before}");
+    assert_eq!(before["verified_since"], Value::Null);
+    let total = |figures: &Value| {
+        let t = figures["treatment_arpu"].as_f64().expect("t")
+            * figures["n_treatment"].as_f64().expect("nt");
+        let c = figures["control_arpu"].as_f64().expect("c")
+            * figures["n_control"].as_f64().expect("nc");
+        ((t + c) * 100.0).round() as i64
+    };
+    assert_eq!(total(&before), 1000);
+
+    // Checks on (report): a verified sword counts, a forged $10,000 purchase does not, and
+    // the reported $10 is shown apart.
+    app.put(
+        format!("/v1/games/{}/stores", sdk.game),
+        json!({
+            "verification": "report",
+            "app_store": {"bundle_id": BUNDLE_ID},
+            "google_play": {"package_name": PACKAGE, "public_key": key.public_base64()},
+        }),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    let buyer = app.open_session(&sdk, "buyer", json!({})).await;
+    let forger = app.open_session(&sdk, "forger", json!({})).await;
+    let verified = purchase(
+        "v1",
+        Some(apple(&ca, "com.studio.game.sword", "2000000000000040", 1)),
+    );
+    send(&app, &sdk, &buyer, json!([verified])).await;
+    let forged: Vec<Value> = (0..20)
+        .map(|i| json!({"type": "purchase", "item_ids": [], "price_cents": 50_000, "tx_id": format!("f{i}")}))
+        .collect();
+    send(&app, &sdk, &forger, json!(forged)).await;
+    let after = app.get_json(&arpu_path).await;
+    assert_eq!(after["revenue_basis"], "verified", "{after}");
+    assert!(after["verified_since"].is_string(), "{after}");
+    assert_eq!(total(&after), 499, "{after}");
+    assert_eq!(after["revenue_before_verified_usd"], 10.0, "{after}");
+    let share = app
+        .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
+        .await;
+    assert_eq!(share["revenue_basis"], "verified", "{share}");
 }

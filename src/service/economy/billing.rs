@@ -92,6 +92,7 @@ async fn last_decision(
             0.0
         },
         decided_at: Utc::now(),
+        revenue_basis: figures.arpu.revenue_basis,
     };
     // The first decision of the month stands: another node's, taken at the same moment,
     // is read back.

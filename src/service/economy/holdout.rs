@@ -2,8 +2,9 @@
 //! environment, their revenue, the ARPU comparison with its Mann-Whitney p-value, and the
 //! exact samples behind it.
 //!
-//! Revenue is the lifetime real-money spend the money step keeps per player, less the
-//! revenue of the days left out: revenue-share figures are measured in a healthy economy, so
+//! Revenue is the lifetime real-money spend the money step keeps per player (while the game
+//! checks store receipts: only the verified revenue of the days from the one the checks
+//! began on, `verified_since`, the rest shown apart), less the revenue of the days left out: revenue-share figures are measured in a healthy economy, so
 //! the revenue of each day whose FSR quadrant was DEFLATION, INFLATION or HYPER_INFL is
 //! subtracted (the store keeps each payer's revenue by day; a day with no movement to judge
 //! counts). A comparison taken at a past day (a month's close) also subtracts the revenue of
@@ -20,18 +21,19 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use chrono::{Datelike, Days, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Days, NaiveDate, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use offer_actors::GameHandle;
 use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
-use offer_domain::holdout_arpu::{self, HoldoutArpu};
+use offer_domain::holdout_arpu::{self, HoldoutArpu, RevenueBasis};
 use offer_domain::mann_whitney::Group;
 use offer_domain::revenue_share::uplift_revenue_usd;
 use sha2::Sha256;
 use uuid::Uuid;
 
 use crate::service::economy::population::{self, PlayerEntry};
+use crate::service::economy::verified_baseline;
 use crate::service::{ServiceError, ServiceResult, Services, economy::health};
 use crate::store::Collection;
 use crate::store::codec::decode;
@@ -49,6 +51,9 @@ struct Counted {
 /// Every player of a game and environment as of one day, with the revenue that counts.
 struct Population {
     players: Vec<Counted>,
+    /// Verified figures: when receipt checks began, and the revenue of the players counted
+    /// outside the window from then on, in cents. `None` on the reported basis.
+    verified: Option<(DateTime<Utc>, i64)>,
     /// Players with a session in the 30 days ending today.
     monthly: u64,
     /// Days from launch to the comparison's day left out as unhealthy.
@@ -98,9 +103,19 @@ impl Population {
         env: Environment,
         until: NaiveDate,
     ) -> ServiceResult<Self> {
-        let game_id = game.view().game.game_id;
+        let view = game.view();
+        let game_id = view.game.game_id;
         let today = Utc::now().date_naive();
         let month_first = until.with_day(1).unwrap_or(until);
+        // While receipts are checked, only the days from the one the checks began on count.
+        let verified_since = view
+            .stores
+            .verification
+            .is_on()
+            .then_some(view.stores.verified_since)
+            .flatten();
+        let window_start = verified_since.map(|at| at.date_naive());
+        let in_window = |d: &NaiveDate| window_start.is_none_or(|start| *d >= start);
         let excluded: Vec<NaiveDate> = match launch_day(game, env) {
             Some(launch) if launch <= until => {
                 health::unhealthy_days(state, game, env, launch, until).await?
@@ -111,19 +126,47 @@ impl Population {
         let after_until = until
             .checked_add_days(Days::new(1))
             .map_or_else(Vec::new, |next| days_between(next, today));
-        let left_out: Vec<NaiveDate> = excluded.iter().copied().chain(after_until).collect();
+        let left_out: Vec<NaiveDate> = excluded
+            .iter()
+            .copied()
+            .chain(after_until)
+            .filter(in_window)
+            .collect();
         let subtract = revenue_over(state, game_id, env, &left_out).await?;
         let month_days: Vec<NaiveDate> = days_between(month_first, until)
             .into_iter()
-            .filter(|d| !skipped.contains(d))
+            .filter(|d| !skipped.contains(d) && in_window(d))
             .collect();
         let mut month = revenue_over(state, game_id, env, &month_days).await?;
-        let mut lifetime: HashMap<String, i64> = state
+        let lifetime_spends: HashMap<String, i64> = state
             .store
             .spends(game_id, env)
             .await?
             .into_iter()
             .collect();
+        let (mut lifetime, verified) = match (verified_since, window_start) {
+            (Some(since), Some(start)) => {
+                let mut window =
+                    revenue_over(state, game_id, env, &days_between(start, today)).await?;
+                // What the first day had counted before the checks began counts in neither
+                // the window nor, when that day is in it, the month.
+                let before =
+                    verified_baseline::before_the_switch(state, game_id, env, start).await?;
+                let month_has_start = month_days.contains(&start);
+                for (player, cents) in before {
+                    if let Some(total) = window.get_mut(&player) {
+                        *total = total.saturating_sub(cents);
+                    }
+                    if month_has_start && let Some(total) = month.get_mut(&player) {
+                        *total = total.saturating_sub(cents);
+                    }
+                }
+                let all: i64 = lifetime_spends.values().sum();
+                let counted: i64 = window.values().sum();
+                (window, Some((since, all.saturating_sub(counted).max(0))))
+            }
+            _ => (lifetime_spends, None),
+        };
 
         let mut counted = |id: String, holdout: bool, lifetime: &mut HashMap<String, i64>| {
             let paid = lifetime.remove(&id).unwrap_or(0);
@@ -163,6 +206,7 @@ impl Population {
         let in_month = |d: &&NaiveDate| **d >= month_first;
         Ok(Self {
             players,
+            verified,
             monthly,
             days_excluded: u32::try_from(excluded.len()).unwrap_or(u32::MAX),
             month_days_excluded: u32::try_from(excluded.iter().filter(in_month).count())
@@ -200,6 +244,11 @@ impl Population {
             days_live,
         );
         arpu.days_excluded = self.days_excluded;
+        if let Some((since, before_cents)) = self.verified {
+            arpu.revenue_basis = RevenueBasis::Verified;
+            arpu.verified_since = Some(since);
+            arpu.revenue_before_verified_usd = before_cents as f64 / 100.0;
+        }
         let per_player = |cents: u128, n: u64| {
             if n == 0 {
                 0.0

@@ -16,6 +16,7 @@ use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
 use crate::config::Settings;
+use crate::service::economy::verified_baseline;
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
@@ -51,7 +52,8 @@ pub async fn put(
     {
         return Err(ServiceError::invalid("google_play.public_key", reason));
     }
-    change(state, handle, |current| {
+    let before = handle.view().stores.verified_since;
+    let settings = change(state, handle, |current| {
         let mut next = current
             .replaced(input.clone(), Utc::now())
             .map_err(ServiceError::Validation)?;
@@ -60,7 +62,15 @@ pub async fn put(
         }
         Ok(next)
     })
-    .await
+    .await?;
+    // A new stretch of verification: what its first day counted so far is written down, so
+    // that the verified figures leave it out.
+    if let Some(since) = settings.verified_since
+        && before != Some(since)
+    {
+        verified_baseline::record(state, handle.view().game.game_id, since).await?;
+    }
+    Ok(settings)
 }
 
 /// Replaces the Google Play notification token: the URL with the old one stops working.
