@@ -154,7 +154,12 @@ namespace Offer
 
         /// <summary>Queues an event given as the engine's event JSON. EventTooLarge when it is
         /// longer than the engine takes; QueueFull for a money event when 100,000 of them wait
-        /// already (keep it and track it later).</summary>
+        /// already (keep it and track it later). A purchase carries the store's receipt as the
+        /// store's SDK handed it over, in "receipt", passed through untouched: for Unity IAP
+        /// {"store":"unity","receipt":product.receipt}; for StoreKit 2
+        /// {"store":"app_store","signed_transaction":jwsRepresentation}; for Google Play Billing
+        /// {"store":"google_play","purchase_data":purchase.OriginalJson,"signature":purchase.Signature}.
+        /// A game that checks receipts grants only what the receipt proves.</summary>
         public static SvcResult Track(string eventJson)
         {
             return (SvcResult)SVC_Track(ToUtf8(eventJson));

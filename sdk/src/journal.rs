@@ -250,6 +250,20 @@ mod tests {
     }
 
     #[test]
+    fn a_queued_purchase_keeps_its_receipt_across_a_restart() {
+        let d = dir();
+        let (mut journal, _) = Journal::open(&d);
+        let event = r#"{"type":"purchase","item_ids":[],"price_cents":0,"tx_id":"t","receipt":{"store":"google_play","purchase_data":"{\"orderId\": \"GPA.1\",\"productId\":\"\\u00e9\"}","signature":"c2ln"}}"#;
+        journal
+            .append(queued_line(0, event).as_bytes())
+            .expect("append");
+        let (_, loaded) = Journal::open(&d);
+        let expected: SdkEvent = serde_json::from_str(event).expect("a purchase");
+        assert_eq!(loaded.events, vec![(0, expected)]);
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
     fn the_legacy_queue_file_is_read_and_gone_after_the_first_compaction() {
         let d = dir();
         std::fs::write(

@@ -224,3 +224,55 @@ impl Receipt {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receipt_travels_untouched_inside_a_purchase() {
+        // The Google Play purchase data is checked against its signature byte for byte: its
+        // escapes, spacing and non-ASCII text must come out exactly as they went in.
+        let data =
+            r#"{"orderId":"GPA.1", "productId":"\u00e9p\u00e9e","note":"a/b\\c","name":"épée"}"#;
+        let json = format!(
+            r#"{{"type":"purchase","item_ids":[],"price_cents":0,"tx_id":"t",
+               "receipt":{{"store":"google_play","purchase_data":{},"signature":"c2ln"}}}}"#,
+            serde_json::to_string(data).expect("a JSON string")
+        );
+        let event: SdkEvent = serde_json::from_str(&json).expect("a purchase");
+        let SdkEvent::Purchase {
+            receipt: Some(Receipt::GooglePlay { purchase_data, .. }),
+            ..
+        } = &event
+        else {
+            panic!("not a Google Play receipt: {event:?}")
+        };
+        assert_eq!(purchase_data, data);
+        let again: SdkEvent =
+            serde_json::from_str(&serde_json::to_string(&event).expect("serialise"))
+                .expect("read back");
+        assert_eq!(again, event);
+    }
+
+    #[test]
+    fn a_receipt_names_a_known_store_and_only_its_fields() {
+        let purchase = |receipt: &str| {
+            serde_json::from_str::<SdkEvent>(&format!(
+                r#"{{"type":"purchase","item_ids":[],"price_cents":0,"tx_id":"t","receipt":{receipt}}}"#
+            ))
+        };
+        assert!(purchase(r#"{"store":"unity","receipt":"{}"}"#).is_ok());
+        assert!(purchase(r#"{"store":"app_store","signed_transaction":"a.b.c"}"#).is_ok());
+        assert!(purchase(r#"{"store":"amazon","receipt":"x"}"#).is_err());
+        assert!(purchase(r#"{"store":"app_store"}"#).is_err());
+        assert!(purchase(r#"{"store":"unity","receipt":"{}","extra":1}"#).is_err());
+        // A purchase without one stays as it was, and writes no `receipt`.
+        let bare = purchase("null").expect("no receipt");
+        assert!(
+            !serde_json::to_string(&bare)
+                .expect("json")
+                .contains("receipt")
+        );
+    }
+}

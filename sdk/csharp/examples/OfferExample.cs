@@ -95,6 +95,9 @@ static class OfferExample
                 waitingInventory = true;
             }
         }
+        // A shipped game adds the store's receipt, untouched, before the closing brace: with
+        // Unity IAP, ,"receipt":{"store":"unity","receipt":"<product.receipt, JSON-escaped>"}.
+        // This example's game does not check receipts (its verification is off).
         string purchase = "{\"type\":\"purchase\",\"offer_id\":\"" + offerId + "\",\"item_ids\":[" +
             itemIds + "],\"price_cents\":" + JsonInt(json, "price_cents", 0) +
             ",\"tx_id\":\"buy-" + offerId + "\"}";

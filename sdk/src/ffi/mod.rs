@@ -134,7 +134,12 @@ pub unsafe extern "C" fn SVC_Login(player_id: *const c_char) -> SVC_Result {
 
 /// Queues an event, given as the engine's event JSON (for example
 /// `{"type": "purchase", "item_ids": ["sword"], "price_cents": 499, "tx_id": "..."}`); returns
-/// at once, at the same cost however many events wait. [`SVC_ERR_INVALID_EVENT`] when it is
+/// at once, at the same cost however many events wait. A purchase carries the store's receipt
+/// as the store's SDK handed it over, in `receipt` (at most 16 KiB), passed to the engine
+/// untouched: `{"store": "app_store", "signed_transaction": "<StoreKit 2 JWS>"}`,
+/// `{"store": "google_play", "purchase_data": "<the purchase JSON>", "signature": "<base64>"}`
+/// or `{"store": "unity", "receipt": "<Unity IAP receipt>"}`; a game that checks receipts
+/// grants only what the receipt proves. [`SVC_ERR_INVALID_EVENT`] when it is
 /// not a known event, [`SVC_ERR_SDK_OFF`] at kill-switch level 3, [`SVC_ERR_EVENT_TOO_LARGE`]
 /// when it is longer than the engine takes, [`SVC_ERR_QUEUE_FULL`] for a money event when
 /// 100,000 of them wait already.
