@@ -365,6 +365,12 @@ async fn report_keeps_a_purchase_without_a_valid_receipt_flagged_and_uncounted()
     );
     assert!(proofs.contains(&("u2", "unverified", 500)), "{proofs:?}");
     assert!(proofs.contains(&("v1", "verified", 499)), "{proofs:?}");
+    assert_eq!(
+        player["purchases"],
+        json!({"reported_cents": 0, "verified_cents": 499,
+               "unverified_cents": 1_000_500, "sandbox_cents": 0}),
+        "{player}"
+    );
 }
 
 #[tokio::test]

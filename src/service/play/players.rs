@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use crate::service::play::inventory;
 use crate::service::{ServiceError, ServiceResult, Services, economy::population};
-use crate::store::Proof;
+use crate::store::{LedgerEntry, MoneyKind, Proof};
 use offer_wire::socket::InventoryItem;
 
 /// Most ledger entries one page holds.
@@ -79,6 +79,39 @@ pub struct PlayerRecord {
     pub ledger: Vec<PlayerLedgerLine>,
     /// The player's ledger entries in all.
     pub ledger_total: usize,
+    /// The player's purchases by how they were proven, side by side, over the ledger lines
+    /// kept (raw lines older than the ledger's retention are gone).
+    pub purchases: PurchaseTotals,
+}
+
+/// A player's purchases in cents, by proof.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PurchaseTotals {
+    /// Taken as the game reported them (receipts not checked).
+    pub reported_cents: i64,
+    /// Signed for by a store.
+    pub verified_cents: i64,
+    /// Kept without a valid receipt: counted in no billing figure.
+    pub unverified_cents: i64,
+    /// Sandbox transactions accepted on a live key: never revenue.
+    pub sandbox_cents: i64,
+}
+
+impl PurchaseTotals {
+    /// The totals of `lines`' purchases.
+    fn of<'a>(lines: impl IntoIterator<Item = &'a LedgerEntry>) -> Self {
+        let mut totals = Self::default();
+        for line in lines.into_iter().filter(|l| l.kind == MoneyKind::Purchase) {
+            let slot = match line.proof {
+                None => &mut totals.reported_cents,
+                Some(Proof::Verified) => &mut totals.verified_cents,
+                Some(Proof::Unverified) => &mut totals.unverified_cents,
+                Some(Proof::Sandbox) => &mut totals.sandbox_cents,
+            };
+            *slot = slot.saturating_add(line.amount);
+        }
+        totals
+    }
 }
 
 /// The record of `player_id` with the ledger page `[offset, offset + limit)`, newest first;
@@ -111,6 +144,7 @@ pub async fn record(
         balances.insert(id, balance);
     }
     let ledger_total = lines.len();
+    let purchases = PurchaseTotals::of(&lines);
     lines.reverse();
     let ledger = lines
         .into_iter()
@@ -142,5 +176,6 @@ pub async fn record(
         ),
         ledger,
         ledger_total,
+        purchases,
     })
 }
