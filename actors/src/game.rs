@@ -29,6 +29,7 @@ use offer_domain::learner::Learner;
 use offer_domain::learning::prior_of;
 use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template};
 use offer_domain::pipeline::{GameSnapshot, Lesson, SnapshotInput};
+use offer_domain::player_auth::PlayerAuth;
 use offer_domain::store_settings::{StoreSettings, Verification};
 use serde_json::value::RawValue;
 
@@ -64,6 +65,8 @@ pub struct GameConfig {
     pub custom_page: Option<SharedPage>,
     /// Receipt verification and the stores' identifiers (verification `off` until set).
     pub stores: StoreSettings,
+    /// Whether sessions need a signed player token, and the keys that verify it.
+    pub player_auth: PlayerAuth,
 }
 
 /// Each live item's JSON, rendered once per catalogue change: offers embed full item
@@ -109,6 +112,8 @@ pub struct GameView {
     pub custom_page: Option<SharedPage>,
     /// Receipt verification and the stores' identifiers, which the purchase path reads.
     pub stores: StoreSettings,
+    /// Player identity: what opening a session needs.
+    pub player_auth: PlayerAuth,
     /// Increases with every published change; clients see it as `config_version`.
     pub version: u64,
 }
@@ -145,6 +150,7 @@ impl GameView {
             snapshot,
             custom_page: config.custom_page.clone(),
             stores: config.stores.clone(),
+            player_auth: config.player_auth.clone(),
             version,
         }
     }
@@ -176,6 +182,8 @@ pub enum GameChange {
     CustomPage(SharedPage),
     /// Replace the store settings.
     Stores(StoreSettings),
+    /// Replace the player identity settings.
+    PlayerAuth(PlayerAuth),
     /// Replace everything (another node changed the game).
     Reload(Box<GameConfig>),
 }
@@ -363,6 +371,7 @@ impl Handler<GameChange> for GameActor {
             GameChange::Quadrant(q) => c.quadrant = q,
             GameChange::CustomPage(page) => c.custom_page = Some(page),
             GameChange::Stores(stores) => c.stores = stores,
+            GameChange::PlayerAuth(auth) => c.player_auth = auth,
             GameChange::Reload(mut fresh) => {
                 // The learner is synced on its own schedule; a reload of configuration keeps it.
                 fresh.items.sort_by(|a, b| a.item_id.cmp(&b.item_id));

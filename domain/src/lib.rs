@@ -63,6 +63,7 @@ pub mod mann_whitney;
 pub mod offer;
 pub mod offer_validation;
 pub mod pipeline;
+pub mod player_auth;
 pub mod policy;
 pub mod product_grant;
 pub mod product_ids;

@@ -33,6 +33,7 @@ pub fn hello(
         attributes: serde_json::Map::new(),
         resume_from,
         epoch: resume_from.and(epoch).map(str::to_owned),
+        player_token: None,
     })
 }
 

@@ -22,6 +22,7 @@ pub mod offers;
 pub mod openapi;
 pub mod ops;
 pub mod page_validation;
+pub mod player_auth;
 pub mod players;
 pub mod previews;
 pub mod runs;
@@ -109,6 +110,10 @@ fn api_routes() -> OpenApiRouter<AppState> {
             offer_config::put_kill_switch
         ))
         .routes(routes!(stores::get_stores, stores::put_stores))
+        .routes(routes!(
+            player_auth::get_player_auth,
+            player_auth::put_player_auth
+        ))
         .routes(routes!(stores::rotate_google_play_token))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get))

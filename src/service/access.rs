@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::service::authoring::published_page;
 use crate::service::economy::health;
 use crate::service::game::games::games_collection;
-use crate::service::game::{items, offer_config, stores};
+use crate::service::game::{items, offer_config, player_auth, stores};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::decode;
@@ -52,7 +52,17 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<GameHandle> 
 /// Everything a game actor holds, read from the store.
 async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig> {
     let game_id = game.game_id;
-    let (items, templates, bundles, experiments, kill_switch, approvals, custom_page, stores) = tokio::try_join!(
+    let (
+        items,
+        templates,
+        bundles,
+        experiments,
+        kill_switch,
+        approvals,
+        custom_page,
+        stores,
+        player_auth,
+    ) = tokio::try_join!(
         items::load_all(state, game_id),
         offer_config::templates(state, game),
         offer_config::bundles(state, game_id),
@@ -61,6 +71,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         definitions(state, game_id),
         published_page::load(state, game_id),
         stores::load(state, game_id),
+        player_auth::load(state, game_id),
     )?;
     Ok(GameConfig {
         game: Some(game.clone()),
@@ -74,6 +85,7 @@ async fn load_config(state: &Services, game: &Game) -> ServiceResult<GameConfig>
         quadrant: offer_domain::economy::Quadrant::Healthy,
         custom_page,
         stores,
+        player_auth,
     })
 }
 

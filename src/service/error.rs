@@ -12,6 +12,9 @@ pub enum ServiceError {
     /// No credential, or one that is malformed, unknown, revoked or expired.
     #[error("{0}")]
     Unauthorized(&'static str),
+    /// A session of a game that requires player tokens, without a valid one for its player.
+    #[error("{0}")]
+    PlayerToken(super::refusals::PlayerTokenRefusal),
     /// An authoring key past its 90 days: the tool must sign in again.
     #[error("the authoring key has expired: sign in again or re-export")]
     AuthoringKeyExpired,

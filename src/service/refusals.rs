@@ -1,6 +1,6 @@
 //! The refusals a service answers with a reason of its own, which [`ServiceError`] carries:
 //! a device sign-in's poll, a call in an authoring run, a preview past its share of the
-//! queue. They live apart from the services that decide them, so that the error type
+//! queue, a session's player token. They live apart from the services that decide them, so that the error type
 //! imports none of those services.
 //!
 //! [`ServiceError`]: super::ServiceError
@@ -156,5 +156,70 @@ impl fmt::Display for ShareScope {
             Self::Key => "authoring key",
             Self::User => "user",
         })
+    }
+}
+
+/// Why a session may not open as the player it names, in a game that requires player tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlayerTokenRefusal {
+    /// No `player_token` was sent.
+    Required,
+    /// Not a JWT.
+    Malformed,
+    /// Signed with an algorithm no key of the game uses (`none`, HMAC, ...).
+    Algorithm,
+    /// No key of the game verifies its signature.
+    UnknownKey,
+    /// Its `exp` has passed.
+    Expired,
+    /// Its `exp` is more than a day ahead.
+    TooLongLived,
+    /// Its `iat` is in the future.
+    NotYetValid,
+    /// Its `aud` is not this game.
+    OtherGame,
+    /// A valid token of another player.
+    OtherPlayer,
+}
+
+impl PlayerTokenRefusal {
+    /// The stable code of the refusal.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Required => "player_token_required",
+            Self::OtherPlayer => "player_token_mismatch",
+            _ => "player_token_invalid",
+        }
+    }
+
+    /// What a person reads: the reason, named.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Required => {
+                "this game requires a player_token signed by the studio to open a session"
+            }
+            Self::Malformed => {
+                "player_token invalid (malformed): not a JWT with sub, aud, exp and iat"
+            }
+            Self::Algorithm => {
+                "player_token invalid (algorithm): only ES256 and RS256 are accepted"
+            }
+            Self::UnknownKey => {
+                "player_token invalid (unknown_key): no key of the game verifies it"
+            }
+            Self::Expired => "player_token invalid (expired)",
+            Self::TooLongLived => {
+                "player_token invalid (too_long_lived): exp is more than 24 hours ahead"
+            }
+            Self::NotYetValid => "player_token invalid (not_yet_valid): iat is in the future",
+            Self::OtherGame => "player_token invalid (wrong_audience): aud is not this game",
+            Self::OtherPlayer => "player_token is for another player than player_id",
+        }
+    }
+}
+
+impl fmt::Display for PlayerTokenRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
     }
 }

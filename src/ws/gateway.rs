@@ -361,13 +361,20 @@ impl Conn {
                 attributes,
                 resume_from,
                 epoch,
+                player_token,
             } => {
                 let resume = resume_from
                     .zip(epoch.as_deref())
                     .map(|(seq, epoch)| ResumePoint { epoch, seq });
+                let body = OpenSession {
+                    session_id,
+                    player_id,
+                    attributes,
+                    player_token,
+                };
                 // Boxed, like `event` below, so that the box of a small message (an `ack`)
                 // stays small: opening a session awaits the store and the game's loading.
-                Box::pin(self.hello(session_id, player_id, attributes, resume)).await
+                Box::pin(self.hello(body, resume)).await
             }
             ClientMessage::Ack { seq } => {
                 if let Some(live) = &self.live {
@@ -399,9 +406,7 @@ impl Conn {
 
     async fn hello(
         &mut self,
-        session_id: uuid::Uuid,
-        player_id: String,
-        attributes: serde_json::Map<String, serde_json::Value>,
+        body: OpenSession,
         resume: Option<ResumePoint<'_>>,
     ) -> Result<(), Close> {
         if self.live.is_some() {
@@ -412,11 +417,6 @@ impl Conn {
                 ))
                 .await;
         }
-        let body = OpenSession {
-            session_id,
-            player_id,
-            attributes,
-        };
         let opened = open_session(
             &self.state.services,
             self.caller.key.game_id,

@@ -250,6 +250,7 @@ mod tests {
                 attributes: [("a".to_owned(), value)].into_iter().collect(),
                 resume_from: None,
                 epoch: None,
+                player_token: None,
             };
             let text = Message::Text(serde_json::to_string(&hello).expect("json").into());
             let binary = Message::Binary(rmp_serde::to_vec_named(&hello).expect("encodes").into());

@@ -30,6 +30,7 @@ mod offers;
 mod openapi;
 mod ops;
 mod page_validation;
+mod player_auth;
 mod previews;
 mod process;
 mod protocol_doc;

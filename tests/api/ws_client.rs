@@ -169,6 +169,7 @@ impl Client {
                 .collect(),
             resume_from: resume.map(|(seq, _)| seq),
             epoch: resume.map(|(_, epoch)| epoch.to_owned()),
+            player_token: None,
         };
         self.send(hello).await;
         self.recv().await

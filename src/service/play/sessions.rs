@@ -15,7 +15,8 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
-use crate::service::{ServiceError, ServiceResult, Services, access, game::games};
+use crate::service::game::{games, player_auth};
+use crate::service::{ServiceError, ServiceResult, Services, access};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -32,6 +33,11 @@ pub struct OpenSession {
     #[serde(default)]
     #[schema(schema_with = attributes_schema)]
     pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// The player token the studio's backend signed for this player (a JWT: `sub` the
+    /// player id, `aud` the game id, `exp` at most 24 hours ahead, `iat`); needed when the
+    /// game's player identity is `required`, ignored otherwise.
+    #[serde(default)]
+    pub player_token: Option<String>,
 }
 
 /// Deepest nesting of arrays and objects inside one attribute value. Attributes are a
@@ -152,6 +158,13 @@ pub async fn open_session(
     if !game.view().kill_switch.level.allows_sdk() {
         return Err(ServiceError::SdkDisabled);
     }
+    player_auth::check(
+        &game.view().player_auth,
+        game_id,
+        &body.player_id,
+        body.player_token.as_deref(),
+    )
+    .map_err(ServiceError::PlayerToken)?;
     let player_id = body.player_id.clone();
     let platform = body
         .attributes

@@ -48,6 +48,10 @@ pub enum ClientMessage {
         /// honoured only within the same epoch.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         epoch: Option<String>,
+        /// The player token the studio's backend signed for `player_id`, when the game
+        /// requires one (as in `POST /v1/sdk/sessions`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        player_token: Option<String>,
     },
     /// One SDK event, exactly as in `POST /v1/sdk/events`.
     Event {
@@ -76,6 +80,7 @@ impl ClientMessage {
             attributes: Map::new(),
             resume_from: None,
             epoch: None,
+            player_token: None,
         }
     }
 
@@ -124,6 +129,7 @@ mod tests {
             attributes: Map::new(),
             resume_from: Some(7),
             epoch: Some("9f3c2a7b1d4e6f80".into()),
+            player_token: None,
         };
         let resume = serde_json::to_value(resume).expect("json");
         assert_eq!(resume["resume_from"], 7);
