@@ -26,6 +26,7 @@ pub mod players;
 pub mod previews;
 pub mod runs;
 pub mod sdk;
+pub mod store_notifications;
 pub mod stores;
 pub mod trace;
 
@@ -110,6 +111,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(stores::get_stores, stores::put_stores))
         .routes(routes!(stores::rotate_google_play_token))
+        .routes(routes!(store_notifications::app_store))
+        .routes(routes!(store_notifications::google_play))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get))
         .routes(routes!(approvals::approve))
