@@ -74,7 +74,7 @@ impl Handled {
     /// The answer of what [`settle`] did.
     fn of(settled: Settled) -> Self {
         match settled {
-            Settled::Stepped(step, record) => Self {
+            Settled::Stepped(step, unrecovered) => Self {
                 outcome: match step.kind {
                     StepKind::Refund => Outcome::Refunded,
                     StepKind::Reversal => Outcome::Restored,
@@ -82,7 +82,7 @@ impl Handled {
                 cents: step.cents,
                 items: step.items.into_iter().collect(),
                 unrecovered: match step.kind {
-                    StepKind::Refund => record.unrecovered,
+                    StepKind::Refund => unrecovered,
                     StepKind::Reversal => BTreeMap::new(),
                 },
             },

@@ -8,6 +8,8 @@
 //! was never seen waits in the record (and in the game's list, [`super::waiting`]) until the
 //! purchase claims its transaction.
 
+use std::collections::BTreeMap;
+
 use offer_domain::environment::Environment;
 use offer_domain::product_ids::Store;
 use uuid::Uuid;
@@ -59,8 +61,9 @@ impl Target {
 /// What a notification did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settled {
-    /// It took back or restored what `Step` says; the record after it.
-    Stepped(Step, RefundRecord),
+    /// It took back or restored what `Step` says; the items the refunds standing on the
+    /// purchase could not take back after it.
+    Stepped(Step, BTreeMap<String, i64>),
     /// It was applied, and changed nothing (a refund of what is already refunded).
     Unchanged,
     /// It was applied before.
@@ -167,9 +170,7 @@ pub(super) async fn settle(
         };
         let written = (Some(encode(&record)?), record);
         finish(state, target, &written, &step).await?;
-        let (_, mut record) = written;
-        record.pending = None;
-        return Ok(Settled::Stepped(step, record));
+        return Ok(Settled::Stepped(step, written.1.unrecovered));
     }
     Err(busy(target))
 }
