@@ -129,3 +129,65 @@ pub(super) async fn forget(state: &Services, target: &Target) -> ServiceResult<(
     .await
     .map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::Action;
+    use super::super::settle::{Settled, settle};
+    use super::*;
+    use crate::service::test_support::with_services;
+
+    fn target(game_id: Uuid, n: usize) -> Target {
+        Target {
+            game_id,
+            env: Environment::Production,
+            store: Store::GooglePlay,
+            transaction_id: format!("token-{n}"),
+        }
+    }
+
+    async fn list(state: &Services, game_id: Uuid) -> Vec<Entry> {
+        let bytes = state
+            .store
+            .get(collection(game_id), DOCUMENT)
+            .await
+            .expect("read")
+            .expect("a list");
+        decode(&bytes).expect("decode")
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_waiting_notifications_are_dropped() {
+        with_services(async |state| {
+            let game_id = Uuid::new_v4();
+            for n in 0..=MAX_WAITING {
+                let settled = settle(
+                    &state,
+                    &target(game_id, n),
+                    &format!("m-{n}"),
+                    Action::Refund,
+                )
+                .await
+                .expect("settled");
+                assert_eq!(settled, Settled::Waiting);
+            }
+            let kept = list(&state, game_id).await;
+            assert_eq!(kept.len(), MAX_WAITING);
+            assert_eq!(kept[0], Entry::of(&target(game_id, 1)));
+            // The oldest transaction's notification is gone from its record: nothing would
+            // apply it. The newest still waits.
+            assert_eq!(
+                drop_waiting(&state, &target(game_id, 0))
+                    .await
+                    .expect("read"),
+                0
+            );
+            assert_eq!(
+                drop_waiting(&state, &target(game_id, MAX_WAITING))
+                    .await
+                    .expect("read"),
+                1
+            );
+        });
+    }
+}
