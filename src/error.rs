@@ -176,6 +176,7 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
         ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
         ServiceError::AuthoringKeyExpired => (StatusCode::UNAUTHORIZED, "authoring_key_expired"),
         ServiceError::PlayerToken(refusal) => (StatusCode::UNAUTHORIZED, refusal.code()),
+        ServiceError::NotificationInvalid(_) => (StatusCode::UNAUTHORIZED, "notification_invalid"),
         ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
         ServiceError::WrongCredential(_) => (StatusCode::FORBIDDEN, "wrong_credential"),
         ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),

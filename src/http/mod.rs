@@ -27,6 +27,7 @@ pub mod players;
 pub mod previews;
 pub mod runs;
 pub mod sdk;
+pub mod store_notifications;
 pub mod stores;
 pub mod trace;
 
@@ -115,6 +116,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
             player_auth::put_player_auth
         ))
         .routes(routes!(stores::rotate_google_play_token))
+        .routes(routes!(store_notifications::app_store))
+        .routes(routes!(store_notifications::google_play))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::get))
         .routes(routes!(approvals::approve))

@@ -132,6 +132,14 @@ error_set!(
     (422, "validation failed; details.errors lists every field error")
 );
 error_set!(
+    /// What a store's notification can be refused with: its body, its query, and its proof.
+    NotificationErrors: (400, "malformed JSON, or a malformed query string"),
+    (401, "the notification does not prove it is the store's for this game: a signature, certificate chain, app, package or token that does not check out, or a game without that store's settings (code notification_invalid)"),
+    (413, "the body exceeds server.max_body_bytes"),
+    (415, "the body is not sent as application/json"),
+    (422, "validation failed (a body without its signedPayload, a Pub/Sub message that does not read); details.errors lists every field error")
+);
+error_set!(
     /// 400: a query string the operation cannot read.
     QueryError: (400, "malformed query string: an unknown parameter, a value of the wrong type, or one outside its documented range")
 );

@@ -15,6 +15,11 @@ pub enum ServiceError {
     /// A session of a game that requires player tokens, without a valid one for its player.
     #[error("{0}")]
     PlayerToken(super::refusals::PlayerTokenRefusal),
+    /// A store notification that does not prove it comes from the store for this game: a
+    /// signature, certificate chain, app or token that does not check out, or a game with
+    /// nothing to check it against. The message says which.
+    #[error("{0}")]
+    NotificationInvalid(String),
     /// An authoring key past its 90 days: the tool must sign in again.
     #[error("the authoring key has expired: sign in again or re-export")]
     AuthoringKeyExpired,

@@ -21,18 +21,31 @@ pub enum MoneyKind {
     Spent,
     /// Real-money revenue in cents; no wallet balance changes.
     Purchase,
+    /// Real-money revenue a store gave back, in cents (`amount` is what was refunded, as a
+    /// positive number); no wallet balance changes. It moves every record a purchase moves
+    /// (lifetime spend, the payer's day, the day's revenue by group) by `-amount`, on the
+    /// day of its `ts`: a refund arriving after its purchase's month closed is an adjustment
+    /// of the month it arrives in.
+    Refund,
 }
 
 impl MoneyKind {
     /// The name of the SDK event that records this kind, as the API and every export call it
-    /// (`currency_earned`, `currency_spent`, `purchase`). The store keeps its own shorter
-    /// names (serde's), which stored data depends on.
+    /// (`currency_earned`, `currency_spent`, `purchase`, `refund`). The store keeps its own
+    /// shorter names (serde's), which stored data depends on.
     pub fn event_name(self) -> &'static str {
         match self {
             Self::Earned => "currency_earned",
             Self::Spent => "currency_spent",
             Self::Purchase => "purchase",
+            Self::Refund => "refund",
         }
+    }
+
+    /// Whether the kind moves real-money revenue (a purchase, or a refund taking it back)
+    /// rather than a wallet balance.
+    pub fn is_revenue(self) -> bool {
+        matches!(self, Self::Purchase | Self::Refund)
     }
 }
 
@@ -87,9 +100,10 @@ pub struct MoneyOp {
     pub tx_id: String,
     /// What happens.
     pub kind: MoneyKind,
-    /// The currency (empty for purchases).
+    /// The currency (empty for purchases and refunds).
     pub currency_id: String,
-    /// Units earned or spent, or cents paid for a purchase; always positive.
+    /// Units earned or spent, cents paid for a purchase or given back by a refund; always
+    /// positive.
     pub amount: i64,
     /// When it happened; picks the per-day aggregate bucket.
     pub ts: DateTime<Utc>,
@@ -106,9 +120,17 @@ pub struct MoneyOp {
 }
 
 impl MoneyOp {
+    /// What the event adds to the revenue records: `amount`, or `-amount` for a refund.
+    pub fn revenue_delta(&self) -> i64 {
+        match self.kind {
+            MoneyKind::Refund => self.amount.saturating_neg(),
+            _ => self.amount,
+        }
+    }
+
     /// Whether the event's revenue counts in the revenue the holdout comparison and the bill
     /// read (the lifetime spends, the payers' days, the day's revenue by group): a purchase
-    /// with no proof or a verified one. An unverified or sandbox purchase keeps its revenue
+    /// or refund with no proof or a verified one. An unverified or sandbox purchase keeps its revenue
     /// apart, in [`DayAggregate::revenue_unverified_cents`].
     pub fn revenue_counts(&self) -> bool {
         matches!(self.proof, None | Some(Proof::Verified))

@@ -301,7 +301,7 @@ async fn check(store: &SharedStore, game: Uuid, sent: &[Sent]) {
         match entry.kind {
             MoneyKind::Earned => *sum += entry.amount,
             MoneyKind::Spent => *sum -= entry.amount,
-            MoneyKind::Purchase => {}
+            MoneyKind::Purchase | MoneyKind::Refund => {}
         }
     }
     for i in 0..CLIENTS {

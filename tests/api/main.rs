@@ -38,6 +38,7 @@ mod publish;
 mod raw;
 mod receipts;
 mod redis_harness;
+mod refunds;
 mod runs;
 mod shared_state;
 mod simulation;

@@ -148,7 +148,7 @@ async fn active_population(
         match line.kind {
             MoneyKind::Earned => player.earned += amount,
             MoneyKind::Spent => player.spent += amount,
-            MoneyKind::Purchase => {}
+            MoneyKind::Purchase | MoneyKind::Refund => {}
         }
     }
     Ok(Population::summarise(players.into_values()))

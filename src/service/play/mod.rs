@@ -11,4 +11,5 @@ pub mod model;
 pub mod offers;
 pub mod players;
 pub mod receipts;
+pub mod refunds;
 pub mod sessions;

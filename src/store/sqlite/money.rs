@@ -13,6 +13,10 @@
 //! purchase), the ledger line, the idempotency record (pointing at that line) and the day
 //! aggregate. A refused event writes nothing, so its `tx_id` may be used again.
 //!
+//! A refund is a purchase taken back: it writes the records a purchase writes with its
+//! amount negated (the lifetime spend, the payer's day, the day's revenue of the player's
+//! group), while its ledger line keeps kind code 3 and the positive amount refunded.
+//!
 //! Imported spends skip the balance check (history has no opening balance) but still move
 //! the balance, so a wallet may go negative while history is replayed out of order; the
 //! balance always equals its ledger's sum. Sums saturate at the bounds of `i64` instead of
@@ -52,7 +56,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     if !kill_level(conn, game)?.is_some_and(KillLevel::allows_sdk) {
         return Ok(MoneyOutcome::KillSwitch);
     }
-    let current = if op.kind == MoneyKind::Purchase {
+    let current = if op.kind.is_revenue() {
         0
     } else {
         balance_of(conn, game, env, &op.player_id, &op.currency_id)?
@@ -64,11 +68,13 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     let balance_after = match op.kind {
         MoneyKind::Earned => current.saturating_add(op.amount),
         MoneyKind::Spent => current.saturating_sub(op.amount),
-        MoneyKind::Purchase => 0,
+        MoneyKind::Purchase | MoneyKind::Refund => 0,
     };
+    // A refund moves what a purchase moves, by its negated amount.
+    let revenue = op.revenue_delta();
     // A purchase whose revenue does not count (unverified, sandbox) keeps only its ledger
     // line and its day total of its own.
-    if op.kind == MoneyKind::Purchase && op.revenue_counts() {
+    if op.kind.is_revenue() && op.revenue_counts() {
         let spent = spend_of(conn, game, env, &op.player_id)?;
         conn.prepare_cached(
             "INSERT INTO spend (game, env, player, cents) VALUES (?1, ?2, ?3, ?4)
@@ -78,7 +84,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             game,
             env,
             op.player_id,
-            spent.saturating_add(op.amount)
+            spent.saturating_add(revenue)
         ])?;
         conn.prepare_cached(
             "INSERT INTO spend_days (game, env, day, player, cents) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -89,9 +95,9 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             env,
             day_code(op.ts.date_naive()),
             op.player_id,
-            op.amount
+            revenue
         ])?;
-    } else if op.kind != MoneyKind::Purchase {
+    } else if !op.kind.is_revenue() {
         conn.prepare_cached(
             "INSERT INTO wallets (game, env, player, currency, balance) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (game, env, player, currency) DO UPDATE SET balance = excluded.balance",
@@ -128,14 +134,16 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     let (field, currency) = match op.kind {
         MoneyKind::Earned => (DayField::Earned, op.currency_id.as_str()),
         MoneyKind::Spent => (DayField::Spent, op.currency_id.as_str()),
-        MoneyKind::Purchase if !op.revenue_counts() => (DayField::RevenueUnverified, ""),
-        MoneyKind::Purchase if op.holdout => (DayField::RevenueControl, ""),
-        MoneyKind::Purchase => (DayField::RevenueTreatment, ""),
+        MoneyKind::Purchase | MoneyKind::Refund if !op.revenue_counts() => {
+            (DayField::RevenueUnverified, "")
+        }
+        MoneyKind::Purchase | MoneyKind::Refund if op.holdout => (DayField::RevenueControl, ""),
+        MoneyKind::Purchase | MoneyKind::Refund => (DayField::RevenueTreatment, ""),
     };
     // A currency's day total, and for a player of a known install cohort also that
     // cohort's share of it (purchases keep no cohort split).
     let cohort_field = match &op.cohort {
-        Some(cohort) if op.kind != MoneyKind::Purchase => {
+        Some(cohort) if !op.kind.is_revenue() => {
             Some(format!("{currency}{COHORT_SEPARATOR}{cohort}"))
         }
         _ => None,
@@ -148,7 +156,7 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             op.ts.date_naive(),
             field,
             day_field,
-            op.amount,
+            revenue,
         )?;
     }
     Ok(MoneyOutcome::Applied {

@@ -256,6 +256,7 @@ pub fn kind_code(kind: MoneyKind) -> i64 {
         MoneyKind::Earned => 0,
         MoneyKind::Spent => 1,
         MoneyKind::Purchase => 2,
+        MoneyKind::Refund => 3,
     }
 }
 
@@ -265,6 +266,7 @@ pub fn kind_from_code(code: i64) -> StoreResult<MoneyKind> {
         0 => Ok(MoneyKind::Earned),
         1 => Ok(MoneyKind::Spent),
         2 => Ok(MoneyKind::Purchase),
+        3 => Ok(MoneyKind::Refund),
         other => Err(StoreError::Corrupt(format!("unknown money kind {other}"))),
     }
 }

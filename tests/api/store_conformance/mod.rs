@@ -19,6 +19,7 @@ mod inventories;
 mod money;
 mod redis_batch;
 mod redis_outage;
+mod refunds;
 mod retention;
 mod sqlite_file;
 
@@ -181,6 +182,11 @@ conformance!(tx_conflict, money::case_reused_tx_id_is_a_conflict);
 conformance!(tx_per_player, money::case_tx_id_is_unique_per_player);
 conformance!(spend, money::case_purchases_keep_lifetime_spend);
 conformance!(revenue, economy::case_purchase_revenue_by_group);
+conformance!(refund, refunds::case_refunds_take_revenue_back);
+conformance!(
+    refunds_at_once,
+    refunds::case_many_refunds_at_once_count_once_each
+);
 conformance!(revenue_days, economy::case_purchases_kept_by_day_and_payer);
 conformance!(
     unproven,
@@ -269,7 +275,7 @@ fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
         player_id: "p1".into(),
         tx_id: tx_id.into(),
         kind,
-        currency_id: if kind == MoneyKind::Purchase {
+        currency_id: if kind.is_revenue() {
             String::new()
         } else {
             "gold".into()

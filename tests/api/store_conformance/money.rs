@@ -352,9 +352,9 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
             let after = match op.kind {
                 MoneyKind::Earned => current + op.amount,
                 MoneyKind::Spent => current - op.amount,
-                MoneyKind::Purchase => 0,
+                MoneyKind::Purchase | MoneyKind::Refund => 0,
             };
-            if op.kind != MoneyKind::Purchase {
+            if !op.kind.is_revenue() {
                 model.insert(key, after);
             }
             first_result.insert(op.tx_id.clone(), after);
@@ -385,6 +385,10 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
                 day.revenue_control_cents += entry.amount;
             }
             MoneyKind::Purchase => day.revenue_treatment_cents += entry.amount,
+            MoneyKind::Refund if holdout_of[&entry.tx_id] => {
+                day.revenue_control_cents -= entry.amount;
+            }
+            MoneyKind::Refund => day.revenue_treatment_cents -= entry.amount,
         }
     }
     for player in players {

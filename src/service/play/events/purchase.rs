@@ -23,6 +23,7 @@ use offer_actors::session::SessionChange;
 use offer_domain::catalogue::Item;
 use offer_domain::category::Category;
 use offer_domain::product_grant::resolve_product;
+use offer_domain::product_ids::Store;
 use offer_domain::store_settings::Verification;
 use offer_wire::event::Receipt;
 use uuid::Uuid;
@@ -35,6 +36,7 @@ use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::offers::learn;
 use crate::service::play::receipts::redemptions::{Claim, Redeemed, redeem};
 use crate::service::play::receipts::verify::Expected;
+use crate::service::play::refunds;
 use crate::store::{MoneyKind, MoneyOutcome, Proof, StoreError};
 
 /// A purchase event as the game sent it.
@@ -64,6 +66,9 @@ struct Paid {
     grant: Vec<(String, i64)>,
     /// How it was proven (`None`: verification is off).
     proof: Option<Proof>,
+    /// The store transaction this purchase claimed first, which a refund that arrived
+    /// before it may be waiting for.
+    claimed: Option<(Store, String)>,
 }
 
 impl Paid {
@@ -74,6 +79,7 @@ impl Paid {
             amount: p.price_cents,
             grant: granted(&cx.game.view().items, p.item_ids, 1),
             proof,
+            claimed: None,
         }
     }
 
@@ -106,7 +112,13 @@ pub(super) async fn purchase(cx: &Context<'_>, p: &Purchase<'_>) -> ServiceResul
             }
         },
     };
-    record(cx, paid, p).await
+    let claimed = paid.claimed.clone();
+    let applied = record(cx, paid, p).await?;
+    if let Some((store, transaction_id)) = claimed {
+        let game_id = cx.session.info().game_id;
+        refunds::after_redemption(cx.state, (game_id, cx.env), (store, &transaction_id)).await;
+    }
+    Ok(applied)
 }
 
 /// Verifies `receipt` and redeems its transaction: what it pays for, or why it pays for
@@ -154,6 +166,7 @@ async fn check(
         tx_id: p.tx_id.to_owned(),
         amount: product.price_cents().saturating_mul(quantity),
         grant: granted(&view.items, &ids, quantity),
+        quantity: verified.quantity,
     };
     let redeemed = redeem(
         cx.state.store.as_ref(),
@@ -162,9 +175,9 @@ async fn check(
         &claim,
     )
     .await?;
-    let first = match redeemed {
-        Redeemed::First => claim,
-        Redeemed::Again(first) => first,
+    let (first, claimed) = match redeemed {
+        Redeemed::First => (claim, Some((verified.store, verified.transaction_id))),
+        Redeemed::Again(first) => (first, None),
         Redeemed::Other => return Ok(Err(Refusal::ReceiptAlreadyRedeemed)),
     };
     Ok(Ok(Paid {
@@ -176,6 +189,7 @@ async fn check(
         } else {
             Proof::Verified
         }),
+        claimed,
     }))
 }
 

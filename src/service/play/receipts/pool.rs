@@ -49,6 +49,12 @@ impl VerifyPool {
         }
     }
 
+    /// The Apple roots this node trusts, for the checks of App Store documents other than a
+    /// purchase's receipt (the server notifications).
+    pub fn roots(&self) -> Arc<AppleRoots> {
+        Arc::clone(&self.roots)
+    }
+
     /// Verifies `receipt` against `expected` on a verifier: the verdict, or
     /// [`ServiceError::Unavailable`] when the pool is full (nothing was checked; the client
     /// retries the same purchase).

@@ -30,6 +30,15 @@ pub struct Claim {
     /// recognises its `tx_id`) and a refund takes back.
     #[serde(default)]
     pub grant: Vec<(String, i64)>,
+    /// The units the receipt bought (its `quantity`), so that a refund of some units takes
+    /// back their share; a claim written before it was kept counts as one unit.
+    #[serde(default = "one_unit")]
+    pub quantity: u32,
+}
+
+/// The quantity of a claim that does not say.
+fn one_unit() -> u32 {
+    1
 }
 
 /// Whose a presented transaction is.
@@ -52,6 +61,22 @@ fn collection(game_id: Uuid, env: Environment) -> Collection {
             Environment::Sandbox => "redemptions_sandbox",
         },
     )
+}
+
+/// The claim on `transaction_id` of `store` in a game and environment, if a purchase made
+/// one.
+pub async fn claim_of(
+    store: &dyn Documents,
+    (game_id, env): (Uuid, Environment),
+    (shop, transaction_id): (Store, &str),
+) -> ServiceResult<Option<Claim>> {
+    let id = format!("{}:{transaction_id}", shop.as_str());
+    let Some(stored) = store.get(collection(game_id, env), &id).await? else {
+        return Ok(None);
+    };
+    let claim = serde_json::from_slice(&stored)
+        .map_err(|e| StoreError::Corrupt(format!("redemption `{id}`: {e}")))?;
+    Ok(Some(claim))
 }
 
 /// Claims `transaction_id` of `store` in a game for `claim`, or says whose it already is.

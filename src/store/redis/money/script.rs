@@ -49,6 +49,10 @@
 //! *groups*, consecutive events of one group as one *run*; what is left per event is its
 //! wallet key and five arguments. Its reply is one string.
 //!
+//! A refund ([`MoneyKind::Refund`]) is handed to the scripts as a purchase of the negated
+//! amount, so it moves the lifetime spend, the payer's day and the day's revenue of its group
+//! down by what was refunded; its ledger entry keeps kind `refund` and the positive amount.
+//!
 //! The ledger entry is the JSON of a [`LedgerEntry`](crate::store::LedgerEntry), built by
 //! Rust with serde's field names except `balance_after`, which the script appends. The day
 //! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
@@ -147,14 +151,14 @@ impl MoneyCall {
             kind: match op.kind {
                 MoneyKind::Earned => "earned",
                 MoneyKind::Spent => "spent",
-                MoneyKind::Purchase => "purchase",
+                MoneyKind::Purchase | MoneyKind::Refund => "purchase",
             },
             currency_id: op.currency_id.clone(),
-            amount: op.amount,
+            amount: op.revenue_delta(),
             import: op.import,
             holdout: op.holdout,
             ledger_head: ledger_head(op, received_ms)?,
-            fingerprint: op.fingerprint(),
+            fingerprint: script_fingerprint(op),
             player_id: op.player_id.clone(),
             received_ms,
             cohort: op.cohort.clone().unwrap_or_default(),
@@ -415,6 +419,23 @@ fn kind_code(call: &MoneyCall) -> &'static str {
         ("spent", true, _) => "i",
         (_, _, false) => "p",
         (_, _, true) => "h",
+    }
+}
+
+/// The fingerprint the scripts keep in `op`'s idempotency record. A refund goes to the
+/// scripts as a purchase of the negated amount, and [`MANY_LUA`] reads a purchase's player
+/// from its fingerprint as what lies before `|Purchase|<currency>|<amount>` (the amount as
+/// the script receives it); so a refund's fingerprint is spelled that way too. It stays
+/// apart from every purchase's, whose amount is never negative.
+fn script_fingerprint(op: &MoneyOp) -> String {
+    match op.kind {
+        MoneyKind::Refund => format!(
+            "{}|Purchase|{}|{}",
+            op.player_id,
+            op.currency_id,
+            op.revenue_delta()
+        ),
+        _ => op.fingerprint(),
     }
 }
 

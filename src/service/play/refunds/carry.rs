@@ -1,0 +1,184 @@
+//! Carrying out one decided step on the player's records: the wallet step (a `refund`, or a
+//! `purchase` again for a reversal) and the inventory steps, each idempotent by a `tx_id`
+//! made of the store, the transaction and the step's number; then the new inventory is
+//! pushed to the player's sessions on every node. Carrying out a step again (after a crash,
+//! or by two nodes at once) changes nothing more.
+
+use chrono::Utc;
+use offer_domain::holdout::is_holdout;
+use offer_wire::bus::BusMessage;
+
+use super::record::{Step, StepKind};
+use super::settle::Target;
+use crate::service::play::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome};
+use crate::service::{ServiceError, ServiceResult, Services};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, Proof};
+
+/// Carries out `step` on `player_id`'s records.
+pub(super) async fn carry_out(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    step: &Step,
+) -> ServiceResult<()> {
+    let changed = match step.kind {
+        StepKind::Refund => {
+            let mut changed = false;
+            for (item_id, units) in &step.items {
+                changed |= take(state, target, player_id, step, item_id, *units).await?;
+            }
+            money(state, target, player_id, step).await?;
+            changed
+        }
+        StepKind::Reversal => {
+            money(state, target, player_id, step).await?;
+            restore(state, target, player_id, step).await?
+        }
+    };
+    if changed {
+        announce(state, target, player_id).await;
+    }
+    Ok(())
+}
+
+/// The `tx_id` of `step`'s wallet step: `refund:<store>:<transaction>` for the first step,
+/// with `:<number>` for a later refund; `reversal:<store>:<transaction>:<number>`.
+fn money_tx(target: &Target, step: &Step) -> String {
+    match (step.kind, step.number) {
+        (StepKind::Refund, 1) => format!("refund:{}", target.id()),
+        (StepKind::Refund, n) => format!("refund:{}:{n}", target.id()),
+        (StepKind::Reversal, n) => format!("reversal:{}:{n}", target.id()),
+    }
+}
+
+/// The wallet step: a refund takes the revenue back, a reversal is a verified purchase again.
+async fn money(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    step: &Step,
+) -> ServiceResult<()> {
+    if step.cents <= 0 {
+        return Ok(());
+    }
+    let op = MoneyOp {
+        game_id: target.game_id,
+        env: target.env,
+        player_id: player_id.to_owned(),
+        tx_id: money_tx(target, step),
+        kind: match step.kind {
+            StepKind::Refund => MoneyKind::Refund,
+            StepKind::Reversal => MoneyKind::Purchase,
+        },
+        currency_id: String::new(),
+        amount: step.cents,
+        ts: Utc::now(),
+        holdout: is_holdout(player_id, target.game_id),
+        import: false,
+        cohort: None,
+        proof: Some(Proof::Verified),
+    };
+    match state.store.apply_money(&op).await? {
+        MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(()),
+        // The game has the SDK off: the store retries the notification later.
+        MoneyOutcome::KillSwitch => Err(ServiceError::Unavailable),
+        // Only a client reusing the engine's own `tx_id` gets here: its event stands, the
+        // refund's revenue is not recorded twice over it.
+        outcome @ (MoneyOutcome::TxConflict | MoneyOutcome::InsufficientFunds { .. }) => {
+            tracing::warn!(
+                game_id = %target.game_id,
+                tx_id = %op.tx_id,
+                ?outcome,
+                "a refund's wallet step was refused"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Takes `units` of `item_id` out of the inventory; fewer when the player used some since
+/// the step was decided (the record then counts them taken). Whether anything changed now.
+async fn take(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    step: &Step,
+    item_id: &str,
+    units: i64,
+) -> ServiceResult<bool> {
+    let mut quantity = units;
+    // A refused use writes nothing, so the same `tx_id` may ask for fewer.
+    while quantity > 0 {
+        let op = inventory_op(
+            target,
+            player_id,
+            format!("refund:{}:{}:{item_id}", target.id(), step.number),
+            InventoryChange::Use {
+                item_id: item_id.to_owned(),
+                quantity,
+            },
+        );
+        match inventory::apply(state.store.as_ref(), &op).await? {
+            InventoryOutcome::Applied(_) => return Ok(true),
+            InventoryOutcome::Duplicate(_) => return Ok(false),
+            InventoryOutcome::Insufficient { held } => quantity = held.min(quantity - 1),
+            // Carried out before while the player held fewer: that take stands.
+            InventoryOutcome::TxConflict => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
+/// Adds back the items a reversal restores. Whether anything changed now.
+async fn restore(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    step: &Step,
+) -> ServiceResult<bool> {
+    if step.items.is_empty() {
+        return Ok(false);
+    }
+    let op = inventory_op(
+        target,
+        player_id,
+        money_tx(target, step),
+        InventoryChange::Add(step.items.clone()),
+    );
+    Ok(match inventory::apply(state.store.as_ref(), &op).await? {
+        InventoryOutcome::Applied(_) => true,
+        InventoryOutcome::Duplicate(_)
+        | InventoryOutcome::TxConflict
+        | InventoryOutcome::Insufficient { .. } => false,
+    })
+}
+
+/// An inventory step of the purchase's player.
+fn inventory_op(
+    target: &Target,
+    player_id: &str,
+    tx_id: String,
+    change: InventoryChange,
+) -> InventoryOp {
+    InventoryOp {
+        game_id: target.game_id,
+        env: target.env,
+        player_id: player_id.to_owned(),
+        tx_id,
+        change,
+    }
+}
+
+/// Tells every node that the player's inventory changed, so that each pushes it to the
+/// player's sessions there. The change is stored: a bus that fails only costs the push.
+async fn announce(state: &Services, target: &Target, player_id: &str) {
+    let msg = BusMessage::InventoryChanged {
+        game_id: target.game_id,
+        env: target.env,
+        player_id: player_id.to_owned(),
+        answered: None,
+    };
+    if let Err(e) = state.store.publish(&msg).await {
+        tracing::warn!(game_id = %target.game_id, error = %e, "inventory push not published");
+    }
+}

@@ -1,0 +1,462 @@
+//! Store refunds through the notification routes, as the stores call them: the tests bring
+//! their own Apple-shaped certificate authority (its root configured as an extra App Store
+//! root) and Google licensing key, buy with real signed receipts, then post signed App Store
+//! Server Notifications and Pub/Sub pushes.
+//!
+//! A refund takes the purchase's revenue back (the player's lifetime spend goes down, the
+//! ledger shows a `refund`) and the items the player still holds (pushed to its socket);
+//! what was used stays recorded as unrecovered. Each notification counts once, and so does
+//! each transaction. A refund of a purchase not seen yet waits for it. A reversal restores.
+//! A notification that proves nothing is a 401 and changes nothing.
+
+use offer_receipts::test_support::{
+    TEST_APP_APPLE_ID, TestAppleCa, TestGoogleKey, notification, pubsub_test_notification,
+    pubsub_voided, purchase_json, transaction_payload,
+};
+use offer_receipts::{AppleEnvironment, GooglePurchaseState};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::fixtures::{Sdk, item, with};
+use super::helpers::{TestApp, default_backend, scratch_dir, spawn_tuned};
+use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
+
+const BUNDLE_ID: &str = "com.studio.game";
+const PACKAGE: &str = "com.studio.game";
+
+/// A server trusting `ca`'s root as an App Store root.
+async fn server(ca: &TestAppleCa) -> TestApp {
+    let path = scratch_dir().join("apple-test-root.pem");
+    std::fs::write(&path, ca.root_pem()).expect("write the test root");
+    spawn_tuned(default_backend(), move |s| {
+        s.stores.app_store_roots = vec![path]
+    })
+    .await
+}
+
+/// A game enforcing receipts, selling a sword (both stores, 4.99) and a stack of 3 potions
+/// (App Store, 0.99), with both stores configured; its Google Play notification token.
+async fn game(app: &TestApp, google: &TestGoogleKey) -> (Sdk, String) {
+    let sword = with(
+        item("sword", "equipment", 4.99),
+        json!({"store_products": {"app_store": "com.studio.game.sword", "google_play": "sword"}}),
+    );
+    let potion = with(
+        item("potion", "consumable", 0.99),
+        json!({"quantity": 3, "store_products": {"app_store": "com.studio.game.potion"}}),
+    );
+    let sdk = app.game_with(json!([sword, potion])).await;
+    let stores = app
+        .put(
+            format!("/v1/games/{}/stores", sdk.game),
+            json!({
+                "verification": "enforce",
+                "app_store": {"bundle_id": BUNDLE_ID, "app_apple_id": TEST_APP_APPLE_ID},
+                "google_play": {"package_name": PACKAGE, "public_key": google.public_base64()},
+            }),
+        )
+        .expect(StatusCode::OK)
+        .await;
+    let url = stores["notification_urls"]["google_play"]
+        .as_str()
+        .expect("the admin sees the Google Play URL");
+    let token = url
+        .split_once("?token=")
+        .expect("the URL carries its token")
+        .1
+        .to_owned();
+    (sdk, token)
+}
+
+/// A signed StoreKit 2 transaction of one unit of `product`, in production.
+fn apple_transaction(ca: &TestAppleCa, product: &str, transaction_id: &str) -> String {
+    ca.sign(&transaction_payload(
+        BUNDLE_ID,
+        product,
+        transaction_id,
+        AppleEnvironment::Production,
+        1,
+    ))
+}
+
+/// A purchase event proven by `receipt`.
+fn purchase(tx_id: &str, receipt: Value) -> Value {
+    json!({"type": "purchase", "item_ids": [], "price_cents": 0, "tx_id": tx_id, "receipt": receipt})
+}
+
+/// A purchase of `product` on the App Store.
+fn apple_purchase(ca: &TestAppleCa, product: &str, transaction_id: &str, tx_id: &str) -> Value {
+    let jws = apple_transaction(ca, product, transaction_id);
+    purchase(
+        tx_id,
+        json!({"store": "app_store", "signed_transaction": jws}),
+    )
+}
+
+/// A purchase of `product` on Google Play.
+fn google_purchase(key: &TestGoogleKey, product: &str, token: &str, tx_id: &str) -> Value {
+    let data = purchase_json(PACKAGE, product, token, GooglePurchaseState::Purchased);
+    purchase(
+        tx_id,
+        json!({"store": "google_play", "signature": key.sign(&data), "purchase_data": data}),
+    )
+}
+
+/// An App Store notification of type `kind` about a transaction of `product`, signed by
+/// `ca`.
+fn apple_notice(
+    ca: &TestAppleCa,
+    kind: &str,
+    uuid: &str,
+    product: &str,
+    transaction_id: &str,
+) -> Value {
+    let inner = apple_transaction(ca, product, transaction_id);
+    json!({"signedPayload": ca.sign(&notification(kind, uuid, &inner, BUNDLE_ID))})
+}
+
+/// Posts an App Store notification for `game`; the answer's body.
+async fn post_apple(app: &TestApp, game: &str, body: Value, status: StatusCode) -> Value {
+    app.post(format!("/v1/stores/app-store/notifications/{game}"), body)
+        .no_token()
+        .expect(status)
+        .await
+}
+
+/// Posts a Pub/Sub push for `game` with `token` (none when `None`).
+async fn post_google(
+    app: &TestApp,
+    game: &str,
+    token: Option<&str>,
+    push: Vec<u8>,
+    status: StatusCode,
+) -> Value {
+    let path = match token {
+        Some(token) => format!("/v1/stores/google-play/notifications/{game}?token={token}"),
+        None => format!("/v1/stores/google-play/notifications/{game}"),
+    };
+    app.post(path, json!({}))
+        .raw("application/json", push)
+        .no_token()
+        .expect(status)
+        .await
+}
+
+/// A player's record.
+async fn record(app: &TestApp, sdk: &Sdk, player: &str) -> Value {
+    app.get_json(format!("/v1/games/{}/players/{player}", sdk.game))
+        .await
+}
+
+/// Sends `events` in a new REST session of `player`.
+async fn send(app: &TestApp, sdk: &Sdk, player: &str, events: Value) {
+    app.send_events(sdk, player, events).await;
+}
+
+#[tokio::test]
+async fn an_app_store_refund_takes_back_what_is_held_once_and_a_reversal_restores_it() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, _) = game(&app, &key).await;
+    let session = fresh(&sdk.game);
+    let player = format!("p-{session}");
+    let mut c = connect(&app, &sdk.key, Fmt::Json).await;
+    c.hello(session, None).await;
+
+    // Three potions bought for 99 cents; one used.
+    c.send(event(apple_purchase(
+        &ca,
+        "com.studio.game.potion",
+        "3000000000000001",
+        "b1",
+    )))
+    .await;
+    c.recv_type("inventory").await;
+    c.send(event(
+        json!({"type": "item_used", "item_id": "potion", "quantity": 1, "tx_id": "u1"}),
+    ))
+    .await;
+    assert_fields(
+        &c.recv_answer().await,
+        json!({"type": "inventory", "items": [{"item_id": "potion", "quantity": 2}]}),
+    );
+    assert_eq!(
+        record(&app, &sdk, &player).await["lifetime_spend_cents"],
+        99
+    );
+
+    // Apple refunds it: the two potions held go, the used one is unrecovered, the revenue
+    // comes off the player's spend, and the socket hears of the new inventory.
+    let refund = apple_notice(
+        &ca,
+        "REFUND",
+        "n-1",
+        "com.studio.game.potion",
+        "3000000000000001",
+    );
+    let answer = post_apple(&app, &sdk.game, refund.clone(), StatusCode::OK).await;
+    assert_eq!(
+        answer,
+        json!({"outcome": "refunded", "cents": 99, "items": {"potion": 2}, "unrecovered": {"potion": 1}})
+    );
+    assert_fields(
+        &c.recv_type("inventory").await,
+        json!({"type": "inventory", "items": []}),
+    );
+    let refunded = record(&app, &sdk, &player).await;
+    assert_eq!(refunded["lifetime_spend_cents"], 0, "{refunded}");
+    assert_eq!(refunded["inventory"], json!([]));
+    assert_eq!(refunded["ledger_total"], 2);
+    assert_eq!(refunded["ledger"][0]["kind"], "refund");
+    assert_eq!(refunded["ledger"][0]["amount"], 99);
+    assert_eq!(
+        refunded["ledger"][0]["tx_id"],
+        "refund:app_store:3000000000000001"
+    );
+
+    // Apple retries the same notification; then sends another refund of the same
+    // transaction: neither changes anything.
+    let again = post_apple(&app, &sdk.game, refund, StatusCode::OK).await;
+    assert_eq!(again["outcome"], "duplicate");
+    let second = apple_notice(
+        &ca,
+        "REFUND",
+        "n-2",
+        "com.studio.game.potion",
+        "3000000000000001",
+    );
+    let again = post_apple(&app, &sdk.game, second, StatusCode::OK).await;
+    assert_eq!(again["outcome"], "unchanged");
+    assert_eq!(record(&app, &sdk, &player).await, refunded);
+
+    // The refund is reversed: the revenue and the two potions taken come back.
+    let reversed = apple_notice(
+        &ca,
+        "REFUND_REVERSED",
+        "n-3",
+        "com.studio.game.potion",
+        "3000000000000001",
+    );
+    let answer = post_apple(&app, &sdk.game, reversed, StatusCode::OK).await;
+    assert_eq!(
+        answer,
+        json!({"outcome": "restored", "cents": 99, "items": {"potion": 2}, "unrecovered": {}})
+    );
+    assert_fields(
+        &c.recv_type("inventory").await,
+        json!({"type": "inventory", "items": [{"item_id": "potion", "quantity": 2}]}),
+    );
+    let restored = record(&app, &sdk, &player).await;
+    assert_eq!(restored["lifetime_spend_cents"], 99, "{restored}");
+    assert_eq!(restored["ledger"][0]["kind"], "purchase");
+
+    // A notification of another type is answered and ignored.
+    let other = apple_notice(
+        &ca,
+        "CONSUMPTION_REQUEST",
+        "n-4",
+        "com.studio.game.potion",
+        "3000000000000001",
+    );
+    let answer = post_apple(&app, &sdk.game, other, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "ignored");
+    assert_eq!(record(&app, &sdk, &player).await, restored);
+}
+
+#[tokio::test]
+async fn a_google_refund_of_a_purchase_not_seen_yet_waits_for_it() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, token) = game(&app, &key).await;
+
+    // Google voids a purchase the engine never saw, and Pub/Sub delivers it twice.
+    let push = pubsub_voided(PACKAGE, "tok-early", "m-1", 1);
+    for _ in 0..2 {
+        let answer = post_google(&app, &sdk.game, Some(&token), push.clone(), StatusCode::OK).await;
+        assert_eq!(answer["outcome"], "waiting", "{answer}");
+    }
+
+    // The purchase arrives: it is granted and recorded, then refunded at once.
+    send(
+        &app,
+        &sdk,
+        "late",
+        json!([google_purchase(&key, "sword", "tok-early", "g1")]),
+    )
+    .await;
+    let late = record(&app, &sdk, "late").await;
+    assert_eq!(late["inventory"], json!([]), "{late}");
+    assert_eq!(late["lifetime_spend_cents"], 0);
+    assert_eq!(late["ledger_total"], 2);
+    assert_eq!(late["ledger"][0]["kind"], "refund");
+    assert_eq!(late["ledger"][0]["amount"], 499);
+    assert_eq!(late["ledger"][1]["kind"], "purchase");
+
+    // The push again, now applied: a duplicate.
+    let answer = post_google(&app, &sdk.game, Some(&token), push, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "duplicate");
+    assert_eq!(record(&app, &sdk, "late").await, late);
+}
+
+#[tokio::test]
+async fn a_google_refund_after_the_purchase_takes_it_back_once() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, token) = game(&app, &key).await;
+    send(
+        &app,
+        &sdk,
+        "buyer",
+        json!([google_purchase(&key, "sword", "tok-1", "g1")]),
+    )
+    .await;
+    assert_eq!(
+        record(&app, &sdk, "buyer").await["lifetime_spend_cents"],
+        499
+    );
+
+    // A quantity-based partial refund of a purchase of one unit refunds it whole.
+    let push = pubsub_voided(PACKAGE, "tok-1", "m-1", 2);
+    let answer = post_google(&app, &sdk.game, Some(&token), push.clone(), StatusCode::OK).await;
+    assert_eq!(
+        answer,
+        json!({"outcome": "refunded", "cents": 499, "items": {"sword": 1}, "unrecovered": {}})
+    );
+    let buyer = record(&app, &sdk, "buyer").await;
+    assert_eq!(buyer["lifetime_spend_cents"], 0, "{buyer}");
+    assert_eq!(buyer["inventory"], json!([]));
+
+    // Delivered again, and voided again by another message: nothing more.
+    let answer = post_google(&app, &sdk.game, Some(&token), push, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "duplicate");
+    let other = pubsub_voided(PACKAGE, "tok-1", "m-2", 1);
+    let answer = post_google(&app, &sdk.game, Some(&token), other, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "unchanged");
+    assert_eq!(record(&app, &sdk, "buyer").await, buyer);
+
+    // A test notification is answered and ignored.
+    let test = pubsub_test_notification(PACKAGE, "m-3");
+    let answer = post_google(&app, &sdk.game, Some(&token), test, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "ignored");
+}
+
+#[tokio::test]
+async fn a_notification_that_proves_nothing_is_refused_and_changes_nothing() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, token) = game(&app, &key).await;
+    send(
+        &app,
+        &sdk,
+        "buyer",
+        json!([
+            apple_purchase(&ca, "com.studio.game.sword", "3000000000000009", "a1"),
+            google_purchase(&key, "sword", "tok-9", "g1"),
+        ]),
+    )
+    .await;
+    let before = record(&app, &sdk, "buyer").await;
+    assert_eq!(before["lifetime_spend_cents"], 998, "{before}");
+
+    // App Store: signed by another authority; of another app; not even a JWS.
+    let forger = TestAppleCa::new();
+    let forged = apple_notice(
+        &forger,
+        "REFUND",
+        "f-1",
+        "com.studio.game.sword",
+        "3000000000000009",
+    );
+    post_apple(&app, &sdk.game, forged, StatusCode::UNAUTHORIZED).await;
+    let inner = apple_transaction(&ca, "com.studio.game.sword", "3000000000000009");
+    let foreign =
+        json!({"signedPayload": ca.sign(&notification("REFUND", "f-2", &inner, "com.other.app"))});
+    let refused = post_apple(&app, &sdk.game, foreign, StatusCode::UNAUTHORIZED).await;
+    assert_eq!(
+        refused["error"]["code"], "notification_invalid",
+        "{refused}"
+    );
+    post_apple(
+        &app,
+        &sdk.game,
+        json!({"signedPayload": "not.a.jws"}),
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+    // A body without its payload is the caller's mistake; an unknown game is not found.
+    app.post(
+        format!("/v1/stores/app-store/notifications/{}", sdk.game),
+        json!({"payload": "x"}),
+    )
+    .no_token()
+    .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")
+    .await;
+    let genuine = apple_notice(
+        &ca,
+        "REFUND",
+        "g-1",
+        "com.studio.game.sword",
+        "3000000000000009",
+    );
+    app.post(
+        format!("/v1/stores/app-store/notifications/{}", Uuid::new_v4()),
+        genuine,
+    )
+    .no_token()
+    .expect_error(StatusCode::NOT_FOUND, "not_found")
+    .await;
+
+    // Google Play: no token, another token, another package.
+    let push = pubsub_voided(PACKAGE, "tok-9", "m-1", 1);
+    let refused = post_google(
+        &app,
+        &sdk.game,
+        None,
+        push.clone(),
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "notification_invalid");
+    assert!(
+        !refused.to_string().contains(&token),
+        "the answer never shows the token"
+    );
+    post_google(
+        &app,
+        &sdk.game,
+        Some("not-the-token"),
+        push,
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+    let foreign = pubsub_voided("com.other.app", "tok-9", "m-2", 1);
+    post_google(
+        &app,
+        &sdk.game,
+        Some(&token),
+        foreign,
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+
+    assert_eq!(record(&app, &sdk, "buyer").await, before);
+
+    // A game without App Store settings has nothing to check a notification against.
+    let bare = app
+        .game_with(json!([item("sword", "equipment", 4.99)]))
+        .await;
+    let genuine = apple_notice(
+        &ca,
+        "REFUND",
+        "g-2",
+        "com.studio.game.sword",
+        "3000000000000009",
+    );
+    let refused = post_apple(&app, &bare.game, genuine, StatusCode::UNAUTHORIZED).await;
+    assert_eq!(refused["error"]["code"], "notification_invalid");
+}
