@@ -18,6 +18,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::economy::players_of;
 use super::fixtures::{Sdk, bundle, item, with};
 use super::helpers::{TestApp, default_backend, scratch_dir, shared_backend, spawn_tuned};
 use super::offers::{decision, offer};
@@ -368,7 +369,7 @@ async fn report_keeps_a_purchase_without_a_valid_receipt_flagged_and_uncounted()
     assert_eq!(
         player["purchases"],
         json!({"reported_cents": 0, "verified_cents": 499,
-               "unverified_cents": 1_000_500, "sandbox_cents": 0}),
+               "unverified_cents": 1_000_500, "sandbox_cents": 0, "refunded_cents": 0}),
         "{player}"
     );
 }
@@ -472,15 +473,17 @@ async fn enforce_serves_only_offers_a_store_product_sells_and_the_trace_says_why
     let sdk = game(&app, &key, "enforce").await;
     // The bundle (sword and shield, 6.49) sells on Google Play only: an Android player gets
     // it, an iOS player gets a single item one of its App Store products sells.
+    // Two treated players: a holdout player gets no offer at all.
+    let players = players_of(&sdk.game, false, 2);
     let android = app
-        .open_session(&sdk, "droid", json!({"platform": "android"}))
+        .open_session(&sdk, &players[0], json!({"platform": "android"}))
         .await;
     let (status, served, _) = offer(&app, &sdk, &android, "boss_raid").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(served["fallback_level"], 3, "{served}");
     assert_eq!(served["price_cents"], 649, "{served}");
     let ios = app
-        .open_session(&sdk, "iphone", json!({"platform": "ios"}))
+        .open_session(&sdk, &players[1], json!({"platform": "ios"}))
         .await;
     let (status, served, _) = offer(&app, &sdk, &ios, "boss_raid").await;
     assert_eq!(status, StatusCode::OK);

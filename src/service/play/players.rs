@@ -37,7 +37,8 @@ pub enum PlayerGroup {
 pub struct PlayerLedgerLine {
     /// Idempotency key of the change.
     pub tx_id: String,
-    /// `currency_earned`, `currency_spent` or `purchase`.
+    /// `currency_earned`, `currency_spent`, `purchase` or `refund` (a store's refund of a
+    /// purchase, in cents).
     pub kind: &'static str,
     /// The currency (`null` for purchases).
     #[schema(value_type = Option<SnakeCaseId>)]
@@ -95,13 +96,23 @@ pub struct PurchaseTotals {
     pub unverified_cents: i64,
     /// Sandbox transactions accepted on a live key: never revenue.
     pub sandbox_cents: i64,
+    /// Taken back by the stores' refunds (a reversed refund shows again as a verified
+    /// purchase).
+    pub refunded_cents: i64,
 }
 
 impl PurchaseTotals {
     /// The totals of `lines`' purchases.
     fn of<'a>(lines: impl IntoIterator<Item = &'a LedgerEntry>) -> Self {
         let mut totals = Self::default();
-        for line in lines.into_iter().filter(|l| l.kind == MoneyKind::Purchase) {
+        for line in lines {
+            if line.kind == MoneyKind::Refund {
+                totals.refunded_cents = totals.refunded_cents.saturating_add(line.amount);
+                continue;
+            }
+            if line.kind != MoneyKind::Purchase {
+                continue;
+            }
             let slot = match line.proof {
                 None => &mut totals.reported_cents,
                 Some(Proof::Verified) => &mut totals.verified_cents,

@@ -1,4 +1,5 @@
-//! The bounded pool receipts are verified on. Checking an App Store chain costs a few
+//! The bounded pool receipts (and the stores' server notifications) are verified on.
+//! Checking an App Store chain costs a few
 //! milliseconds of one core, a Google signature under one: run on the async threads, a flood
 //! of forged receipts would stall every request of the node. So each check runs on a blocking
 //! thread, at most `workers` at once, and at most `queue` more wait for one; a receipt
@@ -49,12 +50,6 @@ impl VerifyPool {
         }
     }
 
-    /// The Apple roots this node trusts, for the checks of App Store documents other than a
-    /// purchase's receipt (the server notifications).
-    pub fn roots(&self) -> Arc<AppleRoots> {
-        Arc::clone(&self.roots)
-    }
-
     /// Verifies `receipt` against `expected` on a verifier: the verdict, or
     /// [`ServiceError::Unavailable`] when the pool is full (nothing was checked; the client
     /// retries the same purchase).
@@ -63,11 +58,23 @@ impl VerifyPool {
         receipt: Receipt,
         expected: Expected,
     ) -> ServiceResult<Result<Verified, Invalid>> {
+        self.run(move |roots| verify(&receipt, &expected, roots))
+            .await
+    }
+
+    /// Runs `check`, given the Apple roots this node trusts, on a verifier: what it returns,
+    /// or [`ServiceError::Unavailable`] when the pool is full (nothing ran). Every check of a
+    /// store's signature goes through here (receipts, server notifications), so together they
+    /// hold at most the pool's threads.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        check: impl FnOnce(&AppleRoots) -> T + Send + 'static,
+    ) -> ServiceResult<T> {
         if self.admitted.fetch_add(1, Ordering::AcqRel) >= self.limit {
             self.admitted.fetch_sub(1, Ordering::AcqRel);
             tracing::warn!(
                 limit = self.limit,
-                "receipt verifiers full: purchase refused"
+                "store signature verifiers full: refused"
             );
             return Err(ServiceError::Unavailable);
         }
@@ -78,14 +85,14 @@ impl VerifyPool {
             .map_err(|_| ServiceError::Unavailable)?;
         let roots = Arc::clone(&self.roots);
         // The permit goes with the check: a caller that stops waiting does not free a
-        // verifier still busy with its receipt.
+        // verifier still busy with its document.
         tokio::task::spawn_blocking(move || {
-            let verdict = verify(&receipt, &expected, &roots);
+            let verdict = check(&roots);
             drop(permit);
             verdict
         })
         .await
-        .map_err(|err| ServiceError::Internal(format!("receipt verifier stopped: {err}")))
+        .map_err(|err| ServiceError::Internal(format!("store signature verifier stopped: {err}")))
     }
 }
 

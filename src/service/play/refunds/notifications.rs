@@ -110,17 +110,17 @@ pub async fn app_store(
             "the game has no App Store settings to check the notification against",
         ));
     };
-    let roots = state.receipts.roots();
-    // A chain costs milliseconds of a core: off the async threads, as a receipt's.
-    let verified = tokio::task::spawn_blocking(move || {
-        let expect = AppleExpect {
-            bundle_id: &app.bundle_id,
-            app_apple_id: app.app_apple_id.and_then(|id| i64::try_from(id).ok()),
-        };
-        verify_apple_notification(&signed_payload, &roots, &expect)
-    })
-    .await
-    .map_err(|e| ServiceError::Internal(format!("notification verifier stopped: {e}")))?;
+    // A chain costs milliseconds of a core: on the verifiers' bounded pool, as a receipt's.
+    let verified = state
+        .receipts
+        .run(move |roots| {
+            let expect = AppleExpect {
+                bundle_id: &app.bundle_id,
+                app_apple_id: app.app_apple_id.and_then(|id| i64::try_from(id).ok()),
+            };
+            verify_apple_notification(&signed_payload, roots, &expect)
+        })
+        .await?;
     let notification = verified.map_err(|e| invalid(format!("{} ({})", e, e.reason())))?;
     let action = match notification.kind {
         AppleNotificationKind::Refund | AppleNotificationKind::Revoke => Action::Refund,
