@@ -37,4 +37,10 @@ pub struct Currency {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0)]
     pub usd_per_unit: Option<f64>,
+    /// The most units one `currency_earned` or `currency_spent` may move (1 to 1000000000):
+    /// an event above it is refused as `amount_out_of_bounds` and changes nothing. Absent:
+    /// only the engine's own bound of 1000000000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000000000)]
+    pub max_per_event: Option<i64>,
 }

@@ -252,6 +252,13 @@ pub fn validate_currencies(currencies: &[Currency], errors: &mut Errors) {
                 FieldError::new("currencies.usd_per_unit", "must be a non-negative number").at(i),
             );
         }
+        if let Some(max) = c.max_per_event
+            && !(1..=1_000_000_000).contains(&max)
+        {
+            errors.0.push(
+                FieldError::new("currencies.max_per_event", "between 1 and 1000000000").at(i),
+            );
+        }
     }
 }
 

@@ -77,6 +77,7 @@ pub fn currencies() -> Vec<Currency> {
         kind,
         name: None,
         usd_per_unit: None,
+        max_per_event: None,
     };
     vec![
         currency("gems", CurrencyKind::Hard),

@@ -12,6 +12,7 @@ mod authoring_scope;
 mod bad_input;
 mod balance_push;
 mod billing;
+mod bounds;
 mod catalogue;
 mod cluster;
 mod connection_limits;

@@ -126,6 +126,7 @@ fn currencies(text: &str) -> Result<Vec<Currency>, FieldError> {
                     .map(|n| n.trim().to_owned())
                     .filter(|n| !n.is_empty()),
                 usd_per_unit: None,
+                max_per_event: None,
             })
         })
         .collect()

@@ -189,9 +189,27 @@ async fn item_used(
     })
 }
 
-/// `currency_earned` and `currency_spent`: the wallet step, answered with the new balance.
+/// `currency_earned` and `currency_spent`: refused above the currency's `max_per_event`, else
+/// the wallet step, answered with the new balance.
 async fn currency(cx: &Context<'_>, op: MoneyOp) -> ServiceResult<Applied> {
     cx.session.event_seen();
+    let bound = cx
+        .game
+        .view()
+        .game
+        .currencies
+        .iter()
+        .find(|c| c.currency_id == op.currency_id)
+        .and_then(|c| c.max_per_event);
+    if let Some(max) = bound
+        && op.amount > max
+    {
+        return Ok(Applied::Rejected(Refusal::AmountOutOfBounds {
+            currency_id: op.currency_id,
+            amount: op.amount,
+            max,
+        }));
+    }
     let outcome = cx.state.store.apply_money(&op).await?;
     if cx.origin == Origin::Rest && matches!(outcome, MoneyOutcome::Applied { .. }) {
         announce_balance(cx, &op.currency_id).await;

@@ -13,7 +13,8 @@ pub struct Rejected {
     /// Position in the batch.
     pub index: usize,
     /// `insufficient_funds`, `insufficient_items`, `tx_id_reused`, `sdk_disabled`,
-    /// `receipt_invalid`, `receipt_already_redeemed` or `receipt_required`.
+    /// `receipt_invalid`, `receipt_already_redeemed`, `receipt_required` or
+    /// `amount_out_of_bounds`.
     pub code: &'static str,
     /// Explanation.
     pub message: String,
@@ -70,6 +71,15 @@ pub enum Refusal {
     ReceiptAlreadyRedeemed,
     /// The game verifies receipts (`enforce`) and the purchase carried none.
     ReceiptRequired,
+    /// A currency event above the currency's `max_per_event`.
+    AmountOutOfBounds {
+        /// The currency.
+        currency_id: String,
+        /// The refused amount.
+        amount: i64,
+        /// The currency's bound.
+        max: i64,
+    },
 }
 
 impl Refusal {
@@ -83,6 +93,7 @@ impl Refusal {
             Self::ReceiptInvalid { .. } => "receipt_invalid",
             Self::ReceiptAlreadyRedeemed => "receipt_already_redeemed",
             Self::ReceiptRequired => "receipt_required",
+            Self::AmountOutOfBounds { .. } => "amount_out_of_bounds",
         }
     }
 
@@ -112,6 +123,11 @@ impl Refusal {
             Self::ReceiptRequired => {
                 "this game grants purchases only with a store receipt, and none was sent".into()
             }
+            Self::AmountOutOfBounds {
+                currency_id,
+                amount,
+                max,
+            } => format!("{amount} {currency_id} is above the currency's max_per_event of {max}"),
         }
     }
 }
