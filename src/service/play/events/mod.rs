@@ -18,6 +18,7 @@
 //! catalogue item add nothing.
 
 mod apply;
+mod context;
 #[cfg(test)]
 mod fixtures;
 pub mod outcome;
@@ -30,7 +31,7 @@ use offer_wire::event::SdkEvent;
 use uuid::Uuid;
 
 use crate::service::{ServiceError, ServiceResult, Services};
-use apply::{Context, Origin};
+use context::{Context, Origin};
 pub use outcome::{Applied, Balance, BatchOutcome, Refusal, Rejected};
 pub use validate::validate_fields;
 

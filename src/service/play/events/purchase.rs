@@ -28,7 +28,7 @@ use offer_domain::store_settings::Verification;
 use offer_wire::event::Receipt;
 use uuid::Uuid;
 
-use super::apply::{Context, announce_inventory};
+use super::context::{Context, announce_inventory};
 use super::outcome::{Applied, Refusal};
 use super::validate::find_item;
 use crate::service::ServiceResult;

@@ -9,7 +9,7 @@ use offer_domain::holdout::is_holdout;
 use offer_wire::bus::BusMessage;
 
 use super::record::{Step, StepKind};
-use super::settle::Target;
+use super::target::Target;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, Proof};

@@ -9,7 +9,8 @@
 //! - `carry` carries out each decided step on the player's wallet record and inventory and
 //!   pushes the new inventory to the player's sessions;
 //! - `waiting` bounds the notifications kept for purchases the engine has not seen yet,
-//!   which [`after_redemption`] applies once the purchase claims its transaction.
+//!   which [`after_redemption`] applies once the purchase claims its transaction;
+//! - `target` names the transaction a notification is about.
 //!
 //! A refund takes back the items the player still holds (never below zero; what was used is
 //! recorded as unrecovered) and records a `refund` of its revenue on the day it arrives. A
@@ -20,6 +21,7 @@ mod carry;
 pub mod notifications;
 mod record;
 mod settle;
+mod target;
 mod waiting;
 
 use offer_domain::environment::Environment;
@@ -39,7 +41,7 @@ pub async fn after_redemption(
     (game_id, env): (Uuid, Environment),
     (store, transaction_id): (Store, &str),
 ) {
-    let target = settle::Target {
+    let target = target::Target {
         game_id,
         env,
         store,

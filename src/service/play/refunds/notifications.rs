@@ -20,7 +20,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::record::{Action, StepKind};
-use super::settle::{Settled, Target, settle};
+use super::settle::{Settled, settle};
+use super::target::Target;
 use crate::service::access;
 use crate::service::game::stores::token_matches;
 use crate::service::{ServiceError, ServiceResult, Services};

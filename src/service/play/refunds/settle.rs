@@ -10,53 +10,18 @@
 
 use std::collections::BTreeMap;
 
-use offer_domain::environment::Environment;
-use offer_domain::product_ids::Store;
-use uuid::Uuid;
-
 use super::carry::carry_out;
 use super::record::{Action, Bought, RefundRecord, Step};
+use super::target::Target;
 use super::waiting;
 use crate::service::play::inventory;
 use crate::service::play::receipts::redemptions::claim_of;
 use crate::service::{ServiceError, ServiceResult, Services};
-use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
 /// Attempts against concurrent writers of one record before giving up as unavailable (the
 /// store retries the notification).
 const ATTEMPTS: usize = 16;
-
-/// The store transaction a notification is about, where its purchase's claim would be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Target {
-    /// The game.
-    pub game_id: Uuid,
-    /// The environment the notification names.
-    pub env: Environment,
-    /// The store.
-    pub store: Store,
-    /// The store's id of the transaction.
-    pub transaction_id: String,
-}
-
-impl Target {
-    /// `<store>:<transaction>`, as the claim's id.
-    pub fn id(&self) -> String {
-        format!("{}:{}", self.store.as_str(), self.transaction_id)
-    }
-
-    /// The collection of the game's refund records in the environment.
-    fn collection(&self) -> Collection {
-        Collection::game(
-            self.game_id,
-            match self.env {
-                Environment::Production => "refunds",
-                Environment::Sandbox => "refunds_sandbox",
-            },
-        )
-    }
-}
 
 /// What a notification did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,7 +95,8 @@ pub(super) async fn settle(
                 return Ok(Settled::Waiting);
             }
             if swap(state, target, &read, &record).await? {
-                waiting::remember(state, target).await?;
+                let dropped = waiting::remember(state, target).await?;
+                forget_dropped(state, target, &dropped).await?;
                 // The purchase may have claimed its transaction since it was looked for,
                 // and found nothing waiting: look again, and apply the notice if so.
                 if claim_of(
@@ -240,6 +206,30 @@ pub(super) async fn drop_waiting(state: &Services, target: &Target) -> ServiceRe
     Err(busy(target))
 }
 
+/// Forgets the notifications of the transactions the game's waiting list let go of when
+/// `target` joined it, and says so with their count.
+async fn forget_dropped(
+    state: &Services,
+    target: &Target,
+    dropped: &[Target],
+) -> ServiceResult<()> {
+    if dropped.is_empty() {
+        return Ok(());
+    }
+    let mut notices = 0;
+    for old in dropped {
+        notices += drop_waiting(state, old).await?;
+    }
+    tracing::warn!(
+        game_id = %target.game_id,
+        transactions = dropped.len(),
+        notices,
+        "refund notifications waiting for a purchase dropped: the game keeps {}",
+        waiting::MAX_WAITING
+    );
+    Ok(())
+}
+
 /// A record that kept changing under every attempt.
 fn busy(target: &Target) -> ServiceError {
     tracing::warn!(
@@ -247,4 +237,60 @@ fn busy(target: &Target) -> ServiceError {
         "a refund record kept changing under {ATTEMPTS} attempts"
     );
     ServiceError::Unavailable
+}
+
+#[cfg(test)]
+mod tests {
+    use offer_domain::environment::Environment;
+    use offer_domain::product_ids::Store;
+    use uuid::Uuid;
+
+    use super::super::record::Action;
+    use super::super::waiting::{MAX_WAITING, listed};
+    use super::*;
+    use crate::service::test_support::with_services;
+
+    fn target(game_id: Uuid, n: usize) -> Target {
+        Target {
+            game_id,
+            env: Environment::Production,
+            store: Store::GooglePlay,
+            transaction_id: format!("token-{n}"),
+        }
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_waiting_notifications_are_dropped() {
+        with_services(async |state| {
+            let game_id = Uuid::new_v4();
+            for n in 0..=MAX_WAITING {
+                let settled = settle(
+                    &state,
+                    &target(game_id, n),
+                    &format!("m-{n}"),
+                    Action::Refund,
+                )
+                .await
+                .expect("settled");
+                assert_eq!(settled, Settled::Waiting);
+            }
+            let kept = listed(&state, game_id).await.expect("the list");
+            assert_eq!(kept.len(), MAX_WAITING);
+            assert_eq!(kept[0], target(game_id, 1));
+            // The oldest transaction's notification is gone from its record: nothing would
+            // apply it. The newest still waits.
+            assert_eq!(
+                drop_waiting(&state, &target(game_id, 0))
+                    .await
+                    .expect("read"),
+                0
+            );
+            assert_eq!(
+                drop_waiting(&state, &target(game_id, MAX_WAITING))
+                    .await
+                    .expect("read"),
+                1
+            );
+        });
+    }
 }

@@ -11,7 +11,7 @@ use offer_domain::product_ids::Store;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::settle::{Target, drop_waiting};
+use super::target::Target;
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
@@ -90,9 +90,9 @@ async fn update(
     Err(ServiceError::Unavailable)
 }
 
-/// Adds `target` to its game's list (once), dropping the oldest transactions past
-/// [`MAX_WAITING`].
-pub(super) async fn remember(state: &Services, target: &Target) -> ServiceResult<()> {
+/// Adds `target` to its game's list (once); the oldest transactions pushed out past
+/// [`MAX_WAITING`], whose notifications the caller forgets.
+pub(super) async fn remember(state: &Services, target: &Target) -> ServiceResult<Vec<Target>> {
     let entry = Entry::of(target);
     let dropped = update(state, target.game_id, |list| {
         if list.contains(&entry) {
@@ -102,20 +102,10 @@ pub(super) async fn remember(state: &Services, target: &Target) -> ServiceResult
         true
     })
     .await?;
-    if dropped.is_empty() {
-        return Ok(());
-    }
-    let mut notices = 0;
-    for old in &dropped {
-        notices += drop_waiting(state, &old.target(target.game_id)).await?;
-    }
-    tracing::warn!(
-        game_id = %target.game_id,
-        transactions = dropped.len(),
-        notices,
-        "refund notifications waiting for a purchase dropped: the game keeps {MAX_WAITING}"
-    );
-    Ok(())
+    Ok(dropped
+        .iter()
+        .map(|old| old.target(target.game_id))
+        .collect())
 }
 
 /// Takes `target` off its game's list.
@@ -130,64 +120,16 @@ pub(super) async fn forget(state: &Services, target: &Target) -> ServiceResult<(
     .map(|_| ())
 }
 
+/// The game's list, oldest first.
 #[cfg(test)]
-mod tests {
-    use super::super::record::Action;
-    use super::super::settle::{Settled, settle};
-    use super::*;
-    use crate::service::test_support::with_services;
-
-    fn target(game_id: Uuid, n: usize) -> Target {
-        Target {
-            game_id,
-            env: Environment::Production,
-            store: Store::GooglePlay,
-            transaction_id: format!("token-{n}"),
-        }
-    }
-
-    async fn list(state: &Services, game_id: Uuid) -> Vec<Entry> {
-        let bytes = state
-            .store
-            .get(collection(game_id), DOCUMENT)
-            .await
-            .expect("read")
-            .expect("a list");
-        decode(&bytes).expect("decode")
-    }
-
-    #[test]
-    fn past_the_bound_the_oldest_waiting_notifications_are_dropped() {
-        with_services(async |state| {
-            let game_id = Uuid::new_v4();
-            for n in 0..=MAX_WAITING {
-                let settled = settle(
-                    &state,
-                    &target(game_id, n),
-                    &format!("m-{n}"),
-                    Action::Refund,
-                )
-                .await
-                .expect("settled");
-                assert_eq!(settled, Settled::Waiting);
-            }
-            let kept = list(&state, game_id).await;
-            assert_eq!(kept.len(), MAX_WAITING);
-            assert_eq!(kept[0], Entry::of(&target(game_id, 1)));
-            // The oldest transaction's notification is gone from its record: nothing would
-            // apply it. The newest still waits.
-            assert_eq!(
-                drop_waiting(&state, &target(game_id, 0))
-                    .await
-                    .expect("read"),
-                0
-            );
-            assert_eq!(
-                drop_waiting(&state, &target(game_id, MAX_WAITING))
-                    .await
-                    .expect("read"),
-                1
-            );
-        });
-    }
+pub(super) async fn listed(state: &Services, game_id: Uuid) -> ServiceResult<Vec<Target>> {
+    Ok(
+        match state.store.get(collection(game_id), DOCUMENT).await? {
+            Some(bytes) => decode::<Vec<Entry>>(&bytes)?
+                .iter()
+                .map(|e| e.target(game_id))
+                .collect(),
+            None => Vec::new(),
+        },
+    )
 }
