@@ -37,6 +37,7 @@ mod process;
 mod protocol_doc;
 mod publish;
 mod raw;
+mod receipt_fixtures;
 mod receipts;
 mod redis_harness;
 mod refunds;

@@ -20,24 +20,10 @@ use uuid::Uuid;
 
 use super::economy::players_of;
 use super::fixtures::{Sdk, bundle, item, with};
-use super::helpers::{TestApp, default_backend, scratch_dir, shared_backend, spawn_tuned};
+use super::helpers::{TestApp, default_backend, shared_backend};
 use super::offers::{decision, offer};
+use super::receipt_fixtures::{BUNDLE_ID, PACKAGE, apple_receipt, google_receipt, server};
 use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
-
-const BUNDLE_ID: &str = "com.studio.game";
-const PACKAGE: &str = "com.studio.game";
-
-/// A server trusting `ca`'s root as an App Store root, on `backend`.
-async fn server(ca: &TestAppleCa, backend: super::helpers::Backend) -> TestApp {
-    let path = scratch_dir().join("apple-test-root.pem");
-    std::fs::write(&path, ca.root_pem()).expect("write the test root");
-    spawn_tuned(backend, move |s| {
-        s.stores.app_store_roots = vec![path];
-        // Figures read right after a purchase, not from the cache.
-        s.economy.figures_cache_ms = 0;
-    })
-    .await
-}
 
 /// A game selling a sword (App Store and Google Play), a stack of 3 potions (App Store) and
 /// a shield without products, plus a bundle of sword and shield on Google Play; its
@@ -73,24 +59,6 @@ async fn game(app: &TestApp, google: &TestGoogleKey, mode: &str) -> Sdk {
     .expect(StatusCode::OK)
     .await;
     sdk
-}
-
-/// A signed StoreKit 2 transaction of `product`, `quantity` units, in production.
-fn apple(ca: &TestAppleCa, product: &str, transaction_id: &str, quantity: u32) -> Value {
-    let payload = transaction_payload(
-        BUNDLE_ID,
-        product,
-        transaction_id,
-        AppleEnvironment::Production,
-        quantity,
-    );
-    json!({"store": "app_store", "signed_transaction": ca.sign(&payload)})
-}
-
-/// A signed Google Play purchase of `product`.
-fn google(key: &TestGoogleKey, product: &str, token: &str) -> Value {
-    let data = purchase_json(PACKAGE, product, token, GooglePurchaseState::Purchased);
-    json!({"store": "google_play", "signature": key.sign(&data), "purchase_data": data})
 }
 
 /// A purchase claiming a potion for nothing, with `receipt` (if any).
@@ -159,7 +127,7 @@ async fn enforce_grants_the_signed_product_once_and_nothing_else() {
     let sid = app.open_session(&sdk, "buyer", json!({})).await;
 
     // Two swords bought on the App Store; the client claims a potion at 0 cents.
-    let swords = apple(&ca, "com.studio.game.sword", "2000000000000001", 2);
+    let swords = apple_receipt(&ca, "com.studio.game.sword", "2000000000000001", 2);
     let outcome = send(
         &app,
         &sdk,
@@ -189,7 +157,7 @@ async fn enforce_grants_the_signed_product_once_and_nothing_else() {
     assert_eq!(buyer["ledger_total"], 1);
 
     // A potion stack bought three times over grants 3 x 3 potions.
-    let potions = apple(&ca, "com.studio.game.potion", "2000000000000002", 3);
+    let potions = apple_receipt(&ca, "com.studio.game.potion", "2000000000000002", 3);
     send(&app, &sdk, &sid, json!([purchase("b3", Some(potions))])).await;
     let buyer = record(&app, &sdk, "buyer").await;
     assert_eq!(
@@ -203,7 +171,7 @@ async fn enforce_grants_the_signed_product_once_and_nothing_else() {
     // transaction on a live key; a receipt signed by an unknown root; a Google signature by
     // another key; a pending Google purchase; a Unity App Store receipt that is not a
     // StoreKit 2 transaction.
-    let mut tampered = apple(&ca, "com.studio.game.sword", "2000000000000003", 1);
+    let mut tampered = apple_receipt(&ca, "com.studio.game.sword", "2000000000000003", 1);
     let jws = tampered["signed_transaction"]
         .as_str()
         .expect("jws")
@@ -219,12 +187,12 @@ async fn enforce_grants_the_signed_product_once_and_nothing_else() {
     let forged = ca.sign(&forged_payload);
     let forged_body = forged.split('.').nth(1).expect("payload");
     tampered["signed_transaction"] = json!(format!("{}.{forged_body}.{}", parts[0], parts[2]));
-    let unknown = apple(&ca, "com.studio.game.dragon", "2000000000000004", 1);
+    let unknown = apple_receipt(&ca, "com.studio.game.dragon", "2000000000000004", 1);
     let sandbox = json!({"store": "app_store", "signed_transaction": ca.sign(&transaction_payload(
         BUNDLE_ID, "com.studio.game.sword", "2000000000000005", AppleEnvironment::Sandbox, 1))});
     let stranger = TestAppleCa::new();
-    let foreign_root = apple(&stranger, "com.studio.game.sword", "2000000000000006", 1);
-    let other_key = google(&TestGoogleKey::other(), "sword", "token-other-key");
+    let foreign_root = apple_receipt(&stranger, "com.studio.game.sword", "2000000000000006", 1);
+    let other_key = google_receipt(&TestGoogleKey::other(), "sword", "token-other-key");
     let pending_data = purchase_json(
         PACKAGE,
         "sword",
@@ -309,7 +277,10 @@ async fn google_play_receipts_grant_items_and_bundles_directly_or_through_unity(
         &sdk,
         &sid,
         json!([
-            purchase("g1", Some(google(&key, "knight_set", "token-bundle"))),
+            purchase(
+                "g1",
+                Some(google_receipt(&key, "knight_set", "token-bundle"))
+            ),
             purchase("g2", Some(unity)),
         ]),
     )
@@ -336,7 +307,12 @@ async fn report_keeps_a_purchase_without_a_valid_receipt_flagged_and_uncounted()
         "receipt": {"store": "app_store", "signed_transaction": "a.b.c"}});
     let verified = purchase(
         "v1",
-        Some(apple(&ca, "com.studio.game.sword", "2000000000000010", 1)),
+        Some(apple_receipt(
+            &ca,
+            "com.studio.game.sword",
+            "2000000000000010",
+            1,
+        )),
     );
     let outcome = send(&app, &sdk, &sid, json!([bare, forged, verified])).await;
     assert_eq!(outcome["accepted"], 3, "{outcome}");
@@ -383,7 +359,12 @@ async fn a_receipt_over_16_kib_or_of_an_unknown_store_fails_the_whole_batch() {
     let sid = app.open_session(&sdk, "player", json!({})).await;
     let good = purchase(
         "ok",
-        Some(apple(&ca, "com.studio.game.sword", "2000000000000020", 1)),
+        Some(apple_receipt(
+            &ca,
+            "com.studio.game.sword",
+            "2000000000000020",
+            1,
+        )),
     );
     for receipt in [
         json!({"store": "app_store", "signed_transaction": "a".repeat(16 * 1024 + 1)}),
@@ -419,7 +400,7 @@ async fn a_refused_receipt_on_the_socket_is_an_error_for_that_event() {
         &c.recv_answer().await,
         json!({"type": "error", "code": "receipt_required"}),
     );
-    let swords = apple(&ca, "com.studio.game.sword", "2000000000000030", 1);
+    let swords = apple_receipt(&ca, "com.studio.game.sword", "2000000000000030", 1);
     c.send(event(purchase("w2", Some(swords)))).await;
     assert_fields(
         &c.recv_answer().await,
@@ -434,7 +415,7 @@ async fn a_receipt_redeemed_on_one_node_is_shared_on_another() {
     let a = server(&ca, shared_backend()).await;
     let b = a.spawn_peer().await;
     let sdk = game(&a, &key, "enforce").await;
-    let receipt = google(&key, "sword", &format!("token-{}", Uuid::new_v4()));
+    let receipt = google_receipt(&key, "sword", &format!("token-{}", Uuid::new_v4()));
     let on_a = a.open_session(&sdk, "first", json!({})).await;
     let outcome = send(
         &a,
@@ -550,7 +531,12 @@ async fn figures_count_verified_revenue_from_verified_since_and_show_the_rest_ap
     let forger = app.open_session(&sdk, "forger", json!({})).await;
     let verified = purchase(
         "v1",
-        Some(apple(&ca, "com.studio.game.sword", "2000000000000040", 1)),
+        Some(apple_receipt(
+            &ca,
+            "com.studio.game.sword",
+            "2000000000000040",
+            1,
+        )),
     );
     send(&app, &sdk, &buyer, json!([verified])).await;
     let forged: Vec<Value> = (0..20)

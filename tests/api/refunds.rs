@@ -11,28 +11,20 @@
 
 use offer_receipts::test_support::{
     TEST_APP_APPLE_ID, TestAppleCa, TestGoogleKey, notification, pubsub_test_notification,
-    pubsub_voided, purchase_json, transaction_payload,
+    pubsub_voided,
 };
-use offer_receipts::{AppleEnvironment, GooglePurchaseState};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::fixtures::{Sdk, item, with};
-use super::helpers::{TestApp, default_backend, scratch_dir, spawn_tuned};
+use super::helpers::{TestApp, default_backend};
+use super::receipt_fixtures::{self, BUNDLE_ID, PACKAGE, apple_jws, apple_receipt, google_receipt};
 use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
 
-const BUNDLE_ID: &str = "com.studio.game";
-const PACKAGE: &str = "com.studio.game";
-
-/// A server trusting `ca`'s root as an App Store root.
+/// A server on the default backend trusting `ca`'s root as an App Store root.
 async fn server(ca: &TestAppleCa) -> TestApp {
-    let path = scratch_dir().join("apple-test-root.pem");
-    std::fs::write(&path, ca.root_pem()).expect("write the test root");
-    spawn_tuned(default_backend(), move |s| {
-        s.stores.app_store_roots = vec![path]
-    })
-    .await
+    receipt_fixtures::server(ca, default_backend()).await
 }
 
 /// A game enforcing receipts, selling a sword (both stores, 4.99) and a stack of 3 potions
@@ -71,13 +63,7 @@ async fn game(app: &TestApp, google: &TestGoogleKey) -> (Sdk, String) {
 
 /// A signed StoreKit 2 transaction of one unit of `product`, in production.
 fn apple_transaction(ca: &TestAppleCa, product: &str, transaction_id: &str) -> String {
-    ca.sign(&transaction_payload(
-        BUNDLE_ID,
-        product,
-        transaction_id,
-        AppleEnvironment::Production,
-        1,
-    ))
+    apple_jws(ca, product, transaction_id, 1)
 }
 
 /// A purchase event proven by `receipt`.
@@ -87,20 +73,12 @@ fn purchase(tx_id: &str, receipt: Value) -> Value {
 
 /// A purchase of `product` on the App Store.
 fn apple_purchase(ca: &TestAppleCa, product: &str, transaction_id: &str, tx_id: &str) -> Value {
-    let jws = apple_transaction(ca, product, transaction_id);
-    purchase(
-        tx_id,
-        json!({"store": "app_store", "signed_transaction": jws}),
-    )
+    purchase(tx_id, apple_receipt(ca, product, transaction_id, 1))
 }
 
 /// A purchase of `product` on Google Play.
 fn google_purchase(key: &TestGoogleKey, product: &str, token: &str, tx_id: &str) -> Value {
-    let data = purchase_json(PACKAGE, product, token, GooglePurchaseState::Purchased);
-    purchase(
-        tx_id,
-        json!({"store": "google_play", "signature": key.sign(&data), "purchase_data": data}),
-    )
+    purchase(tx_id, google_receipt(key, product, token))
 }
 
 /// An App Store notification of type `kind` about a transaction of `product`, signed by
