@@ -29,6 +29,9 @@
 //! - `growth-games` measures start-up time and memory with 1, 100 and 10,000 games of 500
 //!   items in the store; `growth-sessions` the memory per open REST session (no socket) at
 //!   100,000 and 1,000,000 sessions.
+//! - `receipt-flood` measures the REST offer path alone and while many clients send purchases
+//!   with forged App Store receipts (the costliest kind that grants nothing) as fast as they
+//!   are answered: the offer path's p99 under the flood against its p99 without.
 //! - `arena` plays a simulated game against the engine through its SDK surfaces (players
 //!   with attributes, triggers, purchases drawn from a known truth) and reports the share
 //!   of the achievable revenue its AI earns, scenario by scenario (`docs/arena.md`).
@@ -49,6 +52,7 @@ mod growth;
 mod holdout;
 mod nodes;
 mod rate_curve;
+mod receipt_flood;
 mod redis_server;
 mod script_calls;
 mod servers;
@@ -149,6 +153,8 @@ enum Command {
     GrowthSessions(growth::SessionsArgs),
     /// A simulated game against the engine: its AI's share of the achievable revenue.
     Arena(arena::ArenaArgs),
+    /// REST offers alone, then under a flood of forged purchase receipts: p99 with / without.
+    ReceiptFlood(receipt_flood::FloodArgs),
 }
 
 /// How hard and how long to drive a target.
@@ -251,6 +257,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::GrowthGames(args) => interruptible(growth::games(args)).await,
         Command::GrowthSessions(args) => interruptible(growth::sessions(args)).await,
         Command::Arena(args) => interruptible(arena::run(args)).await,
+        Command::ReceiptFlood(args) => interruptible(receipt_flood::run(args)).await,
     }
 }
 
