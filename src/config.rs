@@ -78,12 +78,13 @@ pub struct StoresSettings {
     /// `device.verification_uri`, the one public address the configuration has otherwise.
     #[serde(default)]
     pub public_base_url: String,
-    /// Receipts this node verifies at once, each on a blocking thread (at least 1).
+    /// Store signatures this node verifies at once, each on a thread of its own at a lower
+    /// CPU priority (at least 1).
     #[serde(default = "default_verify_workers")]
     pub verify_workers: usize,
-    /// Receipts that may wait for a verifier on this node; a purchase arriving beyond that is
-    /// answered 503 with `Retry-After`, so a flood of forged receipts cannot hold the threads
-    /// the offer path needs.
+    /// Receipts that may wait for a verifier on this node (at least 1); a purchase arriving
+    /// beyond that is answered 503 with `Retry-After`, so a flood of forged receipts cannot
+    /// hold the threads the offer path needs.
     #[serde(default = "default_verify_queue")]
     pub verify_queue: usize,
 }

@@ -1,53 +1,58 @@
-//! The bounded pool receipts (and the stores' server notifications) are verified on.
-//! Checking an App Store chain costs a few
-//! milliseconds of one core, a Google signature under one: run on the async threads, a flood
-//! of forged receipts would stall every request of the node. So each check runs on a blocking
-//! thread, at most `workers` at once, and at most `queue` more wait for one; a receipt
-//! arriving beyond that is refused at once as unavailable (503 with `Retry-After`), before
-//! anything is parsed.
+//! The pool the stores' signatures are verified on: purchases' receipts and the App Store's
+//! server notifications. Checking an App Store chain costs a few milliseconds of one core, a
+//! Google signature under one: run on the async threads, a flood of forged receipts would
+//! stall every request of the node. So each check runs on one of `workers` threads of its
+//! own, at most `queue` more checks wait for one, and a check arriving beyond that is refused
+//! at once as unavailable (503 with `Retry-After`), before anything is parsed.
+//!
+//! Bounding the threads bounds how many checks run, not their share of the CPU: with as many
+//! verifiers as cores, a flood would still take the cores from the offer path. So the
+//! verifier threads run at a lower CPU priority (a nice value of at least
+//! [`VERIFIER_NICE`]): when offers and checks compete for a core, offers go first, and the
+//! checks take what is left.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use offer_receipts::AppleRoots;
 use offer_wire::event::Receipt;
-use tokio::sync::Semaphore;
+use tokio::sync::oneshot;
 
 use super::verify::{Expected, Invalid, Verified, verify};
 use crate::service::{ServiceError, ServiceResult};
 
-/// This node's receipt verifiers.
+/// The nice value the verifier threads take (or keep, when the process already runs nicer):
+/// the scheduler then gives a thread of nice 0 about nine times a verifier's share of a core.
+pub const VERIFIER_NICE: i32 = 10;
+
+/// One check, handed to a verifier with the roots.
+type Job = Box<dyn FnOnce(&AppleRoots) + Send>;
+
+/// This node's signature verifiers.
 pub struct VerifyPool {
-    /// The Apple roots a chain must end in: Apple Root CA - G3 and the configured extras.
-    roots: Arc<AppleRoots>,
-    /// One permit per verifier.
-    workers: Arc<Semaphore>,
-    /// Receipts admitted: verifying or waiting for a verifier.
-    admitted: Arc<AtomicUsize>,
-    /// The most receipts admitted at once: the verifiers and the queue.
-    limit: usize,
-}
-
-/// One admitted receipt; leaving (answered, or its caller gone) frees its place.
-struct Admission(Arc<AtomicUsize>);
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
+    /// Where checks wait for a verifier: at most `queue` of them.
+    jobs: SyncSender<Job>,
 }
 
 impl VerifyPool {
-    /// `workers` verifiers (at least 1) with room for `queue` waiting receipts, trusting
-    /// `roots`.
+    /// Starts `workers` verifier threads (at least 1) with room for `queue` waiting checks
+    /// (at least 1: a check waits there, however briefly, until a verifier takes it), trusting
+    /// `roots`. The threads end when the pool is dropped.
     pub fn new(roots: AppleRoots, workers: usize, queue: usize) -> Self {
-        let workers = workers.max(1);
-        Self {
-            roots: Arc::new(roots),
-            workers: Arc::new(Semaphore::new(workers)),
-            admitted: Arc::new(AtomicUsize::new(0)),
-            limit: workers.saturating_add(queue),
+        let (jobs, waiting) = sync_channel::<Job>(queue.max(1));
+        let waiting = Arc::new(Mutex::new(waiting));
+        let roots = Arc::new(roots);
+        for n in 0..workers.max(1) {
+            let (waiting, roots) = (Arc::clone(&waiting), Arc::clone(&roots));
+            let started = std::thread::Builder::new()
+                .name(format!("receipt-verifier-{n}"))
+                .spawn(move || verifier(&waiting, &roots));
+            if let Err(err) = started {
+                tracing::error!(error = %err, "a receipt verifier thread did not start");
+            }
         }
+        Self { jobs }
     }
 
     /// Verifies `receipt` against `expected` on a verifier: the verdict, or
@@ -63,36 +68,61 @@ impl VerifyPool {
     }
 
     /// Runs `check`, given the Apple roots this node trusts, on a verifier: what it returns,
-    /// or [`ServiceError::Unavailable`] when the pool is full (nothing ran). Every check of a
-    /// store's signature goes through here (receipts, server notifications), so together they
-    /// hold at most the pool's threads.
+    /// or [`ServiceError::Unavailable`] when `queue` checks wait already (nothing ran). Every
+    /// check of a store's signature goes through here, so together they hold at most the
+    /// pool's threads.
     pub async fn run<T: Send + 'static>(
         &self,
         check: impl FnOnce(&AppleRoots) -> T + Send + 'static,
     ) -> ServiceResult<T> {
-        if self.admitted.fetch_add(1, Ordering::AcqRel) >= self.limit {
-            self.admitted.fetch_sub(1, Ordering::AcqRel);
-            tracing::warn!(
-                limit = self.limit,
-                "store signature verifiers full: refused"
-            );
-            return Err(ServiceError::Unavailable);
+        let (answer, answered) = oneshot::channel();
+        let job: Job = Box::new(move |roots| {
+            // A caller that stopped waiting no longer wants the answer.
+            let _ = answer.send(check(roots));
+        });
+        match self.jobs.try_send(job) {
+            Ok(()) => answered.await.map_err(|_| {
+                ServiceError::Internal("a store signature check stopped before answering".into())
+            }),
+            Err(TrySendError::Full(_)) => {
+                tracing::warn!("store signature verifiers full: refused");
+                Err(ServiceError::Unavailable)
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                tracing::error!("no store signature verifier is running");
+                Err(ServiceError::Unavailable)
+            }
         }
-        let _admission = Admission(Arc::clone(&self.admitted));
-        let permit = Arc::clone(&self.workers)
-            .acquire_owned()
-            .await
-            .map_err(|_| ServiceError::Unavailable)?;
-        let roots = Arc::clone(&self.roots);
-        // The permit goes with the check: a caller that stops waiting does not free a
-        // verifier still busy with its document.
-        tokio::task::spawn_blocking(move || {
-            let verdict = check(&roots);
-            drop(permit);
-            verdict
-        })
-        .await
-        .map_err(|err| ServiceError::Internal(format!("store signature verifier stopped: {err}")))
+    }
+}
+
+/// One verifier thread: lowers its own CPU priority, then runs the checks it is handed until
+/// the pool is gone. A check that panics costs its own answer only.
+fn verifier(waiting: &Mutex<Receiver<Job>>, roots: &AppleRoots) {
+    lower_priority();
+    loop {
+        let job = waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recv();
+        let Ok(job) = job else { return };
+        if std::panic::catch_unwind(AssertUnwindSafe(|| job(roots))).is_err() {
+            tracing::error!("a store signature check panicked");
+        }
+    }
+}
+
+/// Gives the calling thread a nice value of at least [`VERIFIER_NICE`] (Linux sets it per
+/// thread). Lowering one's priority needs no privilege; a failure only costs the fairness.
+fn lower_priority() {
+    let lowered = rustix::process::getpriority_process(None).and_then(|current| {
+        rustix::process::setpriority_process(
+            Some(rustix::thread::gettid()),
+            current.max(VERIFIER_NICE),
+        )
+    });
+    if let Err(err) = lowered {
+        tracing::warn!(error = %err, "a receipt verifier keeps the normal CPU priority");
     }
 }
 
@@ -117,8 +147,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_receipt_is_judged_on_the_pool() {
-        let pool = VerifyPool::new(AppleRoots::apple(), 1, 0);
+    async fn a_receipt_is_judged_on_a_verifier_of_lower_priority() {
+        let pool = VerifyPool::new(AppleRoots::apple(), 1, 1);
         let verdict = pool
             .verify(receipt(), nothing_configured())
             .await
@@ -127,31 +157,42 @@ mod tests {
             verdict.map_err(|invalid| invalid.reason),
             Err("store_not_configured")
         );
-        assert_eq!(
-            pool.admitted.load(Ordering::Acquire),
-            0,
-            "its place is free"
-        );
+        let nice = pool
+            .run(|_| rustix::process::getpriority_process(Some(rustix::thread::gettid())))
+            .await
+            .expect("ran")
+            .expect("read");
+        assert!(nice >= VERIFIER_NICE, "{nice}");
     }
 
     #[tokio::test]
-    async fn beyond_the_workers_and_the_queue_a_receipt_is_refused_at_once() {
-        let pool = VerifyPool::new(AppleRoots::apple(), 1, 1);
-        // Hold the only verifier, so that admitted receipts wait.
-        let held = Arc::clone(&pool.workers)
-            .acquire_owned()
-            .await
-            .expect("a permit");
-        let first = pool.verify(receipt(), nothing_configured());
-        let second = pool.verify(receipt(), nothing_configured());
-        let third = pool.verify(receipt(), nothing_configured());
-        tokio::pin!(first, second);
-        // The first two are admitted and wait; the third finds the pool full.
-        assert!(futures::poll!(&mut first).is_pending());
-        assert!(futures::poll!(&mut second).is_pending());
-        assert!(matches!(third.await, Err(ServiceError::Unavailable)));
-        drop(held);
-        assert!(first.await.is_ok());
-        assert!(second.await.is_ok());
+    async fn beyond_the_workers_and_the_queue_a_check_is_refused_at_once() {
+        let pool = Arc::new(VerifyPool::new(AppleRoots::apple(), 1, 1));
+        // Hold the only verifier, so that the next check waits in the queue.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (started, running) = oneshot::channel();
+        let busy = {
+            let pool = Arc::clone(&pool);
+            tokio::spawn(async move {
+                pool.run(move |_| {
+                    let _ = started.send(());
+                    let _ = held.recv();
+                })
+                .await
+            })
+        };
+        running.await.expect("the verifier took the first check");
+        // The second check goes into the queue when first polled, and waits there.
+        let queued = pool.verify(receipt(), nothing_configured());
+        tokio::pin!(queued);
+        assert!(futures::poll!(&mut queued).is_pending());
+        // The third finds the queue full.
+        assert!(matches!(
+            pool.run(|_| ()).await,
+            Err(ServiceError::Unavailable)
+        ));
+        release.send(()).expect("the verifier waits");
+        assert!(busy.await.expect("joined").is_ok());
+        assert!(queued.await.is_ok());
     }
 }
