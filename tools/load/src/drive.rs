@@ -374,13 +374,27 @@ async fn drive(
 }
 
 /// How a connection's work ended.
-enum End {
-    /// The deadline passed.
+pub(crate) enum End {
+    /// The work is over (the deadline passed, or the caller stopped it).
     Done,
     /// The request loop failed; reconnect.
     Failed(anyhow::Error),
     /// The server closed the connection; reconnect.
     Closed(Option<hyper::Error>),
+}
+
+impl End {
+    /// Whether the connection's work is over; otherwise the failure goes to `count` (the
+    /// caller's error count) and the caller connects again.
+    pub(crate) fn finished(self, mut count: impl FnMut(&dyn fmt::Display)) -> bool {
+        match self {
+            End::Done => return true,
+            End::Failed(e) => count(&format_args!("{e:#}")),
+            End::Closed(Some(e)) => count(&e),
+            End::Closed(None) => count(&"server closed the connection"),
+        }
+        false
+    }
 }
 
 /// One connection: requests `first`, `first + stride`, ... until the deadline, at the
@@ -491,11 +505,8 @@ async fn connection(
                 Err(e) => End::Failed(e),
             },
         };
-        match end {
-            End::Done => break,
-            End::Failed(e) => stats.error(format_args!("{e:#}")),
-            End::Closed(Some(e)) => stats.error(e),
-            End::Closed(None) => stats.error("server closed the connection"),
+        if end.finished(|e| stats.error(e)) {
+            break;
         }
     }
     Ok(stats)

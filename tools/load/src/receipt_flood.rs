@@ -51,7 +51,7 @@ use uuid::Uuid;
 
 use crate::catalogue::catalogue;
 use crate::child::{Server, free_port};
-use crate::drive::{self, Plan, Stats, Target};
+use crate::drive::{self, End, Plan, Stats, Target};
 use crate::figures::{median, ratio};
 use crate::servers::{ENGINE_ENV, EngineArgs, secret};
 use crate::setup::{admin_token, call, create_game, open_sessions_for, production_key};
@@ -600,28 +600,15 @@ async fn flood_connection(flood: &Flood, client: usize, stop: &AtomicBool) -> Fl
             biased;
             closed = conn => End::Closed(closed.err()),
             result = work => match result {
-                Ok(()) => End::Stopped,
+                Ok(()) => End::Done,
                 Err(e) => End::Failed(e),
             },
         };
-        match end {
-            End::Stopped => break,
-            End::Failed(e) => stats.error(format_args!("{e:#}")),
-            End::Closed(Some(e)) => stats.error(e),
-            End::Closed(None) => stats.error("server closed the connection"),
+        if end.finished(|e| stats.error(e)) {
+            break;
         }
     }
     stats
-}
-
-/// How a flood connection's work ended.
-enum End {
-    /// The flood was stopped.
-    Stopped,
-    /// A request failed; reconnect.
-    Failed(anyhow::Error),
-    /// The server closed the connection; reconnect.
-    Closed(Option<hyper::Error>),
 }
 
 /// A run of the offer path on one line.
