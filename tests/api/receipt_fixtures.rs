@@ -8,6 +8,7 @@ use offer_receipts::test_support::{
 use offer_receipts::{AppleEnvironment, GooglePurchaseState};
 use serde_json::{Value, json};
 
+use super::fixtures::{item, with};
 use super::helpers::{Backend, TestApp, scratch_dir, spawn_tuned};
 
 /// The test app's App Store bundle id.
@@ -52,4 +53,20 @@ pub fn apple_receipt(
 pub fn google_receipt(key: &TestGoogleKey, product: &str, token: &str) -> Value {
     let data = purchase_json(PACKAGE, product, token, GooglePurchaseState::Purchased);
     json!({"store": "google_play", "signature": key.sign(&data), "purchase_data": data})
+}
+
+/// A sword at 4.99, sold on both stores (`com.studio.game.sword`, `sword`).
+pub fn sword() -> Value {
+    with(
+        item("sword", "equipment", 4.99),
+        json!({"store_products": {"app_store": "com.studio.game.sword", "google_play": "sword"}}),
+    )
+}
+
+/// A stack of 3 potions at 0.99, sold on the App Store (`com.studio.game.potion`).
+pub fn potion() -> Value {
+    with(
+        item("potion", "consumable", 0.99),
+        json!({"quantity": 3, "store_products": {"app_store": "com.studio.game.potion"}}),
+    )
 }

@@ -22,21 +22,16 @@ use super::economy::players_of;
 use super::fixtures::{Sdk, bundle, item, with};
 use super::helpers::{TestApp, default_backend, shared_backend};
 use super::offers::{decision, offer};
-use super::receipt_fixtures::{BUNDLE_ID, PACKAGE, apple_receipt, google_receipt, server};
+use super::receipt_fixtures::{
+    BUNDLE_ID, PACKAGE, apple_receipt, google_receipt, potion, server, sword,
+};
 use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
 
 /// A game selling a sword (App Store and Google Play), a stack of 3 potions (App Store) and
 /// a shield without products, plus a bundle of sword and shield on Google Play; its
 /// verification set to `mode` with both stores configured.
 async fn game(app: &TestApp, google: &TestGoogleKey, mode: &str) -> Sdk {
-    let sword = with(
-        item("sword", "equipment", 4.99),
-        json!({"store_products": {"app_store": "com.studio.game.sword", "google_play": "sword"}}),
-    );
-    let potion = with(
-        item("potion", "consumable", 0.99),
-        json!({"quantity": 3, "store_products": {"app_store": "com.studio.game.potion"}}),
-    );
+    let (sword, potion) = (sword(), potion());
     let shield = item("shield", "equipment", 2.99);
     let sdk = app.game_with(json!([sword, potion, shield])).await;
     app.add_bundle(

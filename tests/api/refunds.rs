@@ -17,9 +17,11 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::fixtures::{Sdk, item, with};
+use super::fixtures::{Sdk, item};
 use super::helpers::{TestApp, default_backend};
-use super::receipt_fixtures::{self, BUNDLE_ID, PACKAGE, apple_jws, apple_receipt, google_receipt};
+use super::receipt_fixtures::{
+    self, BUNDLE_ID, PACKAGE, apple_jws, apple_receipt, google_receipt, potion, sword,
+};
 use super::ws_client::{Fmt, assert_fields, connect, event, fresh};
 
 /// A server on the default backend trusting `ca`'s root as an App Store root.
@@ -30,14 +32,7 @@ async fn server(ca: &TestAppleCa) -> TestApp {
 /// A game enforcing receipts, selling a sword (both stores, 4.99) and a stack of 3 potions
 /// (App Store, 0.99), with both stores configured; its Google Play notification token.
 async fn game(app: &TestApp, google: &TestGoogleKey) -> (Sdk, String) {
-    let sword = with(
-        item("sword", "equipment", 4.99),
-        json!({"store_products": {"app_store": "com.studio.game.sword", "google_play": "sword"}}),
-    );
-    let potion = with(
-        item("potion", "consumable", 0.99),
-        json!({"quantity": 3, "store_products": {"app_store": "com.studio.game.potion"}}),
-    );
+    let (sword, potion) = (sword(), potion());
     let sdk = app.game_with(json!([sword, potion])).await;
     let stores = app
         .put(

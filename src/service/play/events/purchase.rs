@@ -82,11 +82,6 @@ impl Paid {
             claimed: None,
         }
     }
-
-    /// Whether its revenue counts (not an unverified or sandbox purchase).
-    fn counts(&self) -> bool {
-        matches!(self.proof, None | Some(Proof::Verified))
-    }
 }
 
 /// `purchase`: judges its proof, then records and grants it (see the module documentation).
@@ -236,7 +231,7 @@ async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult
             }
         }
     };
-    if applied_now && paid.counts() {
+    if applied_now && op.revenue_counts() {
         cx.session.change(SessionChange::Spent(op.amount));
         if let Some(offer_id) = p.offer_id {
             learn(
