@@ -32,6 +32,7 @@ use offer_wire::event::SdkEvent;
 use offer_wire::socket::TriggerContext;
 
 use crate::service::access;
+use crate::service::game::player_auth;
 use crate::service::play::events::{self, BatchOutcome, Sender};
 use crate::service::play::offers::serve;
 use crate::service::play::sessions::{self, OpenSession, Opened, open_session};
@@ -85,6 +86,10 @@ pub struct EventBatch {
     /// At most 100 events (more is a 413).
     #[schema(max_items = 100)]
     pub events: Vec<SdkEvent>,
+    /// The session's player's token, needed on every call when the game requires player
+    /// identity (the session id alone proves nothing); ignored otherwise.
+    #[serde(default)]
+    pub player_token: Option<String>,
 }
 
 /// `POST /v1/sdk/offers/next` body.
@@ -94,6 +99,10 @@ pub struct OfferRequest {
     pub session_id: Uuid,
     /// The moment.
     pub trigger_context: TriggerContext,
+    /// The session's player's token, needed on every call when the game requires player
+    /// identity (the session id alone proves nothing); ignored otherwise.
+    #[serde(default)]
+    pub player_token: Option<String>,
 }
 
 /// The SDK's game: the key's own; any other id is a 404.
@@ -190,7 +199,10 @@ pub async fn post_events(
         &state.services,
         &game,
         caller.env,
-        Sender::Rest(body.session_id),
+        Sender::Rest {
+            session_id: body.session_id,
+            player_token: body.player_token.as_deref(),
+        },
         &body.events,
     )
     .await?;
@@ -224,6 +236,7 @@ pub async fn next_offer(
         body.session_id,
     )
     .await?;
+    player_auth::prove_session(&game, &session, body.player_token.as_deref())?;
     session.touch();
     let event_type = body.trigger_context.event_type.as_str();
     Ok(match serve(&state.services, &game, &session, event_type) {

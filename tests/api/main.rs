@@ -24,6 +24,7 @@ mod edge;
 mod fixtures;
 mod helpers;
 mod http;
+mod impersonation;
 mod inventory;
 mod learner;
 mod ledger_export;

@@ -46,6 +46,14 @@ fn forged(alg: &str, sub: &str, aud: &str, signature: &str) -> String {
     format!("{header}.{claims}.{signature}")
 }
 
+/// A token signed with HMAC-SHA256 using the game's public key text as the secret: the
+/// classic confusion attack on a verifier that lets the token choose its algorithm.
+fn hs256_with_public_key(sub: &str, aud: &str) -> String {
+    let claims = json!({"sub": sub, "aud": aud, "exp": now() + 600, "iat": now()});
+    let secret = EncodingKey::from_secret(ES256_A_PUB.as_bytes());
+    encode(&Header::new(Algorithm::HS256), &claims, &secret).expect("signed")
+}
+
 /// A game whose player identity is `required` with `keys`.
 async fn game_requiring(app: &TestApp, keys: &[&str]) -> Sdk {
     let sdk = app.game_with(store_shelf()).await;
@@ -126,7 +134,7 @@ async fn a_required_game_opens_sessions_only_for_the_signed_player() {
         ),
         (
             "alice",
-            Some(forged("HS256", "alice", game, "c2lnbmF0dXJl")),
+            Some(hs256_with_public_key("alice", game)),
             "player_token_invalid",
             "algorithm",
         ),

@@ -1,6 +1,7 @@
 //! A game's player identity: its settings (`GET`/`PUT .../player-auth`), stored as one document
 //! of the game's configuration and changed through [`Services::commit`] so every node's game
-//! actor follows; and the check of a player token when a session opens.
+//! actor follows; and the check of a player token when a session opens, and on every REST
+//! call that names an open session.
 //!
 //! A player token is a JWT the studio's backend signs for one player: `sub` the player id,
 //! `aud` the game id, `exp` at most 24 hours after now and `iat`. Each key fixes its algorithm
@@ -10,7 +11,7 @@
 
 use chrono::Utc;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
-use offer_actors::{GameChange, GameHandle};
+use offer_actors::{GameChange, GameHandle, SessionHandle};
 use offer_domain::player_auth::{PlayerAuth, PlayerAuthMode};
 use serde::Deserialize;
 use uuid::Uuid;
@@ -119,6 +120,25 @@ pub fn check(
     } else {
         Err(PlayerTokenRefusal::OtherPlayer)
     }
+}
+
+/// Whether a call naming an open session may act for it: always in `none`; in `required`,
+/// only with a token of the session's own player. A session id is not a secret (the client
+/// chose it, and it travels in logs), so a game that requires identity asks every REST call
+/// for the token again; a socket proved its player once, at `hello`.
+pub fn prove_session(
+    game: &GameHandle,
+    session: &SessionHandle,
+    token: Option<&str>,
+) -> ServiceResult<()> {
+    let view = game.view();
+    check(
+        &view.player_auth,
+        view.game.game_id,
+        &session.info().player_id,
+        token,
+    )
+    .map_err(ServiceError::PlayerToken)
 }
 
 /// The `sub` of `token` at Unix time `now`, once one of `auth`'s keys verifies it.

@@ -45,8 +45,14 @@ pub enum Sender<'a> {
     /// event leaves (the player's other sessions hear of an inventory change).
     Socket(&'a SessionHandle),
     /// `POST /v1/sdk/events`, naming its session: every session of the player hears of the
-    /// changes, this one included.
-    Rest(Uuid),
+    /// changes, this one included. A game that requires player identity also needs the
+    /// session's player's token on every call, since a session id alone proves nothing.
+    Rest {
+        /// The session named.
+        session_id: Uuid,
+        /// The player token sent with the call, if any.
+        player_token: Option<&'a str>,
+    },
 }
 
 /// Receives a batch of a session's events: the one way events are applied. The whole batch
@@ -75,10 +81,14 @@ pub async fn receive(
     let resolved;
     let (session, origin) = match sender {
         Sender::Socket(session) => (session, Origin::Socket),
-        Sender::Rest(session_id) => {
+        Sender::Rest {
+            session_id,
+            player_token,
+        } => {
             let game_id = game.view().game.game_id;
             resolved =
                 crate::service::play::sessions::resolve(state, game_id, env, session_id).await?;
+            crate::service::game::player_auth::prove_session(game, &resolved, player_token)?;
             (&resolved, Origin::Rest)
         }
     };
