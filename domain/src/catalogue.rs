@@ -53,7 +53,9 @@ pub struct Item {
     pub price_usd: f64,
     /// Real-money price in cents; the policy engine compares it with the guardrails.
     pub price_cents: i64,
-    /// Amount granted; the offer tile's badge. Required for currency items.
+    /// Amount granted; the offer tile's badge. Required for currency items; omitted from
+    /// the JSON of an item that has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantity: Option<i64>,
     /// Whether the item is used up.
     pub is_consumable: bool,

@@ -1,4 +1,4 @@
-//! Custom-page drafts: save a version, list a page's versions, read one. The authoring key
+//! Custom-page drafts: save a version, list a game's pages, list a page's versions, read one. The authoring key
 //! of the game may call them, and so may the studio's dashboard users (developer or above
 //! to save, viewer or above to read). Asking to publish a version is a dashboard user's
 //! (developer or above) alone: it queues an approval, for a version that validates only.
@@ -9,13 +9,13 @@ use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::access::{AuthorAccess, Developer, GameAccess, Viewer};
-use super::extract::{ApiJson, ApiPath, AuthoringRun};
+use super::extract::{ApiJson, ApiPath, ApiQuery, AuthoringRun};
 use super::openapi::{
-    AuthErrors, DraftBodyErrors, NotFound, PublishBodyErrors, RunConflict, Unavailable,
+    AuthErrors, DraftBodyErrors, NotFound, PublishBodyErrors, QueryError, RunConflict, Unavailable,
 };
 use super::runs::outcome;
 use crate::error::ApiResult;
@@ -236,6 +236,55 @@ pub async fn get_custom_page(
     ApiPath((_, page_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<Json<CustomPage>> {
     let page = custom_pages::page(&state.services, access.game_id(), page_id).await?;
+    Ok(Json(page.into()))
+}
+
+/// A game's custom pages.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CustomPageList {
+    /// Every page with its versions, the most recently saved first.
+    pub pages: Vec<CustomPage>,
+}
+
+/// Every custom page of a game with its versions, the most recently saved first (viewer, or
+/// the game's authoring key).
+#[utoipa::path(get, path = "/v1/games/{game_id}/custom-pages", tag = "custom pages",
+    operation_id = "list_custom_pages",
+    params(("game_id" = Uuid, Path)),
+    responses((status = 200, description = "The game's pages", body = CustomPageList),
+        AuthErrors, NotFound, Unavailable))]
+pub async fn list_custom_pages(
+    State(state): State<AppState>,
+    access: AuthorAccess<Viewer>,
+) -> ApiResult<Json<CustomPageList>> {
+    let pages = custom_pages::list(&state.services, access.game_id()).await?;
+    Ok(Json(CustomPageList {
+        pages: pages.into_iter().map(CustomPage::from).collect(),
+    }))
+}
+
+/// The query of `GET .../custom-pages/draft`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DraftQuery {
+    /// The page whose versions to list.
+    pub page_id: Uuid,
+}
+
+/// A page's versions, named by query: the same answer as `GET .../custom-pages/{page_id}`,
+/// at the draft path a page's versions are saved to (viewer, or the game's authoring key).
+#[utoipa::path(get, path = "/v1/games/{game_id}/custom-pages/draft", tag = "custom pages",
+    operation_id = "list_custom_page_drafts",
+    params(("game_id" = Uuid, Path), DraftQuery),
+    responses((status = 200, description = "The page's versions", body = CustomPage),
+        AuthErrors, QueryError, NotFound, Unavailable))]
+pub async fn list_drafts(
+    State(state): State<AppState>,
+    access: AuthorAccess<Viewer>,
+    ApiQuery(q): ApiQuery<DraftQuery>,
+) -> ApiResult<Json<CustomPage>> {
+    let page = custom_pages::page(&state.services, access.game_id(), q.page_id).await?;
     Ok(Json(page.into()))
 }
 

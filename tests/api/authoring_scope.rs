@@ -20,8 +20,10 @@ const PAGE: &str = "class Page extends StatelessWidget {\n  final OfferData offe
 
 /// The operations an authoring key may call, as (method, path template). The custom-page
 /// paths are allowed by prefix below, except publishing and confirming a cloud run.
-const ALLOWED: [(&str, &str); 2] = [
+const ALLOWED: [(&str, &str); 3] = [
     ("GET", "/v1/games/{game_id}/items"),
+    // The list of the game's pages, beside the pages themselves.
+    ("GET", "/v1/games/{game_id}/custom-pages"),
     // Item art belongs to the catalogue read: items name their art.
     ("GET", "/v1/games/{game_id}/assets/{asset_id}"),
 ];

@@ -42,6 +42,13 @@ async fn round_trip(backend: Backend) {
     assert_eq!(by_id("sword")["value_usd"], 2.99);
     assert_eq!(by_id("sword")["price_cents"], 299);
     assert_eq!(by_id("gems_100")["category"], "currency");
+    // An item without a quantity has none in its JSON (not a `null`).
+    assert_eq!(by_id("gems_100")["quantity"], 100);
+    assert!(
+        by_id("sword").get("quantity").is_none(),
+        "{}",
+        by_id("sword")
+    );
     // A new instance of the service on the same store sees the same catalogue.
     if backend.shared() {
         let second = app.spawn_peer().await;

@@ -83,6 +83,28 @@ async fn every_save_is_a_new_immutable_version() {
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
     }
+    // The versions also read at the draft path, and the page in the game's list.
+    let by_query = app
+        .get_json(format!("{}?page_id={page}", draft_path(&game)))
+        .await;
+    assert_eq!(by_query, listed);
+    let (second_page, _) = save(&app, &game, json!({"template": TEMPLATE, "bindings": {}})).await;
+    let pages = app.get_json(format!("/v1/games/{game}/custom-pages")).await;
+    let ids: Vec<&str> = pages["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .map(|p| p["page_id"].as_str().expect("page id"))
+        .collect();
+    assert_eq!(
+        ids,
+        [second_page.as_str(), page.as_str()],
+        "newest save first"
+    );
+    assert_eq!(pages["pages"][1], listed);
+    app.get(draft_path(&game))
+        .expect_error(StatusCode::BAD_REQUEST, "bad_request")
+        .await;
     // A page id this game never had is a 404, and writes nothing.
     let unknown = uuid::Uuid::new_v4();
     app.post(
@@ -92,6 +114,9 @@ async fn every_save_is_a_new_immutable_version() {
     .expect_error(StatusCode::NOT_FOUND, "not_found")
     .await;
     app.get(format!("/v1/games/{game}/custom-pages/{unknown}"))
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
+        .await;
+    app.get(format!("{}?page_id={unknown}", draft_path(&game)))
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
 }
@@ -207,6 +232,16 @@ async fn the_games_authoring_key_and_the_studios_users_by_role() {
     app.get(format!("{page_path}/versions/1"))
         .token(&key)
         .expect(StatusCode::OK)
+        .await;
+    let pages = app
+        .get(format!("/v1/games/{game}/custom-pages"))
+        .token(&key)
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(pages["pages"][0]["page_id"], page);
+    app.get(format!("/v1/games/{other_game}/custom-pages"))
+        .token(&key)
+        .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
     // Another game's key reaches nothing of this game; this key nothing of another game.
     let (other_key, _) = app.authoring_key(&other_game).await;
