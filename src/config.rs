@@ -115,6 +115,14 @@ pub struct BillingSettings {
     pub rates: std::collections::HashMap<String, f64>,
     /// The plans table; empty: the compiled-in `config/plans.toml`.
     pub plans_file: String,
+    /// The monthly base fee in USD, on a plan priced by contract, of a studio not listed in
+    /// `contract_fees_usd`.
+    #[serde(default)]
+    pub default_contract_fee_usd: f64,
+    /// Each studio's contracted monthly base fee in USD on a plan priced by contract, by
+    /// studio id.
+    #[serde(default)]
+    pub contract_fees_usd: std::collections::HashMap<String, f64>,
 }
 
 impl BillingSettings {
@@ -124,6 +132,17 @@ impl BillingSettings {
             .get(studio_id)
             .copied()
             .unwrap_or(self.default_rate_pct)
+    }
+
+    /// The monthly base fee of `studio_id` on `plan`: the plan's own, or for a plan priced by
+    /// contract the studio's contracted fee.
+    pub fn base_fee_usd(&self, studio_id: &str, plan: Option<&Plan>) -> f64 {
+        plan.and_then(|p| p.base_fee_usd).unwrap_or_else(|| {
+            self.contract_fees_usd
+                .get(studio_id)
+                .copied()
+                .unwrap_or(self.default_contract_fee_usd)
+        })
     }
 }
 
@@ -551,6 +570,15 @@ impl Settings {
                 ));
             }
         }
+        let fees = std::iter::once(&self.billing.default_contract_fee_usd)
+            .chain(self.billing.contract_fees_usd.values());
+        for fee in fees {
+            if !(fee.is_finite() && *fee >= 0.0) {
+                return Err(ConfigError(
+                    "billing contract fees must be amounts in USD of 0 or more".into(),
+                ));
+            }
+        }
         self.plans()?;
         self.app_store_roots()?;
         let base = &self.stores.public_base_url;
@@ -632,6 +660,16 @@ impl Settings {
         if limits.is_empty() || !rising {
             return Err(ConfigError(
                 "plans: at least one plan, limits rising, only the last without a limit".into(),
+            ));
+        }
+        if file
+            .plans
+            .iter()
+            .filter_map(|p| p.base_fee_usd)
+            .any(|fee| !(fee.is_finite() && fee >= 0.0))
+        {
+            return Err(ConfigError(
+                "plans: a base_fee_usd is an amount in USD of 0 or more".into(),
             ));
         }
         Ok(file.plans)

@@ -65,6 +65,16 @@ pub enum RevenueBasis {
     Verified,
 }
 
+impl RevenueBasis {
+    /// Its name, as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reported => "reported",
+            Self::Verified => "verified",
+        }
+    }
+}
+
 /// The holdout ARPU result.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct HoldoutArpu {

@@ -27,8 +27,9 @@
 //! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
-//! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players,
-//!   next billing day.
+//! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players and
+//!   its base fee, the revenue share and the amount due, next billing day.
+//! - [`statement`]: a closed month's statement as CSV.
 //! - [`simulation`]: the approval simulation, 10,000 Monte Carlo trials of an offer's effect
 //!   on the 7-day FSR.
 //! - [`custom_page`]: a custom page's version as approvals name it, and as a game serves it.
@@ -71,6 +72,7 @@ pub mod revenue_share;
 pub mod schema;
 pub mod secret_scan;
 pub mod simulation;
+pub mod statement;
 pub mod store_settings;
 pub mod template;
 #[cfg(any(test, feature = "testing"))]

@@ -20,6 +20,10 @@ pub struct Plan {
     /// The most monthly players it covers; absent for the unlimited plan.
     #[serde(default)]
     pub max_monthly_players: Option<u64>,
+    /// Its flat monthly fee in USD, due whatever the uplift; absent for a plan priced by
+    /// contract, whose fee the operator sets per studio.
+    #[serde(default)]
+    pub base_fee_usd: Option<f64>,
 }
 
 /// One condition's measured value and whether it holds.
@@ -67,6 +71,14 @@ pub struct RevenueShare {
     pub plan: String,
     /// Distinct production players with a session in the last 30 days.
     pub monthly_players: u64,
+    /// The plan's flat monthly fee in USD (a plan priced by contract: the studio's
+    /// contracted fee), due whatever the uplift.
+    pub base_fee_usd: f64,
+    /// The month so far: `uplift_revenue_month_to_date_usd x rate_pct / 100` while eligible,
+    /// else 0.
+    pub revenue_share_usd: f64,
+    /// `base_fee_usd + revenue_share_usd`: what the month would bill if it closed now.
+    pub amount_due_usd: f64,
     /// The first day of the next UTC month.
     #[schema(value_type = String, format = Date)]
     pub next_bill: NaiveDate,
@@ -108,7 +120,18 @@ pub struct MonthDecision {
     pub days_excluded: u32,
     /// The studio's rate when the decision was taken, in percent.
     pub rate_pct: f64,
-    /// `uplift_revenue_usd x rate_pct / 100` when eligible, else 0.
+    /// The plan the month's monthly players put the game on. A decision stored before plans
+    /// were recorded reads with the plan of the game's standing when it is read.
+    pub plan: String,
+    /// Distinct production players with a session in the month's last 30 days (0 in a
+    /// decision stored before they were recorded).
+    pub monthly_players: u64,
+    /// The plan's flat monthly fee in USD, due whatever the uplift.
+    pub base_fee_usd: f64,
+    /// `uplift_revenue_usd x rate_pct / 100` when eligible, else 0: with no measurable
+    /// uplift only the base fee is due.
+    pub revenue_share_usd: f64,
+    /// `base_fee_usd + revenue_share_usd`: what the month bills.
     pub amount_due_usd: f64,
     /// When the decision was taken.
     #[schema(value_type = String, format = DateTime)]
@@ -117,6 +140,76 @@ pub struct MonthDecision {
     /// as `reported`).
     #[serde(default)]
     pub revenue_basis: RevenueBasis,
+}
+
+/// A month decision as stored, of any age: decisions stored before the base fee was billed
+/// have no `plan`, `monthly_players`, `base_fee_usd` or `revenue_share_usd`, and their
+/// `amount_due_usd` was the revenue share alone.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoredMonthDecision {
+    month: String,
+    eligible: bool,
+    conditions: Conditions,
+    treatment_arpu_usd: f64,
+    control_arpu_usd: f64,
+    treated_players: u64,
+    uplift_revenue_usd: f64,
+    days_excluded: u32,
+    rate_pct: f64,
+    #[serde(default)]
+    plan: Option<String>,
+    #[serde(default)]
+    monthly_players: u64,
+    #[serde(default)]
+    base_fee_usd: Option<f64>,
+    #[serde(default)]
+    revenue_share_usd: Option<f64>,
+    amount_due_usd: f64,
+    decided_at: chrono::DateTime<chrono::Utc>,
+    #[serde(default)]
+    revenue_basis: RevenueBasis,
+}
+
+impl StoredMonthDecision {
+    /// The decision, an older one completed with `plan` and its fee (the plan the game is on
+    /// when it is read, since the month's own was not recorded).
+    pub fn into_decision(self, plan: impl FnOnce() -> (String, f64)) -> MonthDecision {
+        let (revenue_share_usd, plan, base_fee_usd) =
+            match (self.revenue_share_usd, self.plan, self.base_fee_usd) {
+                (Some(share), Some(plan), Some(fee)) => (share, plan, fee),
+                (share, _, _) => {
+                    let (plan, fee) = plan();
+                    (share.unwrap_or(self.amount_due_usd), plan, fee)
+                }
+            };
+        MonthDecision {
+            month: self.month,
+            eligible: self.eligible,
+            conditions: self.conditions,
+            treatment_arpu_usd: self.treatment_arpu_usd,
+            control_arpu_usd: self.control_arpu_usd,
+            treated_players: self.treated_players,
+            uplift_revenue_usd: self.uplift_revenue_usd,
+            days_excluded: self.days_excluded,
+            rate_pct: self.rate_pct,
+            plan,
+            monthly_players: self.monthly_players,
+            base_fee_usd,
+            revenue_share_usd,
+            amount_due_usd: base_fee_usd + revenue_share_usd,
+            decided_at: self.decided_at,
+            revenue_basis: self.revenue_basis,
+        }
+    }
+}
+
+/// The revenue share owed on `uplift_usd` at `rate_pct`: nothing unless `eligible`.
+pub fn revenue_share_usd(eligible: bool, uplift_usd: f64, rate_pct: f64) -> f64 {
+    if eligible {
+        uplift_usd * rate_pct / 100.0
+    } else {
+        0.0
+    }
 }
 
 /// The uplift revenue of a month: what the treated players paid beyond the holdout's rate.
@@ -161,17 +254,25 @@ pub struct StandingInput<'a> {
     pub today: NaiveDate,
     /// Uplift revenue of the current month so far, in USD.
     pub month_to_date_usd: f64,
+    /// The base fee of the plan the game is on, in USD.
+    pub base_fee_usd: f64,
 }
 
 /// The standing from a holdout comparison, the plans table, the studio's rate and today,
 /// with the last month-close decision.
 pub fn standing(input: StandingInput<'_>, last_decision: Option<MonthDecision>) -> RevenueShare {
+    let eligible = input.arpu.revenue_share_eligible;
+    let share = revenue_share_usd(eligible, input.month_to_date_usd, input.rate_pct);
     RevenueShare {
-        eligible: input.arpu.revenue_share_eligible,
+        eligible,
         conditions: conditions(input.arpu),
         rate_pct: input.rate_pct,
-        plan: plan_for(input.plans, input.monthly_players),
+        plan: plan_for(input.plans, input.monthly_players)
+            .map_or_else(String::new, |p| p.name.clone()),
         monthly_players: input.monthly_players,
+        base_fee_usd: input.base_fee_usd,
+        revenue_share_usd: share,
+        amount_due_usd: input.base_fee_usd + share,
         next_bill: next_bill(input.today),
         standing: Standing::Provisional,
         uplift_revenue_month_to_date_usd: input.month_to_date_usd,
@@ -187,8 +288,9 @@ pub fn previous_month(today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
     Some((last.with_day(1)?, last))
 }
 
-/// The first plan (in table order) whose limit holds `monthly_players`, or the last plan.
-pub fn plan_for(plans: &[Plan], monthly_players: u64) -> String {
+/// The first plan (in table order) whose limit holds `monthly_players`, or the last plan;
+/// `None` only for an empty table.
+pub fn plan_for(plans: &[Plan], monthly_players: u64) -> Option<&Plan> {
     plans
         .iter()
         .find(|p| {
@@ -196,7 +298,6 @@ pub fn plan_for(plans: &[Plan], monthly_players: u64) -> String {
                 .is_none_or(|max| monthly_players <= max)
         })
         .or(plans.last())
-        .map_or_else(String::new, |p| p.name.clone())
 }
 
 /// The first day of the month after `today`'s.
@@ -217,15 +318,16 @@ mod tests {
 
     fn plans() -> Vec<Plan> {
         [
-            ("Indie", Some(100_000)),
-            ("Studio", Some(500_000)),
-            ("Scale", Some(2_000_000)),
-            ("Enterprise", None),
+            ("Indie", Some(100_000), Some(299.0)),
+            ("Studio", Some(500_000), Some(799.0)),
+            ("Scale", Some(2_000_000), Some(2_499.0)),
+            ("Enterprise", None, None),
         ]
         .into_iter()
-        .map(|(name, max)| Plan {
+        .map(|(name, max, fee)| Plan {
             name: name.into(),
             max_monthly_players: max,
+            base_fee_usd: fee,
         })
         .collect()
     }
@@ -239,7 +341,8 @@ mod tests {
             monthly_players: 15_000,
             rate_pct: 20.0,
             today,
-            month_to_date_usd: 0.0,
+            month_to_date_usd: 1_000.0,
+            base_fee_usd: 799.0,
         };
         standing(input, None)
     }
@@ -262,11 +365,16 @@ mod tests {
     #[test]
     fn plan_boundaries_are_inclusive() {
         let p = plans();
-        assert_eq!(plan_for(&p, 0), "Indie");
-        assert_eq!(plan_for(&p, 100_000), "Indie");
-        assert_eq!(plan_for(&p, 100_001), "Studio");
-        assert_eq!(plan_for(&p, 500_001), "Scale");
-        assert_eq!(plan_for(&p, 2_000_001), "Enterprise");
+        let on =
+            |players| plan_for(&p, players).map(|plan| (plan.name.as_str(), plan.base_fee_usd));
+        assert_eq!(on(0), Some(("Indie", Some(299.0))));
+        assert_eq!(on(100_000), Some(("Indie", Some(299.0))));
+        assert_eq!(on(100_001), Some(("Studio", Some(799.0))));
+        assert_eq!(on(500_000), Some(("Studio", Some(799.0))));
+        assert_eq!(on(500_001), Some(("Scale", Some(2_499.0))));
+        assert_eq!(on(2_000_000), Some(("Scale", Some(2_499.0))));
+        assert_eq!(on(2_000_001), Some(("Enterprise", None)));
+        assert_eq!(plan_for(&[], 1), None);
     }
 
     #[test]
@@ -293,11 +401,18 @@ mod tests {
         let today = NaiveDate::from_ymd_opt(2026, 11, 24).expect("date");
         let ok = live(&compare(t, c, 30), today);
         assert!(ok.eligible, "{ok:?}");
+        // Eligible: the base fee and 20% of the month's $1,000 uplift.
+        assert_eq!(
+            (ok.base_fee_usd, ok.revenue_share_usd, ok.amount_due_usd),
+            (799.0, 200.0, 999.0)
+        );
         assert_eq!(ok.conditions.n_treatment_gte_10k.value, 10_000.0);
         assert!(ok.conditions.arpu_uplift_positive.value > 0.0);
         // Too few days.
         let r = live(&compare(t, c, 29), today);
         assert!(!r.eligible && !r.conditions.days_live_gte_30.pass);
+        // Not eligible: only the base fee is due.
+        assert_eq!((r.revenue_share_usd, r.amount_due_usd), (0.0, 799.0));
         assert!(r.conditions.n_treatment_gte_10k.pass && r.conditions.p_value_lt_0_05.pass);
         // Too few treated players.
         let small = Group {
@@ -324,5 +439,32 @@ mod tests {
         assert!(!r.conditions.arpu_uplift_positive.pass && !r.conditions.p_value_lt_0_05.pass);
         assert_eq!(r.plan, "Indie");
         assert_eq!(r.standing, Standing::Provisional);
+    }
+
+    #[test]
+    fn a_decision_stored_before_the_base_fee_reads_its_amount_as_the_revenue_share() {
+        let old = serde_json::json!({
+            "month": "2026-09", "eligible": true,
+            "conditions": {
+                "n_treatment_gte_10k": {"value": 12000.0, "pass": true},
+                "n_control_gte_1k": {"value": 1300.0, "pass": true},
+                "days_live_gte_30": {"value": 90.0, "pass": true},
+                "p_value_lt_0_05": {"value": 0.01, "pass": true},
+                "arpu_uplift_positive": {"value": 0.5, "pass": true}},
+            "treatment_arpu_usd": 1.5, "control_arpu_usd": 1.0, "treated_players": 12000,
+            "uplift_revenue_usd": 6000.0, "days_excluded": 0, "rate_pct": 10.0,
+            "amount_due_usd": 600.0, "decided_at": "2026-10-01T00:00:00Z"});
+        let stored: StoredMonthDecision = serde_json::from_value(old).expect("reads");
+        let d = stored.into_decision(|| ("Studio".into(), 799.0));
+        assert_eq!(d.plan, "Studio");
+        assert_eq!(
+            (d.base_fee_usd, d.revenue_share_usd, d.amount_due_usd),
+            (799.0, 600.0, 1_399.0)
+        );
+        // A new decision reads back as written, never asking for a plan.
+        let again: StoredMonthDecision =
+            serde_json::from_value(serde_json::to_value(&d).expect("json")).expect("reads");
+        let same = again.into_decision(|| unreachable!("a new decision records its plan"));
+        assert_eq!(same, d);
     }
 }

@@ -36,6 +36,7 @@ pub mod runs;
 pub mod session;
 pub mod sign_in;
 pub mod sign_in_token;
+pub mod statements;
 pub mod stores;
 pub mod views;
 
@@ -185,6 +186,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/dashboard/games/{game_id}/economy/samples.csv",
             get(economy::samples),
+        )
+        .route(
+            "/dashboard/games/{game_id}/economy/statement.csv",
+            get(statements::csv),
         )
         .route("/dashboard/approvals/{approval_id}", get(approvals::show))
         .route(

@@ -27,6 +27,7 @@ pub mod players;
 pub mod previews;
 pub mod runs;
 pub mod sdk;
+pub mod statements;
 pub mod store_notifications;
 pub mod stores;
 pub mod trace;
@@ -129,6 +130,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::holdout_arpu))
         .routes(routes!(economy::holdout_samples))
         .routes(routes!(economy::revenue_share))
+        .routes(routes!(statements::get_statement))
         .routes(routes!(players::get_player))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))

@@ -100,7 +100,8 @@ async fn a_closed_month_gets_one_stored_decision_with_its_uplift_revenue() {
     assert_eq!(decision["uplift_revenue_usd"], 16.0);
     // Far from the 10,000 players a verdict needs: nothing is due.
     assert_eq!(decision["eligible"], false);
-    assert_eq!(decision["amount_due_usd"], 0.0);
+    assert_eq!(decision["revenue_share_usd"], 0.0);
+    assert_eq!(decision["amount_due_usd"], decision["base_fee_usd"]);
     assert_eq!(decision["conditions"]["n_treatment_gte_10k"]["pass"], false);
     // This month so far: $1 over 4 treated players, nothing from the holdout.
     assert_eq!(share["uplift_revenue_month_to_date_usd"], 4.0, "{share}");

@@ -46,6 +46,7 @@ mod runs;
 mod shared_state;
 mod simulation;
 mod slow_clients;
+mod statements;
 mod store_conformance;
 mod stores;
 mod ws;

@@ -527,4 +527,14 @@ async fn the_economy_page_draws_the_imported_history_and_the_revenue_share_condi
         share["plan"].as_str().expect("plan")
     );
     assert!(b.has("a#samples").await);
+    // The month so far: the plan's base fee, and no revenue share without eligibility.
+    let due = b.el("#month-to-date").await.text().await.expect("text");
+    assert!(
+        due.contains(&format!(
+            "base fee ${:.2}",
+            share["base_fee_usd"].as_f64().expect("fee")
+        )),
+        "{due}"
+    );
+    assert!(due.contains("revenue share $0.00"), "{due}");
 }

@@ -1,7 +1,8 @@
 //! The economy page: the daily faucet/sink ratio as a line chart with the genre's healthy
 //! band shaded, the quadrant, each currency's earned and spent units; the holdout comparison
 //! (ARPU of both groups, uplift, p-value), the five revenue-share conditions with pass or fail,
-//! the plan and the next bill, and the link to the samples export.
+//! the plan and the next bill, the month so far and the last closed month's statement with
+//! its CSV download, and the link to the samples export.
 
 use maud::{Markup, html};
 use offer_domain::fsr::FsrReport;
@@ -78,6 +79,23 @@ pub fn page(
                 " · " (share.monthly_players) " players this month"
                 " · next bill " strong #next-bill { (share.next_bill.format("%Y-%m-%d")) } }
             p.muted { "Uplift revenue this month so far: " (format!("${:.2}", share.uplift_revenue_month_to_date_usd)) ". The standing is provisional until the month closes." }
+            p #month-to-date { "This month so far: base fee " (format!("${:.2}", share.base_fee_usd))
+                " + revenue share " (format!("${:.2}", share.revenue_share_usd))
+                " = " strong { (format!("${:.2}", share.amount_due_usd)) } " due" }
+            @if let Some(d) = &share.last_decision {
+                h3 { "Statement of " (d.month) }
+                div.table-wrap { table #statement {
+                    tbody {
+                        tr { th { "Plan" } td { (d.plan) " (" (d.monthly_players) " monthly players)" } }
+                        tr { th { "Base fee" } td { (format!("${:.2}", d.base_fee_usd)) } }
+                        tr { th { "Eligible" } td { @if d.eligible { "yes" } @else { "no" } } }
+                        tr { th { "Uplift revenue" } td { (format!("${:.2}", d.uplift_revenue_usd)) } }
+                        tr { th { "Revenue share" } td { (format!("${:.2}", d.revenue_share_usd)) " (" (format!("{:.1}%", d.rate_pct)) ")" } }
+                        tr { th { "Amount due" } td #amount-due { strong { (format!("${:.2}", d.amount_due_usd)) } } }
+                    }
+                } }
+                p { a #statement-csv href={ "/dashboard/games/" (game_id) "/economy/statement.csv?month=" (d.month) } { "Download the statement (CSV, admins)" } }
+            }
         }
     }
 }

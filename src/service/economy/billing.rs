@@ -8,17 +8,20 @@
 //! as of the month's last day: players installed by then, revenue from launch to that day
 //! with the unhealthy days left out. The month's uplift revenue is
 //! `max(0, treatment ARPU - holdout ARPU)` over the month's counted days times its treated
-//! players; the amount due is that times the studio's rate when the month was eligible.
+//! players; the revenue share is that times the studio's rate when the month was eligible,
+//! and the amount due is the plan's base fee plus the revenue share: with no measurable
+//! uplift only the base fee is due. A month's statement is its decision.
 
 use chrono::Utc;
 use offer_actors::GameHandle;
 use offer_domain::environment::Environment;
 use offer_domain::revenue_share::{
-    self, MonthDecision, RevenueShare, StandingInput, conditions, previous_month,
+    self, MonthDecision, RevenueShare, StandingInput, StoredMonthDecision, conditions,
+    previous_month,
 };
 use uuid::Uuid;
 
-use crate::service::{ServiceResult, Services, economy::holdout};
+use crate::service::{ServiceError, ServiceResult, Services, economy::holdout};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -37,17 +40,76 @@ pub async fn revenue_share(
     studio_id: &str,
 ) -> ServiceResult<RevenueShare> {
     let figures = holdout::comparison(state, game, Environment::Production).await?;
-    let rate_pct = state.settings.billing.rate_pct(studio_id);
-    let last_decision = last_decision(state, game, rate_pct).await?;
+    let terms = Terms::of(state, studio_id, figures.monthly);
+    let last_decision = last_decision(state, game, &terms).await?;
     let input = StandingInput {
         arpu: &figures.arpu,
         plans: &state.plans,
         monthly_players: figures.monthly,
-        rate_pct,
+        rate_pct: terms.rate_pct,
         today: Utc::now().date_naive(),
         month_to_date_usd: figures.month.uplift_revenue_usd(),
+        base_fee_usd: terms.base_fee_usd,
     };
     Ok(revenue_share::standing(input, last_decision))
+}
+
+/// The studio's terms for a game with `monthly_players`: its rate, and the plan those
+/// players put the game on with the plan's fee.
+struct Terms {
+    rate_pct: f64,
+    plan: String,
+    base_fee_usd: f64,
+}
+
+impl Terms {
+    fn of(state: &Services, studio_id: &str, monthly_players: u64) -> Self {
+        let plan = revenue_share::plan_for(&state.plans, monthly_players);
+        Self {
+            rate_pct: state.settings.billing.rate_pct(studio_id),
+            plan: plan.map_or_else(String::new, |p| p.name.clone()),
+            base_fee_usd: state.settings.billing.base_fee_usd(studio_id, plan),
+        }
+    }
+}
+
+/// The statement of a closed month (`YYYY-MM`): its stored decision. A month that is not
+/// `YYYY-MM` is refused (422 on `month`). A month that has not closed yet, or closed before
+/// the game launched, has none (404); so has a month whose decision was never taken (the
+/// decision of the last closed month is taken when the standing is first read after it
+/// closed; older months were decided then or never).
+pub async fn statement(
+    state: &Services,
+    game: &GameHandle,
+    studio_id: &str,
+    month: &str,
+) -> ServiceResult<MonthDecision> {
+    let well_formed = month.len() == 7
+        && chrono::NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").is_ok();
+    if !well_formed {
+        return Err(ServiceError::invalid(
+            "month",
+            "a month as YYYY-MM, for example 2026-10",
+        ));
+    }
+    let monthly = holdout::comparison(state, game, Environment::Production)
+        .await?
+        .monthly;
+    let terms = Terms::of(state, studio_id, monthly);
+    // The last month's decision is taken first, so a statement read before the standing was
+    // ever read after the month closed finds it.
+    last_decision(state, game, &terms).await?;
+    let game_id = game.view().game.game_id;
+    match state.store.get(decisions(game_id), month).await? {
+        Some(bytes) => Ok(read_decision(&bytes, &terms)?),
+        None => Err(ServiceError::NotFound("statement")),
+    }
+}
+
+/// A stored decision; one stored before plans were recorded gets the plan of `terms`.
+fn read_decision(bytes: &[u8], terms: &Terms) -> ServiceResult<MonthDecision> {
+    let stored: StoredMonthDecision = decode(bytes)?;
+    Ok(stored.into_decision(|| (terms.plan.clone(), terms.base_fee_usd)))
 }
 
 /// The decision of the last closed month, taken now when it has not been yet; `None` when
@@ -55,7 +117,7 @@ pub async fn revenue_share(
 async fn last_decision(
     state: &Services,
     game: &GameHandle,
-    rate_pct: f64,
+    terms: &Terms,
 ) -> ServiceResult<Option<MonthDecision>> {
     let view = game.view();
     let game_id = view.game.game_id;
@@ -71,11 +133,17 @@ async fn last_decision(
     }
     let month = first.format("%Y-%m").to_string();
     if let Some(bytes) = state.store.get(decisions(game_id), &month).await? {
-        return Ok(Some(decode(&bytes)?));
+        return Ok(Some(read_decision(&bytes, terms)?));
     }
     let figures = holdout::compare_at(state, game, Environment::Production, last).await?;
     let uplift = figures.month.uplift_revenue_usd();
     let eligible = figures.arpu.revenue_share_eligible;
+    let month_plan = revenue_share::plan_for(&state.plans, figures.monthly);
+    let base_fee_usd = state
+        .settings
+        .billing
+        .base_fee_usd(&view.game.studio_id, month_plan);
+    let share = revenue_share::revenue_share_usd(eligible, uplift, terms.rate_pct);
     let decision = MonthDecision {
         month: month.clone(),
         eligible,
@@ -85,12 +153,12 @@ async fn last_decision(
         treated_players: figures.month.treated_players,
         uplift_revenue_usd: uplift,
         days_excluded: figures.month.days_excluded,
-        rate_pct,
-        amount_due_usd: if eligible {
-            uplift * rate_pct / 100.0
-        } else {
-            0.0
-        },
+        rate_pct: terms.rate_pct,
+        plan: month_plan.map_or_else(String::new, |p| p.name.clone()),
+        monthly_players: figures.monthly,
+        base_fee_usd,
+        revenue_share_usd: share,
+        amount_due_usd: base_fee_usd + share,
         decided_at: Utc::now(),
         revenue_basis: figures.arpu.revenue_basis,
     };
@@ -101,7 +169,7 @@ async fn last_decision(
         .insert_new(decisions(game_id), &month, encode(&decision)?)
         .await?;
     match state.store.get(decisions(game_id), &month).await? {
-        Some(bytes) => Ok(Some(decode(&bytes)?)),
+        Some(bytes) => Ok(Some(read_decision(&bytes, terms)?)),
         None => Ok(Some(decision)),
     }
 }
