@@ -168,6 +168,10 @@ impl Application {
             state.services.clone(),
             shutdown.clone(),
         ));
+        let refusals = tokio::spawn(crate::service::workers::refused_events::keep_flushing(
+            state.services.clone(),
+            shutdown.clone(),
+        ));
         crate::service::workers::preview_build::run_workers(&state.services, &shutdown);
         let quadrants = tokio::spawn(crate::service::economy::health::refresh_schedule(
             state.services.clone(),
@@ -207,6 +211,10 @@ impl Application {
         // So is what the L1 model learned since its last sync.
         if tokio::time::timeout_at(deadline, model).await.is_err() {
             tracing::warn!("the L1 model still being synced at the drain deadline");
+        }
+        // And the refused events counted since the last flush.
+        if tokio::time::timeout_at(deadline, refusals).await.is_err() {
+            tracing::warn!("refused events still being counted at the drain deadline");
         }
         quadrants.abort();
         state.services.actors.stop();

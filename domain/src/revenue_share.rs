@@ -20,8 +20,8 @@ pub struct Plan {
     /// The most monthly players it covers; absent for the unlimited plan.
     #[serde(default)]
     pub max_monthly_players: Option<u64>,
-    /// Its flat monthly fee in USD, due whatever the uplift; absent for a plan priced by
-    /// contract, whose fee the operator sets per studio.
+    /// Its flat monthly fee in USD, due whatever the uplift; absent for a plan priced per
+    /// studio, whose fee the operator sets for each studio.
     #[serde(default)]
     pub base_fee_usd: Option<f64>,
 }
@@ -71,8 +71,8 @@ pub struct RevenueShare {
     pub plan: String,
     /// Distinct production players with a session in the last 30 days.
     pub monthly_players: u64,
-    /// The plan's flat monthly fee in USD (a plan priced by contract: the studio's
-    /// contracted fee), due whatever the uplift.
+    /// The plan's flat monthly fee in USD (on a plan priced per studio: the fee the
+    /// operator set for that studio), due whatever the uplift.
     pub base_fee_usd: f64,
     /// The month so far: `uplift_revenue_month_to_date_usd x rate_pct / 100` while eligible,
     /// else 0.

@@ -25,6 +25,7 @@ pub mod page_validation;
 pub mod player_auth;
 pub mod players;
 pub mod previews;
+pub mod refused_events;
 pub mod runs;
 pub mod sdk;
 pub mod statements;
@@ -131,6 +132,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::holdout_samples))
         .routes(routes!(economy::revenue_share))
         .routes(routes!(statements::get_statement))
+        .routes(routes!(refused_events::refused_events))
         .routes(routes!(players::get_player))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))

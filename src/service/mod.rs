@@ -69,6 +69,8 @@ pub struct Inner {
     pub previews: authoring::previews::PreviewQueue,
     /// This node's store-receipt verifiers.
     pub receipts: play::receipts::VerifyPool,
+    /// This node's refused events not yet added to the store's counters.
+    pub refusals: play::refused_events::RefusalTally,
 }
 
 impl Services {
@@ -103,6 +105,7 @@ impl Services {
             decisions,
             write_locks: DashMap::new(),
             figures: FiguresCache::new(std::time::Duration::from_millis(figures_ttl)),
+            refusals: play::refused_events::RefusalTally::default(),
         }))
     }
 

@@ -1,6 +1,6 @@
 //! What the SDK drives for a player: sessions, events and the inventory they change, the
 //! history import of past money events, frequency caps, the offers served and the log of their
-//! decisions, and the player record support staff read.
+//! decisions, the player record support staff read, and the count of refused events.
 
 pub mod caps;
 pub mod decision_log;
@@ -12,4 +12,5 @@ pub mod offers;
 pub mod players;
 pub mod receipts;
 pub mod refunds;
+pub mod refused_events;
 pub mod sessions;

@@ -1,7 +1,8 @@
 //! Background workers each node runs: preview builds, retention sweeps, the decision records'
-//! writer and lookup, and the L1 model's synchronisation.
+//! writer and lookup, the L1 model's synchronisation, and the refused events' counters.
 
 pub mod decisions;
 pub mod model;
 pub mod preview_build;
+pub mod refused_events;
 pub mod retention;

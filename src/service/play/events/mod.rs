@@ -100,8 +100,13 @@ pub async fn receive(
         origin,
     };
     let mut applied = Vec::with_capacity(events.len());
+    let game_id = game.view().game.game_id;
     for event in events {
-        applied.push(apply::apply(&cx, event).await?);
+        let outcome = apply::apply(&cx, event).await?;
+        if let Applied::Rejected(refusal) = &outcome {
+            state.refusals.add(game_id, env, refusal.code());
+        }
+        applied.push(outcome);
     }
     Ok(applied)
 }
