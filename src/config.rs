@@ -53,6 +53,8 @@ pub struct Settings {
     pub calibration: CalibrationSettings,
     /// Offer serving.
     pub offers: OfferSettings,
+    /// Players: how fast new ones may appear.
+    pub players: PlayerSettings,
     /// WebSocket sessions.
     pub websocket: WebSocketSettings,
     /// The Prometheus endpoint.
@@ -357,6 +359,15 @@ pub struct OfferSettings {
     /// Absent in production: each thread's sampler is seeded from the OS.
     #[serde(default)]
     pub sampler_seed: Option<u64>,
+}
+
+/// `[players]`: the limit on new player ids.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerSettings {
+    /// New player ids one SDK key may open sessions for per minute on one node (and the
+    /// burst): a script holding the shipped key cannot mint players faster.
+    pub new_per_minute_per_key: std::num::NonZeroU32,
 }
 
 /// `[websocket]`.

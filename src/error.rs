@@ -120,9 +120,10 @@ impl ApiError {
             Self::Service(ServiceError::SignIn(SignInRefusal::SlowDown(interval))) => {
                 (self.to_string(), json!({ "interval": interval }))
             }
-            Self::Service(ServiceError::RateLimited(retry_after)) => {
-                (self.to_string(), json!({ "retry_after": retry_after }))
-            }
+            Self::Service(
+                ServiceError::RateLimited(retry_after)
+                | ServiceError::NewPlayerRateLimited(retry_after),
+            ) => (self.to_string(), json!({ "retry_after": retry_after })),
             Self::Service(ServiceError::Run(refusal)) => (self.to_string(), refusal.details()),
             Self::TooManySockets { scope, limit } => {
                 (self.to_string(), json!({ "scope": scope, "limit": limit }))
@@ -160,7 +161,11 @@ impl IntoResponse for ApiError {
                 HeaderValue::from_static(SOCKETS_RETRY_AFTER_S),
             );
         }
-        if let Self::Service(ServiceError::RateLimited(retry_after)) = &self {
+        if let Self::Service(
+            ServiceError::RateLimited(retry_after)
+            | ServiceError::NewPlayerRateLimited(retry_after),
+        ) = &self
+        {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
@@ -199,6 +204,9 @@ pub fn service_status(e: &ServiceError) -> (StatusCode, &'static str) {
             }
         },
         ServiceError::RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+        ServiceError::NewPlayerRateLimited(_) => {
+            (StatusCode::TOO_MANY_REQUESTS, "new_player_rate_limited")
+        }
         // RFC 8628 section 3.5 answers its polling errors 400, as every OAuth token error.
         ServiceError::SignIn(refusal) => (StatusCode::BAD_REQUEST, refusal.code()),
         ServiceError::PreviewQueueFull => (StatusCode::SERVICE_UNAVAILABLE, "preview_queue_full"),

@@ -11,6 +11,7 @@ use crate::metrics::Metrics;
 use crate::service::Services;
 use crate::service::studio::keys::AuthService;
 use crate::throttle::device::Throttle;
+use crate::throttle::new_players::NewPlayers;
 use crate::throttle::sign_in::SignInThrottle;
 use crate::ws::WsContext;
 use crate::ws::hub::Hub;
@@ -33,6 +34,8 @@ pub struct Inner {
     pub throttle: Throttle,
     /// This node's rate limits of dashboard sign-in.
     pub sign_ins: SignInThrottle,
+    /// This node's limit on new player ids per SDK key.
+    pub new_players: Arc<NewPlayers>,
 }
 
 impl AppState {
@@ -40,7 +43,9 @@ impl AppState {
     pub fn new(services: Services, auth: AuthService, metrics: Metrics) -> Self {
         let throttle = Throttle::new(&services.settings.device);
         let sign_ins = SignInThrottle::new(&services.settings.dashboard);
+        let new_players = Arc::new(NewPlayers::new(&services.settings.players));
         Self(Arc::new(Inner {
+            new_players,
             throttle,
             sign_ins,
             services,
@@ -73,6 +78,7 @@ impl FromRef<AppState> for WsContext {
             auth: state.auth.clone(),
             hub: state.hub.clone(),
             connections: state.metrics.connections().clone(),
+            new_players: state.new_players.clone(),
         }
     }
 }

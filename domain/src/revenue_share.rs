@@ -69,7 +69,8 @@ pub struct RevenueShare {
     pub rate_pct: f64,
     /// The plan the game's monthly players put it on.
     pub plan: String,
-    /// Distinct production players with a session in the last 30 days.
+    /// Distinct production players that played in the last 30 days (an accepted event beyond
+    /// `session_start`).
     pub monthly_players: u64,
     /// The plan's flat monthly fee in USD (on a plan priced per studio: the fee the
     /// operator set for that studio), due whatever the uplift.
@@ -123,7 +124,7 @@ pub struct MonthDecision {
     /// The plan the month's monthly players put the game on. A decision stored before plans
     /// were recorded reads with the plan of the game's standing when it is read.
     pub plan: String,
-    /// Distinct production players with a session in the month's last 30 days (0 in a
+    /// Distinct production players that played in the month's last 30 days (0 in a
     /// decision stored before they were recorded).
     pub monthly_players: u64,
     /// The plan's flat monthly fee in USD, due whatever the uplift.
@@ -246,7 +247,8 @@ pub struct StandingInput<'a> {
     pub arpu: &'a HoldoutArpu,
     /// The plans table.
     pub plans: &'a [Plan],
-    /// Distinct production players with a session in the last 30 days.
+    /// Distinct production players that played in the last 30 days (an accepted event beyond
+    /// `session_start`).
     pub monthly_players: u64,
     /// The studio's rate in percent.
     pub rate_pct: f64,

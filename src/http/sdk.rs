@@ -165,7 +165,14 @@ pub async fn sessions_open(
         session,
         created,
         game,
-    } = open_session(&state.services, caller.key.game_id, caller.env, body).await?;
+    } = open_session(
+        &state.services,
+        caller.key.game_id,
+        caller.env,
+        body,
+        || state.new_players.admit(caller.key.key_id),
+    )
+    .await?;
     let view = game.view();
     let status = if created {
         StatusCode::CREATED

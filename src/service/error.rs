@@ -56,6 +56,10 @@ pub enum ServiceError {
     /// Too many attempts from this caller (or on this node): retry after this many seconds.
     #[error("too many requests: retry in {0} s")]
     RateLimited(u64),
+    /// The SDK key opened sessions for as many new player ids this minute as it may (on this
+    /// node): retry after this many seconds.
+    #[error("too many new players for this key: retry in {0} s")]
+    NewPlayerRateLimited(u64),
     /// A device sign-in poll with no key to hand out (yet); the refusal says why.
     #[error("{}", .0.message())]
     SignIn(super::refusals::SignInRefusal),

@@ -71,6 +71,8 @@ pub struct Inner {
     pub receipts: play::receipts::VerifyPool,
     /// This node's refused events not yet added to the store's counters.
     pub refusals: play::refused_events::RefusalTally,
+    /// The players this node has counted as playing today.
+    pub sightings: economy::population::Sightings,
 }
 
 impl Services {
@@ -106,6 +108,7 @@ impl Services {
             write_locks: DashMap::new(),
             figures: FiguresCache::new(std::time::Duration::from_millis(figures_ttl)),
             refusals: play::refused_events::RefusalTally::default(),
+            sightings: economy::population::Sightings::default(),
         }))
     }
 

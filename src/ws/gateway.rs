@@ -417,11 +417,13 @@ impl Conn {
                 ))
                 .await;
         }
+        let key_id = self.caller.key.key_id;
         let opened = open_session(
             &self.state.services,
             self.caller.key.game_id,
             self.caller.env,
             body,
+            || self.state.new_players.admit(key_id),
         )
         .await;
         let Opened { session, game, .. } = match opened {

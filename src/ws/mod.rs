@@ -38,6 +38,7 @@ use crate::metrics::Connections;
 use crate::service::Services;
 use crate::service::studio::callers::SdkCaller;
 use crate::service::studio::keys::AuthService;
+use crate::throttle::new_players::NewPlayers;
 use hub::Hub;
 use offer_wire::socket::{JSON_PROTOCOL, MSGPACK_PROTOCOL};
 use protocol::Format;
@@ -55,6 +56,8 @@ pub struct WsContext {
     pub hub: Arc<Hub>,
     /// Where refused upgrades are counted for `/metrics`.
     pub connections: Arc<Connections>,
+    /// This node's limit on new player ids per SDK key, which `hello` spends.
+    pub new_players: Arc<NewPlayers>,
 }
 
 /// The socket's route, for the router to mount beside the REST routes.

@@ -413,7 +413,8 @@ async fn imported_sessions_join_the_population_and_move_the_launch_back() {
     let app = spawn_app().await;
     let sdk = app.game_with(store_shelf()).await;
     // A live session today launches the game.
-    app.send_events(&sdk, "live_player", json!([])).await;
+    app.send_events(&sdk, "live_player", json!([{"type": "first_loss"}]))
+        .await;
     let month_ago = chrono::Utc::now() - chrono::Duration::days(40);
     let session = json!({"type": "session_start"});
     let body = json!({"events": [
@@ -495,7 +496,7 @@ async fn holdout_arpu_counts_every_player_and_its_samples_recompute_the_p_value(
         let events = if i < 6 {
             json!([purchase(1000, &format!("t{i}"))])
         } else {
-            json!([])
+            json!([{"type": "first_loss"}])
         };
         app.send_events(&sdk, p, events).await;
     }
@@ -503,12 +504,13 @@ async fn holdout_arpu_counts_every_player_and_its_samples_recompute_the_p_value(
         let events = if i == 0 {
             json!([purchase(200, "c0")])
         } else {
-            json!([])
+            json!([{"type": "first_loss"}])
         };
         app.send_events(&sdk, p, events).await;
     }
     // A player's second session does not count it twice.
-    app.send_events(&sdk, &treated[0], json!([])).await;
+    app.send_events(&sdk, &treated[0], json!([{"type": "first_loss"}]))
+        .await;
     let report = app.get_json(&path).await;
     assert_eq!(report["n_treatment"], 12);
     assert_eq!(report["n_control"], 6);
@@ -605,14 +607,16 @@ async fn revenue_share_reports_each_condition_the_plan_and_the_operators_rate() 
             .await;
     }
     for p in players_of(&sdk.game, true, 2) {
-        app.send_events(&sdk, &p, json!([])).await;
+        app.send_events(&sdk, &p, json!([{"type": "first_loss"}]))
+            .await;
     }
     // A sandbox player is not a monthly production player.
     let sandbox = Sdk {
         game: sdk.game.clone(),
         key: app.sdk_key(&sdk.game, "sandbox").await,
     };
-    app.send_events(&sandbox, "sandbox_player", json!([])).await;
+    app.send_events(&sandbox, "sandbox_player", json!([{"type": "first_loss"}]))
+        .await;
     let share = app
         .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
         .await;
@@ -684,7 +688,8 @@ async fn a_players_record_shows_its_group_balances_spend_and_ledger() {
     assert_eq!(page["ledger"][0]["balance_after"], 70);
     // A holdout player's group; an unknown player, a bad page and another studio.
     let held = players_of(&sdk.game, true, 1).remove(0);
-    app.send_events(&sdk, &held, json!([])).await;
+    app.send_events(&sdk, &held, json!([{"type": "first_loss"}]))
+        .await;
     let record = app
         .get_json(format!("/v1/games/{}/players/{held}", sdk.game))
         .await;

@@ -33,6 +33,7 @@ mod openapi;
 mod ops;
 mod page_validation;
 mod player_auth;
+mod players_count;
 mod previews;
 mod process;
 mod protocol_doc;

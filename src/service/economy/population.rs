@@ -1,13 +1,16 @@
 //! The player population of each game and environment: every player once, with its group
 //! (holdout or treatment), install day, last session day and platform.
 //!
-//! A player joins at its first session, live or imported (`insert_new`, so two nodes agree);
-//! a later sighting moves `last_seen` forward and an earlier one `install_day` back, each a
-//! compare-and-swap. The holdout comparison counts every player here, payers or not; the
+//! A player joins once it has played: a live session with at least one accepted event beyond
+//! `session_start` ([`count_played`]), or imported history (`insert_new`, so two nodes
+//! agree). A session opened and left without playing counts nowhere, so ids a script makes
+//! up move neither the plan nor the holdout groups. A later sighting moves `last_seen`
+//! forward and an earlier one `install_day` back, each a compare-and-swap. The holdout comparison counts every player here, payers or not; the
 //! revenue-share plan counts the players seen in the last 30 days; the approval simulation
 //! takes the players seen in the last 7.
 
 use chrono::NaiveDate;
+use dashmap::DashMap;
 use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
 use serde::{Deserialize, Serialize};
@@ -31,9 +34,9 @@ pub fn collection(game_id: Uuid, env: Environment) -> Collection {
 pub struct PlayerEntry {
     /// In the permanent holdout (never served AI offers).
     pub holdout: bool,
-    /// The UTC day of the player's first session.
+    /// The UTC day the player first played.
     pub install_day: NaiveDate,
-    /// The UTC day of its latest session (monthly players count by it).
+    /// The UTC day it last played (monthly players count by it).
     #[serde(default)]
     pub last_seen: Option<NaiveDate>,
     /// The `platform` attribute of its latest session that had one: its L1 segment's
@@ -55,7 +58,7 @@ pub async fn entry(
     }
 }
 
-/// Adds a player to its game's population, seen on `day` (its first session, or an
+/// Adds a player to its game's population, seen on `day` (its first day of play, or an
 /// imported `session_start` of the past). A later sighting moves `last_seen` forward, an
 /// earlier one (history imported after live play) moves `install_day` back; each change is a
 /// compare-and-swap, retried against another node's write.
@@ -122,6 +125,67 @@ impl PlayerEntry {
         }
         changed
     }
+}
+
+/// Most players [`Sightings`] remembers; past it, the ones of earlier days are forgotten
+/// first, then all (which only costs a registration more per player).
+const MAX_SIGHTINGS: usize = 500_000;
+
+/// The players this node has counted today, so that only a player's first accepted event of
+/// the day reads the store: every later batch of the day finds it here.
+#[derive(Default)]
+pub struct Sightings {
+    counted: DashMap<(Uuid, Environment, String), NaiveDate>,
+}
+
+impl Sightings {
+    fn counted_on(&self, key: &(Uuid, Environment, String), day: NaiveDate) -> bool {
+        self.counted.get(key).is_some_and(|d| *d == day)
+    }
+
+    fn remember(&self, key: (Uuid, Environment, String), day: NaiveDate) {
+        if self.counted.len() >= MAX_SIGHTINGS {
+            self.counted.retain(|_, d| *d == day);
+            if self.counted.len() >= MAX_SIGHTINGS {
+                self.counted.clear();
+            }
+        }
+        self.counted.insert(key, day);
+    }
+}
+
+/// Counts a player that played on `day` (a live session's accepted event beyond
+/// `session_start`): it joins the population, or its `last_seen` moves to `day`. Only its
+/// first event of the day on this node reaches the store.
+pub async fn count_played(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+    day: NaiveDate,
+    platform: Option<&str>,
+) -> ServiceResult<()> {
+    let key = (game_id, env, player_id.to_owned());
+    if state.sightings.counted_on(&key, day) {
+        return Ok(());
+    }
+    register(state, game_id, env, player_id, day, platform).await?;
+    state.sightings.remember(key, day);
+    Ok(())
+}
+
+/// Whether a player id is new to a game's environment: it never played there.
+pub async fn is_new(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<bool> {
+    Ok(state
+        .store
+        .get(collection(game_id, env), player_id)
+        .await?
+        .is_none())
 }
 
 /// The players of a game and environment whose latest session is on `since` or later.

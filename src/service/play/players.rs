@@ -126,7 +126,8 @@ impl PurchaseTotals {
 }
 
 /// The record of `player_id` with the ledger page `[offset, offset + limit)`, newest first;
-/// 404 when the player never had a session nor a ledger entry in this environment.
+/// 404 when the player never played (an accepted event beyond `session_start`) nor has a
+/// ledger entry in this environment.
 pub async fn record(
     state: &Services,
     game: &GameHandle,

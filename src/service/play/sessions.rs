@@ -140,12 +140,16 @@ pub struct Opened {
 }
 
 /// Opens (or resumes) a session of the key's game and environment, which is the game's
-/// `session_start`: the first one of an environment marks the game launched there.
+/// `session_start`: the first one of an environment marks the game launched there. A player
+/// id that never played in the environment is new: `admit_new` (the caller's limit on new
+/// players per key) admits it or refuses the open. Opening counts no one as a player: its
+/// first accepted event beyond `session_start` does.
 pub async fn open_session(
     state: &Services,
     game_id: Uuid,
     env: Environment,
     body: OpenSession,
+    admit_new: impl FnOnce() -> ServiceResult<()>,
 ) -> ServiceResult<Opened> {
     if body.player_id.trim().is_empty() || body.player_id.chars().count() > 128 {
         return Err(ServiceError::invalid(
@@ -165,12 +169,9 @@ pub async fn open_session(
         body.player_token.as_deref(),
     )
     .map_err(ServiceError::PlayerToken)?;
-    let player_id = body.player_id.clone();
-    let platform = body
-        .attributes
-        .get("platform")
-        .and_then(|p| p.as_str())
-        .map(str::to_owned);
+    if crate::service::economy::population::is_new(state, game_id, env, &body.player_id).await? {
+        admit_new()?;
+    }
     let (session, created) = open(
         state,
         game_id,
@@ -183,19 +184,7 @@ pub async fn open_session(
         },
     )
     .await?;
-    // Every open, not only a new session's: a registration that failed after its session
-    // was stored is made good by the client's retry.
-    let now = Utc::now();
-    crate::service::economy::population::register(
-        state,
-        game_id,
-        env,
-        &player_id,
-        now.date_naive(),
-        platform.as_deref(),
-    )
-    .await?;
-    games::mark_launched(state, &game, env, now).await?;
+    games::mark_launched(state, &game, env, Utc::now()).await?;
     Ok(Opened {
         session,
         created,

@@ -15,11 +15,13 @@ use crate::child::{Server, free_port, logs_dir};
 use crate::{SetupArgs, parse_duration, redis_server, setup};
 
 /// Settings of every engine the load tool starts. Its clients all connect from one loopback
-/// address, most of them with one SDK key, so the engine's per-client socket limits (far above
-/// what one address or one game's players reach in real traffic) are lifted.
-pub(crate) const ENGINE_ENV: [(&str, &str); 2] = [
+/// address, most of them with one SDK key, and open sessions for thousands of new players a
+/// second, so the engine's per-client socket limits and its limit on new players per key (far
+/// above what one address or one game's players reach in real traffic) are lifted.
+pub(crate) const ENGINE_ENV: [(&str, &str); 3] = [
     ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_ADDRESS", "1000000"),
     ("OFFER__WEBSOCKET__MAX_SOCKETS_PER_KEY", "1000000"),
+    ("OFFER__PLAYERS__NEW_PER_MINUTE_PER_KEY", "1000000"),
 ];
 
 /// Catalogue size of the game an engine is set up with by [`EngineArgs::start`].

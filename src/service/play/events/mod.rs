@@ -10,6 +10,9 @@
 //! grants and counts) records real-money revenue and puts its non-currency items in the
 //! player's inventory, which `item_used` takes them out of.
 //!
+//! A batch with an accepted event beyond `session_start` counts its player as playing today
+//! (monthly players, the plan, the holdout groups): opening a session alone counts no one.
+//!
 //! A purchase's items go through the inventory step after its wallet step, under the same
 //! `tx_id`, when the wallet step applied it or recognised it as a replay: each step is
 //! idempotent on its own, so a purchase retried after a failure between the two adds its
@@ -30,6 +33,7 @@ use offer_domain::environment::Environment;
 use offer_wire::event::SdkEvent;
 use uuid::Uuid;
 
+use crate::service::economy::population;
 use crate::service::{ServiceError, ServiceResult, Services};
 use context::{Context, Origin};
 pub use outcome::{Applied, Balance, BatchOutcome, Refusal, Rejected};
@@ -107,6 +111,21 @@ pub async fn receive(
             state.refusals.add(game_id, env, refusal.code());
         }
         applied.push(outcome);
+    }
+    let played = events.iter().zip(&applied).any(|(e, a)| {
+        !matches!(e, SdkEvent::SessionStart { .. }) && !matches!(a, Applied::Rejected(_))
+    });
+    if played {
+        let player = session.player(false);
+        population::count_played(
+            state,
+            game_id,
+            env,
+            &session.info().player_id,
+            chrono::Utc::now().date_naive(),
+            player.platform.as_deref(),
+        )
+        .await?;
     }
     Ok(applied)
 }
