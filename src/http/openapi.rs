@@ -182,6 +182,10 @@ error_set!(
     (422, "validation failed; details.errors lists every field error")
 );
 error_set!(
+    /// 429 of a session open for a new player id past its SDK key's budget of new players.
+    NewPlayerRateLimited: (429, "the SDK key opened sessions for as many new player ids this minute as players.new_per_minute_per_key allows on this node (code new_player_rate_limited); retry after Retry-After seconds")
+);
+error_set!(
     /// 429: a rate limit of device sign-in; retry after `Retry-After` seconds.
     RateLimited: (429, "too many attempts (code rate_limited); retry after Retry-After seconds")
 );

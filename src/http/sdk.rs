@@ -22,7 +22,8 @@ use super::callers::SdkCaller;
 use super::extract::{ApiJson, ApiPath};
 use super::offer_json;
 use super::openapi::{
-    AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NotFound, SdkAuthErrors, Unavailable,
+    AuthErrors, BatchBodyErrors, BodyErrors, Conflict, NewPlayerRateLimited, NotFound,
+    SdkAuthErrors, Unavailable,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
@@ -155,7 +156,7 @@ pub async fn status(
                 request_body = json!({"session_id": "$response.body#/session_id"}),
                 description = "Ask for the session's next offer")),
         )),
-        SdkAuthErrors, BodyErrors, Conflict, Unavailable))]
+        SdkAuthErrors, BodyErrors, Conflict, NewPlayerRateLimited, Unavailable))]
 pub async fn sessions_open(
     State(state): State<AppState>,
     caller: SdkCaller,
