@@ -134,6 +134,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(statements::get_statement))
         .routes(routes!(refused_events::refused_events))
         .routes(routes!(players::get_player))
+        .routes(routes!(players::export_player))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))
         .routes(routes!(offers::model))

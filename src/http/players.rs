@@ -1,5 +1,6 @@
 //! A player's record (dashboard, viewer or above): group, install day, balances, lifetime
-//! spend and a page of its ledger entries.
+//! spend and a page of its ledger entries; and a player's data export (admin): everything
+//! held about the player in one document.
 
 use axum::Json;
 use axum::extract::State;
@@ -7,11 +8,12 @@ use offer_domain::environment::Environment;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::access::{GameAccess, Viewer};
+use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiPath, ApiQuery};
 use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::ServiceError;
+use crate::service::play::player_data::{self, PlayerExport};
 use crate::service::play::players::{self, MAX_PAGE, PlayerRecord};
 use crate::state::AppState;
 
@@ -38,8 +40,9 @@ pub struct PlayerQuery {
 
 /// A player's record: its group (holdout or treatment), install day and last session day,
 /// the balance of each of the game's currencies, its lifetime spend, and its most recent
-/// ledger entries (newest first, paged with `offset` and `limit`). A player with neither a
-/// session nor a ledger entry in the environment is a 404, as is another studio's game.
+/// ledger entries (newest first, paged with `offset` and `limit`). A player that never played
+/// (an accepted event beyond `session_start`) and has no ledger entry in the environment is a
+/// 404, as is another studio's game.
 #[utoipa::path(get, path = "/v1/games/{game_id}/players/{player_id}", tag = "economy",
     operation_id = "get_player",
     params(("game_id" = Uuid, Path),
@@ -69,5 +72,31 @@ pub async fn get_player(
             limit,
         )
         .await?,
+    ))
+}
+
+/// Everything the engine holds about a player of the game, in one document, for a player's
+/// request for a copy of their data: its group and experiment variants, and for production
+/// and sandbox its days of play, sessions with their attributes, balances, inventory,
+/// lifetime spend, every ledger line kept (purchases with how they were proven) and the store
+/// transactions it redeemed. Decision records are kept by decision id for a short time and
+/// are not included. A player the game holds nothing about is a 404, as is another studio's
+/// game. Admins only.
+#[utoipa::path(get, path = "/v1/games/{game_id}/players/{player_id}/export", tag = "economy",
+    operation_id = "export_player",
+    params(("game_id" = Uuid, Path),
+        ("player_id" = String, Path, min_length = 1, max_length = 128)),
+    responses((status = 200, description = "Everything held about the player", body = PlayerExport),
+        AuthErrors, NotFound, Invalid, Unavailable))]
+pub async fn export_player(
+    State(state): State<AppState>,
+    access: GameAccess<Admin>,
+    ApiPath((_, player_id)): ApiPath<(uuid::Uuid, String)>,
+) -> ApiResult<Json<PlayerExport>> {
+    if player_id.is_empty() || player_id.chars().count() > MAX_PLAYER_ID_CHARS {
+        return Err(ServiceError::invalid("player_id", "between 1 and 128 characters").into());
+    }
+    Ok(Json(
+        player_data::export(&state.services, &access.game, &player_id).await?,
     ))
 }

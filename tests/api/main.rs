@@ -33,6 +33,7 @@ mod openapi;
 mod ops;
 mod page_validation;
 mod player_auth;
+mod player_data;
 mod players_count;
 mod previews;
 mod process;

@@ -74,6 +74,17 @@ pub(super) fn snap_experiment(e: &Experiment) -> Option<SnapExperiment> {
     })
 }
 
+/// The variant of `e` the player hashes to (the one it is served while `e` is the game's
+/// first experiment); `None` when no variant has weight.
+pub fn variant_of(e: &Experiment, player_id: &str) -> Option<String> {
+    let exp = snap_experiment(e)?;
+    let bucket = hash_pair_u64(player_id, &exp.id_text) % exp.total_weight;
+    exp.variants
+        .into_iter()
+        .find(|v| bucket < v.upto)
+        .map(|v| v.name)
+}
+
 /// Assigns the player a variant of the first experiment and applies its price; a variant
 /// price outside the guardrails keeps the base price (noted in the trace). The player is
 /// still reported in the variant: assignment is intent-to-treat.
@@ -159,6 +170,35 @@ mod tests {
     use crate::kill_level::KillLevel;
     use crate::offer::Variant;
     use crate::testing::{self, SnapshotFixture, notes, offer, player, run};
+
+    #[test]
+    fn the_variant_a_player_hashes_to_is_the_one_it_is_served() {
+        let mut fx = SnapshotFixture::small();
+        fx.kill_level = KillLevel::AiOff;
+        let exp = Experiment {
+            experiment_id: Uuid::from_u128(78),
+            variants: ["a", "b", "c"]
+                .map(|name| Variant {
+                    name: name.into(),
+                    weight: 1,
+                    price_usd: None,
+                    price_multiplier: None,
+                })
+                .to_vec(),
+        };
+        fx.experiments = vec![exp.clone()];
+        let snap = fx.snapshot();
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..60 {
+            let mut p = player();
+            p.player_id = format!("p{i}");
+            let served = offer(&run(&snap, &p, "first_loss")).experiment.clone();
+            let named = variant_of(&exp, &p.player_id).expect("a variant");
+            assert_eq!(served.map(|r| r.variant), Some(named.clone()));
+            seen.insert(named);
+        }
+        assert_eq!(seen.len(), 3, "every variant is assigned: {seen:?}");
+    }
 
     #[test]
     fn experiments_change_the_price_only() {

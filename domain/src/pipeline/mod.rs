@@ -35,6 +35,7 @@ use chrono::{DateTime, Utc};
 use rand::Rng;
 
 pub use decision::{Candidate, Decision, NoOfferReason, OfferPlan, Outcome, TraceNote, TraceStep};
+pub use experiment::variant_of;
 use experiment::{apply_experiment, served_price};
 pub use lesson::{Explanation, Lesson, source_name, source_of_name};
 pub use levels::MAX_DISCOUNT_PCT;

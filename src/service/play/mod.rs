@@ -1,6 +1,7 @@
 //! What the SDK drives for a player: sessions, events and the inventory they change, the
 //! history import of past money events, frequency caps, the offers served and the log of their
-//! decisions, the player record support staff read, and the count of refused events.
+//! decisions, the player record support staff read, a player's data export, and the count of refused
+//! events.
 
 pub mod caps;
 pub mod decision_log;
@@ -9,6 +10,7 @@ pub mod import;
 pub mod inventory;
 pub mod model;
 pub mod offers;
+pub mod player_data;
 pub mod players;
 pub mod receipts;
 pub mod refunds;

@@ -32,6 +32,17 @@ pub enum PlayerGroup {
     Treatment,
 }
 
+impl PlayerGroup {
+    /// The group the holdout hash puts `player_id` of `game_id` in.
+    pub fn of(player_id: &str, game_id: uuid::Uuid) -> Self {
+        if is_holdout(player_id, game_id) {
+            Self::Holdout
+        } else {
+            Self::Treatment
+        }
+    }
+}
+
 /// One ledger entry of the player, newest first.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PlayerLedgerLine {
@@ -57,6 +68,20 @@ pub struct PlayerLedgerLine {
     pub proof: Option<Proof>,
 }
 
+impl From<LedgerEntry> for PlayerLedgerLine {
+    fn from(l: LedgerEntry) -> Self {
+        Self {
+            tx_id: l.tx_id,
+            kind: l.kind.event_name(),
+            currency_id: (!l.currency_id.is_empty()).then_some(l.currency_id),
+            amount: l.amount,
+            balance_after: l.balance_after,
+            ts: l.ts,
+            proof: l.proof,
+        }
+    }
+}
+
 /// A player's record.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PlayerRecord {
@@ -64,10 +89,10 @@ pub struct PlayerRecord {
     pub player_id: String,
     /// Holdout or treatment.
     pub group: PlayerGroup,
-    /// The UTC day of its first session (`null`: no session in this environment).
+    /// The UTC day it first played (`null`: it never played in this environment).
     #[schema(value_type = Option<String>, format = Date)]
     pub install_day: Option<NaiveDate>,
-    /// The UTC day of its latest session.
+    /// The UTC day it last played.
     #[schema(value_type = Option<String>, format = Date)]
     pub last_seen: Option<NaiveDate>,
     /// Balance of each of the game's currencies.
@@ -103,7 +128,7 @@ pub struct PurchaseTotals {
 
 impl PurchaseTotals {
     /// The totals of `lines`' purchases.
-    fn of<'a>(lines: impl IntoIterator<Item = &'a LedgerEntry>) -> Self {
+    pub fn of<'a>(lines: impl IntoIterator<Item = &'a LedgerEntry>) -> Self {
         let mut totals = Self::default();
         for line in lines {
             if line.kind == MoneyKind::Refund {
@@ -162,23 +187,11 @@ pub async fn record(
         .into_iter()
         .skip(offset)
         .take(limit.min(MAX_PAGE))
-        .map(|l| PlayerLedgerLine {
-            tx_id: l.tx_id,
-            kind: l.kind.event_name(),
-            currency_id: (!l.currency_id.is_empty()).then_some(l.currency_id),
-            amount: l.amount,
-            balance_after: l.balance_after,
-            ts: l.ts,
-            proof: l.proof,
-        })
+        .map(PlayerLedgerLine::from)
         .collect();
     Ok(PlayerRecord {
         player_id: player_id.to_owned(),
-        group: if is_holdout(player_id, game_id) {
-            PlayerGroup::Holdout
-        } else {
-            PlayerGroup::Treatment
-        },
+        group: PlayerGroup::of(player_id, game_id),
         install_day: entry.as_ref().map(|e| e.install_day),
         last_seen: entry.and_then(|e| e.last_seen),
         balances,

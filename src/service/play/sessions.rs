@@ -224,6 +224,25 @@ fn sessions(game_id: Uuid, env: Environment) -> Collection {
     )
 }
 
+/// Every stored session of `player_id` in a game's environment, oldest first. It reads the
+/// environment's sessions one by one: for a player's data request, not a hot path.
+pub async fn of_player(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<Vec<SessionRecord>> {
+    let mut out = Vec::new();
+    for (_, bytes) in state.store.list(sessions(game_id, env)).await? {
+        let record: SessionRecord = decode(&bytes)?;
+        if record.player_id == player_id {
+            out.push(record);
+        }
+    }
+    out.sort_by_key(|r| r.created_at);
+    Ok(out)
+}
+
 /// Builds the player's features from a session record and profile.
 pub fn player_context(
     game_id: Uuid,

@@ -79,6 +79,25 @@ pub async fn claim_of(
     Ok(Some(claim))
 }
 
+/// The store transactions `player_id` redeemed in a game's environment, each as
+/// `(store:transaction id, claim)`. It reads every claim of the environment: for a player's
+/// data request, not a hot path.
+pub async fn of_player(
+    store: &dyn Documents,
+    (game_id, env): (Uuid, Environment),
+    player_id: &str,
+) -> ServiceResult<Vec<(String, Claim)>> {
+    let mut out = Vec::new();
+    for (id, bytes) in store.list(collection(game_id, env)).await? {
+        let claim: Claim = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::Corrupt(format!("redemption `{id}`: {e}")))?;
+        if claim.player_id == player_id {
+            out.push((id, claim));
+        }
+    }
+    Ok(out)
+}
+
 /// Claims `transaction_id` of `store` in a game for `claim`, or says whose it already is.
 pub async fn redeem(
     store: &dyn Documents,
