@@ -77,8 +77,8 @@ typedef void (*SVC_Callback)(const char *json, void *user_data);
 #define SVC_ERR_INTERNAL -16
 
 // The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
-// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
-// queued.
+// (2 MiB less the 65 bytes around a batch's events and the 8,210 kept for the player token):
+// it could never be sent, so it was not queued.
 #define SVC_ERR_EVENT_TOO_LARGE -17
 
 // The money event of `SVC_Track` was not queued: the queue holds its most money events
@@ -187,9 +187,10 @@ SVC_Result SVC_RequestOffer(const char *event_type);
 // Delivers every waiting callback on the calling thread (call it once a frame from the
 // game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 // nothing registered are dropped. The SDK's `error` happenings have no callback: each is
-// written to standard error (the device log) as `offer-sdk: error CODE:
-// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
-// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+// written to standard error (the device log) as `offer-sdk: error CODE: MESSAGE` (an event
+// dropped as too large is `sdk_event_too_large`, events evicted from a full queue
+// `sdk_events_dropped`, a player token the engine refused its code, such as
+// `player_token_invalid`). A callback may call the SDK's functions. The first call with a
 // running SDK writes `offer-sdk: first frame` to standard error.
 SVC_Result SVC_Poll(void);
 
@@ -200,16 +201,14 @@ SVC_Result SVC_Shutdown(void);
 // Registers (or, with a null `callback`, removes) the callback named `name`, one of the
 // header's `SVC_Dart_On...` constants (`SVC_Dart_OnSDKReady`, `SVC_Dart_OnOfferReceived`,
 // `SVC_Dart_OnBalanceUpdate`, `SVC_Dart_OnInventoryUpdate`, `SVC_Dart_OnNoOffer`,
-// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`,
-// `SVC_Dart_OnPlayerTokenNeeded`, each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
+// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`, `SVC_Dart_OnPlayerTokenNeeded`,
+// each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
 // `SVC_SetOnSDKReady`, ...), for wrappers that bind callbacks by name.
 // [`SVC_ERR_UNKNOWN_CALLBACK`] when `name` is none of them.
 //
 // # Safety
 // `name` is null or a valid NUL-terminated string.
-SVC_Result SVC_RegisterCallback(const char *name,
-                                SVC_Callback callback,
-                                void *user_data);
+SVC_Result SVC_RegisterCallback(const char *name, SVC_Callback callback, void *user_data);
 
 // Registers `OnSDKReady`: the session is open. JSON: `resumed`, `kill_switch` (`level`,
 // `reason`, `updated_at`), `mode`, `config_version`, `inventory` (`[{item_id, quantity}]`).

@@ -108,8 +108,8 @@ mod tests {
         use base64::Engine as _;
         let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(br#"{"sub":"player-42","exp":1}"#);
-        let token = PlayerToken::read(&format!("eyJhbGciOiJFUzI1NiJ9.{payload}.c2ln"))
-            .expect("readable");
+        let token =
+            PlayerToken::read(&format!("eyJhbGciOiJFUzI1NiJ9.{payload}.c2ln")).expect("readable");
         let inputs = PlayerInputs {
             token: Some(&token),
             ..none()

@@ -7,7 +7,9 @@
 //! by init, so the first frame after a launch behaves as the last run ended even before the
 //! engine answers ([`Sdk::state_source`] says which). Tracked events wait in a bounded queue,
 //! on disk too, until the engine takes them. What the engine pushes reaches the game as
-//! [`SdkCallback`]s, which the game drains on its own thread ([`Sdk::poll`]).
+//! [`SdkCallback`]s, which the game drains on its own thread ([`Sdk::poll`]). A game whose
+//! player identity is `required` gives the player's signed token at init
+//! ([`InitOptions::player_token`]) and a new one when the SDK asks ([`player_token`]).
 //!
 //! ```no_run
 //! use offer_sdk::{InitOptions, Sdk, SdkCallback};

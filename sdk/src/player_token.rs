@@ -289,7 +289,10 @@ mod tests {
     use super::*;
 
     fn token(claims: &str) -> String {
-        format!("eyJhbGciOiJFUzI1NiJ9.{}.c2ln", URL_SAFE_NO_PAD.encode(claims))
+        format!(
+            "eyJhbGciOiJFUzI1NiJ9.{}.c2ln",
+            URL_SAFE_NO_PAD.encode(claims)
+        )
     }
 
     #[test]
@@ -297,7 +300,13 @@ mod tests {
         let read = PlayerToken::read(&token(r#"{"sub":"p1","exp":1700000000}"#)).expect("read");
         assert_eq!(read.subject(), "p1");
         assert_eq!(read.expires_at, Some(1_700_000_000));
-        for bad in ["nope", "a.!!!.c", "a\".e30.c", &token(r#"{"exp":1}"#), &token("[1]")] {
+        for bad in [
+            "nope",
+            "a.!!!.c",
+            "a\".e30.c",
+            &token(r#"{"exp":1}"#),
+            &token("[1]"),
+        ] {
             assert!(matches!(
                 PlayerToken::read(bad),
                 Err(TokenError::Unreadable(_))

@@ -304,9 +304,8 @@ impl TelemetryQueue {
 /// needs no escaping.)
 pub fn body(session_id: Uuid, player_token: Option<&str>, batch: &[Queued]) -> String {
     let events_bytes: usize = batch.iter().map(|q| q.json.len() + 1).sum();
-    let mut body = String::with_capacity(
-        limits::ENVELOPE_BYTES + limits::TOKEN_FIELD_BYTES + events_bytes,
-    );
+    let mut body =
+        String::with_capacity(limits::ENVELOPE_BYTES + limits::TOKEN_FIELD_BYTES + events_bytes);
     body.push_str("{\"session_id\":\"");
     body.push_str(&session_id.hyphenated().to_string());
     if let Some(token) = player_token {

@@ -171,7 +171,11 @@ fn a_refused_token_is_reported_with_its_code_and_the_next_one_opens_the_session(
     assert_eq!(reason, "refused");
     let refusal = refusal.expect("the engine's refusal");
     assert_eq!(refusal.code, "player_token_invalid");
-    assert!(refusal.message.contains("unknown_key"), "{}", refusal.message);
+    assert!(
+        refusal.message.contains("unknown_key"),
+        "{}",
+        refusal.message
+    );
     assert_eq!(sdk.player_token_refusal(), Some(refusal));
     assert!(!sdk.connected());
 

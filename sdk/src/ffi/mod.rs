@@ -256,9 +256,10 @@ pub unsafe extern "C" fn SVC_RequestOffer(event_type: *const c_char) -> SVC_Resu
 /// Delivers every waiting callback on the calling thread (call it once a frame from the
 /// game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
 /// nothing registered are dropped. The SDK's `error` happenings have no callback: each is
-/// written to standard error (the device log) as `offer-sdk: error CODE:
-/// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
-/// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+/// written to standard error (the device log) as `offer-sdk: error CODE: MESSAGE` (an event
+/// dropped as too large is `sdk_event_too_large`, events evicted from a full queue
+/// `sdk_events_dropped`, a player token the engine refused its code, such as
+/// `player_token_invalid`). A callback may call the SDK's functions. The first call with a
 /// running SDK writes `offer-sdk: first frame` to standard error.
 #[unsafe(no_mangle)]
 pub extern "C" fn SVC_Poll() -> SVC_Result {
@@ -330,8 +331,8 @@ fn register(kind: Kind, callback: SVC_Callback, user_data: *mut c_void) -> SVC_R
 /// Registers (or, with a null `callback`, removes) the callback named `name`, one of the
 /// header's `SVC_Dart_On...` constants (`SVC_Dart_OnSDKReady`, `SVC_Dart_OnOfferReceived`,
 /// `SVC_Dart_OnBalanceUpdate`, `SVC_Dart_OnInventoryUpdate`, `SVC_Dart_OnNoOffer`,
-/// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`,
-/// `SVC_Dart_OnPlayerTokenNeeded`, each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
+/// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`, `SVC_Dart_OnPlayerTokenNeeded`,
+/// each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
 /// `SVC_SetOnSDKReady`, ...), for wrappers that bind callbacks by name.
 /// [`SVC_ERR_UNKNOWN_CALLBACK`] when `name` is none of them.
 ///

@@ -42,8 +42,8 @@ pub const SVC_ERR_ALREADY_LOGGED_IN: SVC_Result = -15;
 /// The SDK failed inside (a panic, caught at the boundary rather than unwinding into C).
 pub const SVC_ERR_INTERNAL: SVC_Result = -16;
 /// The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
-/// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
-/// queued.
+/// (2 MiB less the 65 bytes around a batch's events and the 8,210 kept for the player token):
+/// it could never be sent, so it was not queued.
 pub const SVC_ERR_EVENT_TOO_LARGE: SVC_Result = -17;
 /// The money event of `SVC_Track` was not queued: the queue holds its most money events
 /// (100,000) waiting for the engine, a long outage. Money events are never evicted; keep the
