@@ -5,7 +5,10 @@
 //! inventory, a pack's currency as the balance), then the kill switch): the C game without and
 //! with signed player identity, the C++ game with it. A small C program checks the documented
 //! codes for bad input; another registers the seven callbacks by name, checks the codes of bad
-//! names, init keys and player tokens, and opens the session its init names. And C games with
+//! names, init keys and player tokens, and opens the session its init names; a third starts
+//! with a player token the engine refuses, sees the refusal's code (in the token callback, the
+//! device log and `SVC_RequestOffer`'s answer) and opens the session with the good token it
+//! then gives. And C games with
 //! C's default `SIGPIPE` action live on: one whose SDK threads get `SIGPIPE` as a write to a
 //! closed connection raises it, and one tracking heavy telemetry (a 50 MB event, batches over
 //! the engine's body limit, an event an engine configured lower refuses alone) while every
@@ -24,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use reqwest::Method;
 use serde_json::json;
 use support::game::{Identity, Surface, play, play_as, sdk_library, workspace_root};
+use support::signing::{KEY_A, KEY_A_PUB, KEY_B, require, token};
 use support::{Live, bad_inputs, eventually, temp_dir};
 
 /// Compiles `source` (relative to the workspace) with `compiler` and the extra `flags` into a
@@ -352,4 +356,68 @@ fn callbacks_registered_by_name_run_and_init_takes_the_session_id() {
     };
     assert!([200, 204].contains(&offer(session)), "{text}");
     assert_eq!(offer(uuid::Uuid::new_v4()), 404);
+}
+
+#[test]
+fn a_refused_player_token_surfaces_its_code_until_the_game_gives_a_good_one() {
+    let program = compile("cc", &["-std=c11"], "sdk/tests/c/refused_token.c");
+    let live = Live::start();
+    require(&live, &[KEY_A_PUB]);
+    let player = "player_refused";
+    let output = Command::new("sh")
+        .args(["-c", "exec \"$0\" \"$@\" 2>&1"])
+        .arg(&program)
+        .arg(live.engine.url())
+        .arg(&live.game_id)
+        .arg(&live.key)
+        .arg(&live.sdk_data)
+        // Signed by a key the game does not know, then by its own.
+        .arg(token(KEY_B, player, &live.game_id, 3600))
+        .arg(token(KEY_A, player, &live.game_id, 3600))
+        .output()
+        .expect("run the C program");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}:\n{text}", output.status);
+    let lines: Vec<&str> = text.lines().collect();
+    let needed = lines
+        .iter()
+        .find(|l| l.starts_with("callback SVC_Dart_OnPlayerTokenNeeded "))
+        .unwrap_or_else(|| panic!("no token callback:\n{text}"));
+    let payload: serde_json::Value = serde_json::from_str(
+        needed
+            .strip_prefix("callback SVC_Dart_OnPlayerTokenNeeded ")
+            .unwrap_or_default(),
+    )
+    .expect("the callback's JSON");
+    assert_eq!(payload["reason"], "refused", "{text}");
+    assert_eq!(payload["code"], "player_token_invalid", "{text}");
+    assert_eq!(payload["player_id"], player, "{text}");
+    assert!(
+        lines.contains(&"offer-sdk: error player_token_invalid: player_token invalid (unknown_key): no key of the game verifies it"),
+        "the device log names the refusal:\n{text}"
+    );
+    let codes: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("callback ") && !l.starts_with("offer-sdk: "))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "register 0",
+            "register 0",
+            "init 0",
+            "request_offer_while_refused -19",
+            "set_player_token 0",
+            "request_offer 0",
+            "shutdown 0",
+        ],
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("callback SVC_Dart_OnSDKReady {")),
+        "{text}"
+    );
 }
