@@ -6,6 +6,12 @@
  * switch turns offers off. Callbacks run inside SVC_Poll, called once a frame from this main
  * loop.
  *
+ * A game whose studio signs its players' tokens (player identity `required`) gives the SDK the
+ * player's token at init and a new one whenever the SDK asks (OnPlayerTokenNeeded, before the
+ * token expires or when the engine refused it). Here the studio's backend is a file: set
+ * OFFER_PLAYER_TOKEN_FILE to it, and the game reads the token there (its `sub` is the player
+ * id: `player_id_source: jwt`).
+ *
  * Usage: offer_example_c BASE_URL GAME_ID SDK_KEY DATA_DIR PLAYER_ID
  * Prints one line per step; exits 0 once the kill switch has turned offers off, 1 when init
  * fails, 2 when nothing happens for two minutes, 3 when no offer comes.
@@ -182,6 +188,38 @@ static void on_config(const char *json, void *user_data) {
     printf("config %s\n", json);
 }
 
+/*
+ * Asks the studio's backend for the player's token: this example's backend is the file that
+ * OFFER_PLAYER_TOKEN_FILE names. Returns 1 with the token in `out`, 0 for a game without
+ * signed player identity.
+ */
+static int backend_token(char *out, size_t size) {
+    const char *path = getenv("OFFER_PLAYER_TOKEN_FILE");
+    if (path == NULL) {
+        return 0;
+    }
+    FILE *file = fopen(path, "r");
+    if (file == NULL) {
+        return 0;
+    }
+    size_t read = fread(out, 1, size - 1, file);
+    fclose(file);
+    while (read > 0 && (out[read - 1] == '\n' || out[read - 1] == '\r')) {
+        read--;
+    }
+    out[read] = '\0';
+    return read > 0;
+}
+
+static void on_player_token_needed(const char *json, void *user_data) {
+    (void)user_data;
+    printf("player token needed %s\n", json);
+    char token[8192];
+    if (backend_token(token, sizeof token)) {
+        printf("set player token %d\n", SVC_SetPlayerToken(token));
+    }
+}
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -205,6 +243,10 @@ int main(int argc, char **argv) {
     printf("registered OnKillSwitchChanged %d\n",
            SVC_SetOnKillSwitchChanged(on_kill_switch, &game));
     printf("registered OnConfigUpdated %d\n", SVC_SetOnConfigUpdated(on_config, &game));
+    printf("registered OnPlayerTokenNeeded %d\n",
+           SVC_SetOnPlayerTokenNeeded(on_player_token_needed, &game));
+    char token[8192];
+    int signed_identity = backend_token(token, sizeof token);
 
     /* The game's svc_config.json, shipped with the build; written here so the example runs
      * from any folder. */
@@ -215,16 +257,25 @@ int main(int argc, char **argv) {
         perror(path);
         return 1;
     }
-    fputs("{\"auto_login\": true, \"player_id_source\": \"custom\"}", svc);
+    fprintf(svc, "{\"auto_login\": true, \"player_id_source\": \"%s\"}",
+            signed_identity ? "jwt" : "custom");
     fclose(svc);
 
-    /* One JSON object: the SDK configuration, the SDK's folder and the game's player id. (The
-     * arguments are plain ids and paths; a real game builds it with its JSON library.) */
-    char config[8192];
-    snprintf(config, sizeof config,
-             "{\"api_key\":\"%s\",\"game_id\":\"%s\",\"environment\":\"production\","
-             "\"base_url\":\"%s\",\"data_dir\":\"%s\",\"player_id\":\"%s\"}",
-             argv[3], argv[2], argv[1], argv[4], argv[5]);
+    /* One JSON object: the SDK configuration, the SDK's folder and the game's player id, or
+     * its signed token. (The arguments are plain ids and paths, a token base64url; a real game
+     * builds it with its JSON library.) */
+    char config[16384];
+    if (signed_identity) {
+        snprintf(config, sizeof config,
+                 "{\"api_key\":\"%s\",\"game_id\":\"%s\",\"environment\":\"production\","
+                 "\"base_url\":\"%s\",\"data_dir\":\"%s\",\"player_token\":\"%s\"}",
+                 argv[3], argv[2], argv[1], argv[4], token);
+    } else {
+        snprintf(config, sizeof config,
+                 "{\"api_key\":\"%s\",\"game_id\":\"%s\",\"environment\":\"production\","
+                 "\"base_url\":\"%s\",\"data_dir\":\"%s\",\"player_id\":\"%s\"}",
+                 argv[3], argv[2], argv[1], argv[4], argv[5]);
+    }
     SVC_Result init = SVC_Init(config);
     printf("init %d\n", init);
     if (init != SVC_OK) {

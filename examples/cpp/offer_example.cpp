@@ -6,11 +6,18 @@
 // balance updates it brings, and hides its store when the kill switch turns offers off. Callbacks run
 // inside SVC_Poll, called once a frame from the main loop.
 //
+// A game whose studio signs its players' tokens (player identity `required`) gives the SDK the
+// player's token at init and a new one whenever the SDK asks (OnPlayerTokenNeeded, registered
+// here by its name with SVC_RegisterCallback, before the token expires or when the engine
+// refused it). Here the studio's backend is a file: set OFFER_PLAYER_TOKEN_FILE to it, and the
+// game reads the token there (its `sub` is the player id: `player_id_source: jwt`).
+//
 // Usage: offer_example_cpp BASE_URL GAME_ID SDK_KEY DATA_DIR PLAYER_ID
 // Exits 0 once the kill switch has turned offers off, 1 when init fails, 2 when nothing
 // happens for two minutes, 3 when no offer comes.
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -43,6 +50,18 @@ long json_int(const std::string& json, const std::string& key, long fallback) {
     return std::regex_search(json, match, pattern) ? std::stol(match[1].str()) : fallback;
 }
 
+// Asks the studio's backend for the player's token: this example's backend is the file that
+// OFFER_PLAYER_TOKEN_FILE names. Empty for a game without signed player identity.
+std::string backend_token() {
+    const char* path = std::getenv("OFFER_PLAYER_TOKEN_FILE");
+    if (path == nullptr) {
+        return std::string();
+    }
+    std::string token;
+    std::getline(std::ifstream(path), token);
+    return token;
+}
+
 class Game {
 public:
     // Registers the seven callbacks, each forwarding to a member of this game.
@@ -65,6 +84,17 @@ public:
             this));
         report("OnConfigUpdated", SVC_SetOnConfigUpdated(
             [](const char* json, void*) { std::cout << "config " << json << std::endl; }, this));
+        // The same registration, by the callback's name (as engine wrappers bind them).
+        report("OnPlayerTokenNeeded", SVC_RegisterCallback(SVC_Dart_OnPlayerTokenNeeded,
+            [](const char* json, void*) {
+                std::cout << "player token needed " << json << std::endl;
+                const std::string token = backend_token();
+                if (!token.empty()) {
+                    std::cout << "set player token " << SVC_SetPlayerToken(token.c_str())
+                              << std::endl;
+                }
+            },
+            this));
     }
 
     bool done() const { return done_; }
@@ -179,15 +209,19 @@ int main(int argc, char** argv) {
 
     // The game's svc_config.json, shipped with the build; written here so the example runs
     // from any folder.
+    const std::string token = backend_token();
     std::ofstream(args[3] + "/svc_config.json")
-        << R"({"auto_login": true, "player_id_source": "custom"})";
+        << R"({"auto_login": true, "player_id_source": ")" << (token.empty() ? "custom" : "jwt")
+        << R"("})";
 
-    // One JSON object: the SDK configuration, the SDK's folder and the game's player id. (The
-    // arguments are plain ids and paths; a real game builds it with its JSON library.)
+    // One JSON object: the SDK configuration, the SDK's folder and the game's player id, or its
+    // signed token. (The arguments are plain ids and paths, a token base64url; a real game
+    // builds it with its JSON library.)
+    const std::string player = token.empty() ? "\"player_id\":\"" + args[4] + "\""
+                                             : "\"player_token\":\"" + token + "\"";
     const std::string config = "{\"api_key\":\"" + args[2] + "\",\"game_id\":\"" + args[1] +
                                "\",\"environment\":\"production\",\"base_url\":\"" + args[0] +
-                               "\",\"data_dir\":\"" + args[3] + "\",\"player_id\":\"" +
-                               args[4] + "\"}";
+                               "\",\"data_dir\":\"" + args[3] + "\"," + player + "}";
     const SVC_Result init = SVC_Init(config.c_str());
     std::cout << "init " << init << std::endl;
     if (init != SVC_OK) {

@@ -37,6 +37,8 @@ namespace Offer
         Internal = -16,
         EventTooLarge = -17,
         QueueFull = -18,
+        PlayerToken = -19,
+        UnknownCallback = -20,
     }
 
     /// <summary>The SDK: one per process, as the native library keeps one.</summary>
@@ -51,6 +53,10 @@ namespace Offer
         static extern int SVC_Init(byte[] configJson);
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         static extern int SVC_Login(byte[] playerId);
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        static extern int SVC_LoginWithToken(byte[] playerToken);
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        static extern int SVC_SetPlayerToken(byte[] playerToken);
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         static extern int SVC_Track(byte[] eventJson);
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
@@ -73,6 +79,8 @@ namespace Offer
         static extern int SVC_SetOnKillSwitchChanged(NativeCallback callback, IntPtr userData);
         [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
         static extern int SVC_SetOnConfigUpdated(NativeCallback callback, IntPtr userData);
+        [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+        static extern int SVC_SetOnPlayerTokenNeeded(NativeCallback callback, IntPtr userData);
 
         /// <summary>SVC_Dart_OnSDKReady: the session is open. JSON: resumed, kill_switch, mode,
         /// config_version, inventory.</summary>
@@ -89,13 +97,18 @@ namespace Offer
         public static event Action<string> OnKillSwitchChanged;
         /// <summary>SVC_Dart_OnConfigUpdated. JSON: config_version, custom_page.</summary>
         public static event Action<string> OnConfigUpdated;
+        /// <summary>SVC_Dart_OnPlayerTokenNeeded: the SDK needs a new player token (ask the
+        /// studio's backend, then call SetPlayerToken). JSON: reason (expiring or refused),
+        /// player_id, expires_at, and for refused the engine's code and message.</summary>
+        public static event Action<string> OnPlayerTokenNeeded;
 
         // The delegates handed to the native library, kept here so the garbage collector never
         // frees one the library still calls.
         static readonly List<NativeCallback> Registered = new List<NativeCallback>();
         static bool registeredAll;
 
-        /// <summary>Registers the seven native callbacks, each raising its event (the native
+        /// <summary>Registers the native callbacks (the seven of the engine's pushes and the
+        /// player token's), each raising its event (the native
         /// library logs one registration line per callback). Init calls it; a game that wants
         /// the registrations logged before anything else calls it first thing at launch.
         /// Returns Ok, or the first failing registration's code.</summary>
@@ -109,14 +122,14 @@ namespace Offer
             {
                 SVC_SetOnSDKReady, SVC_SetOnOfferReceived, SVC_SetOnBalanceUpdate,
                 SVC_SetOnInventoryUpdate, SVC_SetOnNoOffer, SVC_SetOnKillSwitchChanged,
-                SVC_SetOnConfigUpdated,
+                SVC_SetOnConfigUpdated, SVC_SetOnPlayerTokenNeeded,
             };
             var raisers = new Action<string>[]
             {
                 json => Raise(OnSDKReady, json), json => Raise(OnOfferReceived, json),
                 json => Raise(OnBalanceUpdate, json), json => Raise(OnInventoryUpdate, json),
                 json => Raise(OnNoOffer, json), json => Raise(OnKillSwitchChanged, json),
-                json => Raise(OnConfigUpdated, json),
+                json => Raise(OnConfigUpdated, json), json => Raise(OnPlayerTokenNeeded, json),
             };
             for (int i = 0; i < registrations.Length; i++)
             {
@@ -135,7 +148,8 @@ namespace Offer
 
         /// <summary>Starts the SDK and returns at once (SVC_Init): configJson is the SDK
         /// configuration (api_key, game_id, environment, base_url) with the optional data_dir,
-        /// player_id, advertising_id and player_jwt. A null configJson is NullArgument.</summary>
+        /// player_id, session_id, advertising_id and player_token (the player's token signed by
+        /// the studio's backend). A null configJson is NullArgument.</summary>
         public static SvcResult Init(string configJson)
         {
             SvcResult registered = RegisterCallbacks();
@@ -150,6 +164,22 @@ namespace Offer
         public static SvcResult Login(string playerId)
         {
             return (SvcResult)SVC_Login(ToUtf8(playerId));
+        }
+
+        /// <summary>Opens the session for the player the token names (its sub), sending the
+        /// token, when svc_config.json has auto_login false. PlayerToken when it does not
+        /// read.</summary>
+        public static SvcResult LoginWithToken(string playerToken)
+        {
+            return (SvcResult)SVC_LoginWithToken(ToUtf8(playerToken));
+        }
+
+        /// <summary>Gives the SDK the player's new token, the answer to OnPlayerTokenNeeded:
+        /// what waited for a token resumes with it. PlayerToken when it does not read or names
+        /// another player.</summary>
+        public static SvcResult SetPlayerToken(string playerToken)
+        {
+            return (SvcResult)SVC_SetPlayerToken(ToUtf8(playerToken));
         }
 
         /// <summary>Queues an event given as the engine's event JSON. EventTooLarge when it is

@@ -11,6 +11,11 @@
 //! Exits 0 once the kill switch has turned offers off, 1 when init fails, 2 when nothing
 //! happens for two minutes, 3 when no offer comes.
 //!
+//! With `OFFER_PLAYER_TOKEN_FILE` set, it is a game whose studio signs its players' tokens
+//! (player identity `required`): that file stands in for the studio's backend. The game reads
+//! its player's token from it at launch (`player_id_source: jwt`: the token's `sub` is the
+//! player id) and again whenever the SDK asks for a new one.
+//!
 //! With `--measure SECONDS` after the arguments it measures the SDK instead: once the session
 //! is ready it keeps it live for that long (a frame every 16 ms, an offer request every 5 s)
 //! and prints the process's resident memory at the start and the end and the CPU time it
@@ -143,9 +148,26 @@ impl Game {
                 }
             }
             SdkCallback::Config { config_version, .. } => println!("config {config_version}"),
+            SdkCallback::PlayerTokenNeeded { reason, .. } => {
+                println!("player token needed {reason}");
+                // A game asks its backend; here the backend is a file.
+                if let Some(token) = backend_token() {
+                    let set = sdk.set_player_token(&token).map_err(|e| e.to_string());
+                    println!("set player token {}", set.err().as_deref().unwrap_or("ok"));
+                }
+            }
             SdkCallback::Error { code, message } => println!("sdk error {code}: {message}"),
         }
     }
+}
+
+/// The player's token from the studio's backend, which this example reads from the file
+/// `OFFER_PLAYER_TOKEN_FILE` names; `None` for a game without signed player identity.
+fn backend_token() -> Option<String> {
+    let path = std::env::var_os("OFFER_PLAYER_TOKEN_FILE")?;
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| t.trim().to_owned())
 }
 
 /// `ok`, or the refusal.
@@ -240,10 +262,12 @@ fn main() {
     };
     // The game's svc_config.json, shipped with the build; written here so the example runs
     // from any folder.
+    let token = backend_token();
+    let source = if token.is_some() { "jwt" } else { "custom" };
     let written = std::fs::create_dir_all(data_dir).and_then(|()| {
         std::fs::write(
             Path::new(data_dir).join("svc_config.json"),
-            r#"{"auto_login": true, "player_id_source": "custom"}"#,
+            format!(r#"{{"auto_login": true, "player_id_source": "{source}"}}"#),
         )
     });
     if let Err(e) = written {
@@ -253,12 +277,9 @@ fn main() {
     let config = serde_json::json!({"api_key": key, "game_id": game_id,
                                     "environment": "production", "base_url": base_url})
     .to_string();
-    let sdk = match Sdk::init(
-        &config,
-        Some(player_id.clone()),
-        None,
-        InitOptions::new(data_dir, data_dir),
-    ) {
+    let mut options = InitOptions::new(data_dir, data_dir);
+    options.player_token = token;
+    let sdk = match Sdk::init(&config, Some(player_id.clone()), None, options) {
         Ok(sdk) => sdk,
         Err(e) => {
             println!("init failed: {e}");

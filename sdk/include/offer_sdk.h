@@ -5,13 +5,24 @@
 
 #include <stdint.h>
 
+// The callbacks' names, for SVC_RegisterCallback, as the device log writes them.
+#define SVC_Dart_OnSDKReady "SVC_Dart_OnSDKReady"
+#define SVC_Dart_OnOfferReceived "SVC_Dart_OnOfferReceived"
+#define SVC_Dart_OnBalanceUpdate "SVC_Dart_OnBalanceUpdate"
+#define SVC_Dart_OnInventoryUpdate "SVC_Dart_OnInventoryUpdate"
+#define SVC_Dart_OnNoOffer "SVC_Dart_OnNoOffer"
+#define SVC_Dart_OnKillSwitchChanged "SVC_Dart_OnKillSwitchChanged"
+#define SVC_Dart_OnConfigUpdated "SVC_Dart_OnConfigUpdated"
+#define SVC_Dart_OnPlayerTokenNeeded "SVC_Dart_OnPlayerTokenNeeded"
+
 // The result of a C ABI call: [`SVC_OK`] (0) or one of the negative `SVC_ERR_...` codes.
 typedef int32_t SVC_Result;
 
 // A game callback: the payload as NUL-terminated UTF-8 JSON, valid only during the call, and
-// the `user_data` given at registration. Each registration (`SVC_SetOn...`) writes one line
-// to standard error under the callback's `SVC_Dart_On...` name (`offer-sdk: registered
-// SVC_Dart_OnSDKReady`, ...), the device log.
+// the `user_data` given at registration. Each registration (`SVC_SetOn...`, or
+// `SVC_RegisterCallback` with the callback's name) writes one line to standard error under
+// the callback's `SVC_Dart_On...` name (`offer-sdk: registered SVC_Dart_OnSDKReady`, ...),
+// the device log.
 typedef void (*SVC_Callback)(const char *json, void *user_data);
 
 // Success.
@@ -38,8 +49,7 @@ typedef void (*SVC_Callback)(const char *json, void *user_data);
 // `svc_config.json` is missing from the data directory or malformed.
 #define SVC_ERR_SVC_CONFIG -7
 
-// The player id could not be resolved (the configured source needs an input not passed, or
-// the JWT has no readable `sub`).
+// The player id could not be resolved (the configured source needs an input not passed).
 #define SVC_ERR_PLAYER_ID -8
 
 // The data directory could not be made or used.
@@ -67,8 +77,8 @@ typedef void (*SVC_Callback)(const char *json, void *user_data);
 #define SVC_ERR_INTERNAL -16
 
 // The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
-// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
-// queued.
+// (2 MiB less the 65 bytes around a batch's events and the 8,210 kept for the player token):
+// it could never be sent, so it was not queued.
 #define SVC_ERR_EVENT_TOO_LARGE -17
 
 // The money event of `SVC_Track` was not queued: the queue holds its most money events
@@ -76,6 +86,15 @@ typedef void (*SVC_Callback)(const char *json, void *user_data);
 // event and track it later. (Past 1,000 queued events, a new event evicts the oldest
 // non-money event instead.)
 #define SVC_ERR_QUEUE_FULL -18
+
+// The player token is missing (`player_id_source: jwt` without `player_token`), does not read
+// (not a JWT whose payload has a string `sub`, or longer than 8 KiB), or names another player
+// than the session's; or, from `SVC_RequestOffer`, the engine refused the SDK's token and no
+// socket is up: give a new one with `SVC_SetPlayerToken`.
+#define SVC_ERR_PLAYER_TOKEN -19
+
+// `SVC_RegisterCallback` was given a name that is none of the `SVC_Dart_On...` constants.
+#define SVC_ERR_UNKNOWN_CALLBACK -20
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,13 +108,20 @@ extern "C" {
 // - `data_dir` (optional): the SDK's folder, which holds the game's `svc_config.json` and the
 //   SDK's cache and telemetry queue; `offer_sdk` in the working directory when absent;
 // - `player_id` (optional): the game's own player id, for `player_id_source: custom`;
-// - `advertising_id` and `player_jwt` (optional): the inputs of the `advertising_id` and
-//   `jwt` player id sources.
+// - `session_id` (optional): the session's id, a UUID, when the game chooses it (a new one
+//   is made otherwise);
+// - `advertising_id` (optional): the input of the `advertising_id` player id source;
+// - `player_token` (optional; `player_jwt` is its older name): the player's token signed by
+//   the studio's backend, the player id of the `jwt` source, sent to the engine with the
+//   session and every event batch (see `SVC_SetOnPlayerTokenNeeded` for its renewal).
+//
+// Any other key is refused ([`SVC_ERR_INVALID_CONFIG`]).
 //
 // Returns [`SVC_OK`], or: [`SVC_ERR_NULL_ARGUMENT`], [`SVC_ERR_INVALID_UTF8`],
 // [`SVC_ERR_INVALID_CONFIG`] (not a JSON object of that shape), [`SVC_ERR_NOT_AN_SDK_KEY`],
 // [`SVC_ERR_ENVIRONMENT_MISMATCH`], [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`],
-// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
+// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_PLAYER_TOKEN`] (missing for the `jwt` source, unreadable,
+// or of another player than `player_id`), [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
 // [`SVC_ERR_ALREADY_INITIALISED`].
 //
 // # Safety
@@ -108,6 +134,24 @@ SVC_Result SVC_Init(const char *config_json);
 // # Safety
 // `player_id` is null or a valid NUL-terminated string.
 SVC_Result SVC_Login(const char *player_id);
+
+// Opens the session for the player `player_token` names (its `sub`), sending the token with
+// it, when `svc_config.json` has `auto_login: false`; returns at once (`OnSDKReady`
+// follows). [`SVC_ERR_PLAYER_TOKEN`] when the token does not read,
+// [`SVC_ERR_ALREADY_LOGGED_IN`] when a player is logged in.
+//
+// # Safety
+// `player_token` is null or a valid NUL-terminated string.
+SVC_Result SVC_LoginWithToken(const char *player_token);
+
+// Gives the SDK the player's new token, signed by the studio's backend: the answer to
+// `OnPlayerTokenNeeded`, or ahead of it. What waited for a token (the session, a batch of
+// events) resumes with it. [`SVC_ERR_PLAYER_TOKEN`] when it does not read or names another
+// player than the logged-in one (nothing changes then).
+//
+// # Safety
+// `player_token` is null or a valid NUL-terminated string.
+SVC_Result SVC_SetPlayerToken(const char *player_token);
 
 // Queues an event, given as the engine's event JSON (for example
 // `{"type": "purchase", "item_ids": ["sword"], "price_cents": 499, "tx_id": "..."}`); returns
@@ -133,6 +177,8 @@ SVC_Result SVC_Track(const char *event_json);
 
 // Asks for an offer for the moment `event_type` (`first_loss`, `currency_low`, `boss_raid`,
 // ...); returns at once. The answer comes as `OnOfferReceived` or `OnNoOffer`.
+// [`SVC_ERR_PLAYER_TOKEN`], with no callback, when no socket is up because the engine
+// refused the player token (give a new one with `SVC_SetPlayerToken`).
 //
 // # Safety
 // `event_type` is null or a valid NUL-terminated string.
@@ -140,16 +186,29 @@ SVC_Result SVC_RequestOffer(const char *event_type);
 
 // Delivers every waiting callback on the calling thread (call it once a frame from the
 // game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
-// nothing registered are dropped. The SDK's `error` happenings have no callback among the
-// seven: each is written to standard error (the device log) as `offer-sdk: error CODE:
-// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
-// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+// nothing registered are dropped. The SDK's `error` happenings have no callback: each is
+// written to standard error (the device log) as `offer-sdk: error CODE: MESSAGE` (an event
+// dropped as too large is `sdk_event_too_large`, events evicted from a full queue
+// `sdk_events_dropped`, a player token the engine refused its code, such as
+// `player_token_invalid`). A callback may call the SDK's functions. The first call with a
 // running SDK writes `offer-sdk: first frame` to standard error.
 SVC_Result SVC_Poll(void);
 
 // Stops the SDK: its thread ends and what is still queued is written to disk for the next
 // run. The registered callbacks stay registered. [`SVC_ERR_NOT_INITIALISED`] when none runs.
 SVC_Result SVC_Shutdown(void);
+
+// Registers (or, with a null `callback`, removes) the callback named `name`, one of the
+// header's `SVC_Dart_On...` constants (`SVC_Dart_OnSDKReady`, `SVC_Dart_OnOfferReceived`,
+// `SVC_Dart_OnBalanceUpdate`, `SVC_Dart_OnInventoryUpdate`, `SVC_Dart_OnNoOffer`,
+// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`, `SVC_Dart_OnPlayerTokenNeeded`,
+// each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
+// `SVC_SetOnSDKReady`, ...), for wrappers that bind callbacks by name.
+// [`SVC_ERR_UNKNOWN_CALLBACK`] when `name` is none of them.
+//
+// # Safety
+// `name` is null or a valid NUL-terminated string.
+SVC_Result SVC_RegisterCallback(const char *name, SVC_Callback callback, void *user_data);
 
 // Registers `OnSDKReady`: the session is open. JSON: `resumed`, `kill_switch` (`level`,
 // `reason`, `updated_at`), `mode`, `config_version`, `inventory` (`[{item_id, quantity}]`).
@@ -177,6 +236,15 @@ SVC_Result SVC_SetOnKillSwitchChanged(SVC_Callback callback, void *user_data);
 // Registers `OnConfigUpdated`. JSON: `config_version`, `custom_page` (null when none was
 // published).
 SVC_Result SVC_SetOnConfigUpdated(SVC_Callback callback, void *user_data);
+
+// Registers `OnPlayerTokenNeeded`: the SDK needs a new player token. The game asks its
+// backend for one and gives it with `SVC_SetPlayerToken` (from the callback or later). JSON:
+// `reason` (`expiring`: the token's `exp` is less than a minute away or past; `refused`: the
+// engine refused it, and it is sent no more), `player_id`, `expires_at` (the held token's
+// `exp`, Unix seconds, or null), and for `refused` the engine's `code`
+// (`player_token_required`, `player_token_invalid`, `player_token_mismatch`) and `message`
+// (null otherwise). Asked once per token.
+SVC_Result SVC_SetOnPlayerTokenNeeded(SVC_Callback callback, void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"

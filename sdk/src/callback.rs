@@ -54,6 +54,18 @@ pub enum SdkCallback {
     },
     /// The kill switch changed.
     KillSwitch(KillSwitch),
+    /// The SDK needs a new player token (see [`crate::player_token`]): the game asks its
+    /// backend for one and gives it with [`crate::Sdk::set_player_token`].
+    PlayerTokenNeeded {
+        /// `expiring` (the token's `exp` is near or past) or `refused` (the engine refused it).
+        reason: String,
+        /// The player the token is for, when the SDK holds a token.
+        player_id: Option<String>,
+        /// The held token's `exp`, in Unix seconds, when it has one.
+        expires_at: Option<i64>,
+        /// The engine's refusal, for `refused`.
+        refusal: Option<crate::player_token::Refusal>,
+    },
     /// Something went wrong that the game may want to show or log: a refused message
     /// (`code` as the engine sent it) or an SDK-side failure (`code` starting with `sdk_`).
     Error {

@@ -42,9 +42,9 @@ pub enum InitError {
         /// What the game must pass.
         needed: &'static str,
     },
-    /// The JWT passed as the player id source has no readable `sub`.
-    #[error("the player's JWT has no readable `sub` claim: {0}")]
-    Jwt(&'static str),
+    /// The player token is missing (source `jwt`) or unreadable.
+    #[error("{0}")]
+    PlayerToken(#[from] crate::player_token::TokenError),
     /// The SDK's data directory or a file in it could not be used.
     #[error("the SDK data directory {path} is not usable: {source}")]
     DataDir {

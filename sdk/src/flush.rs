@@ -9,6 +9,10 @@
 //! batch refused as invalid (400, 422) is sent one event at a time to find the bad one, which
 //! is dropped and reported as `sdk_event_refused`. After each accepted batch the batch size
 //! doubles again, up to the engine's limit.
+//!
+//! Each batch carries the player's token when the game gave one; a batch refused for its token
+//! (401 `player_token_*`) stays queued and goes with the game's next token (see
+//! [`crate::player_token`]).
 
 use std::sync::atomic::Ordering;
 
@@ -22,6 +26,7 @@ use crate::limits::MAX_BATCH_EVENTS;
 use crate::shared::{BACKOFF_BASE, Shared, lock};
 use crate::sigpipe;
 use crate::telemetry::{self, Queued, Writes};
+use crate::worker;
 
 /// Sends the telemetry queue in batches whenever it is woken or the interval passes, once
 /// the session is open and while the kill switch allows the SDK.
@@ -40,6 +45,13 @@ pub async fn run(shared: &Shared, http: &reqwest::Client) {
             {
                 break;
             }
+            // A refused token waits for the game's next one, which wakes this loop; meanwhile
+            // the loop keeps writing what is tracked to disk.
+            if lock(&shared.queue).is_empty() || shared.tokens.refusal().is_some() {
+                break;
+            }
+            // Before the batch is cut: waiting for a token, more events may come.
+            let token = shared.token().await;
             let batch = lock(&shared.queue).batch(max_events);
             if batch.is_empty() {
                 break;
@@ -48,10 +60,27 @@ pub async fn run(shared: &Shared, http: &reqwest::Client) {
                 .post(shared.config.url("/v1/sdk/events"))
                 .bearer_auth(&shared.config.api_key)
                 .header(CONTENT_TYPE, "application/json")
-                .body(telemetry::body(shared.session_id, &batch))
+                .body(telemetry::body(
+                    shared.session_id,
+                    token.text.as_deref(),
+                    &batch,
+                ))
                 .send()
                 .await;
-            match sent.map(|r| r.status()) {
+            let sent = match sent {
+                Ok(response) if response.status() == StatusCode::UNAUTHORIZED => {
+                    match worker::token_refusal(response).await {
+                        // The batch stays queued: it goes with the game's next token.
+                        Some(refusal) => {
+                            shared.token_refused(&token, refusal);
+                            continue;
+                        }
+                        None => Ok(StatusCode::UNAUTHORIZED),
+                    }
+                }
+                other => other.map(|r| r.status()),
+            };
+            match sent {
                 Ok(StatusCode::ACCEPTED) => {
                     backoff.reset();
                     forget(shared, &batch);

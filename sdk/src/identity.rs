@@ -5,18 +5,16 @@
 //! - `advertising_id`: the platform's advertising id, which the game reads (the SDK has no
 //!   platform access) and passes in [`crate::InitOptions::advertising_id`].
 //! - `custom`: the game's own player id, passed to init (or to [`crate::Sdk::login`]).
-//! - `jwt`: the `sub` claim of a JWT the game's backend issued, passed in
-//!   [`crate::InitOptions::player_jwt`]. The token is decoded, not verified: the SDK holds no
-//!   key to verify it with, and it needs none, since the id is only a label the engine keys
-//!   the player's record by. It grants nothing: the engine authenticates the game by its SDK
-//!   key, and a forged token only names another player id, as a custom id could.
+//! - `jwt`: the `sub` claim of the player token the game's backend signed, passed in
+//!   [`crate::InitOptions::player_token`] (or to [`crate::Sdk::login_with_token`]). The token
+//!   is decoded, not verified: the SDK holds no key to verify it with. It is also sent to the
+//!   engine (see [`crate::player_token`]), which verifies it when the game's player identity is
+//!   `required`.
 
 use std::path::Path;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
 use crate::error::InitError;
+use crate::player_token::{PlayerToken, TokenError};
 use crate::storage;
 use crate::svc_config::PlayerIdSource;
 
@@ -30,8 +28,8 @@ pub struct PlayerInputs<'a> {
     pub custom: Option<&'a str>,
     /// The advertising id.
     pub advertising_id: Option<&'a str>,
-    /// The player's JWT.
-    pub jwt: Option<&'a str>,
+    /// The player's token, already read.
+    pub token: Option<&'a PlayerToken>,
 }
 
 /// The player id from `source`, reading or creating the device id in `data_dir`.
@@ -49,7 +47,10 @@ pub fn resolve(
         )
         .map(str::to_owned),
         PlayerIdSource::Custom => given(inputs.custom, "custom", "a player_id").map(str::to_owned),
-        PlayerIdSource::Jwt => jwt_subject(given(inputs.jwt, "jwt", "InitOptions::player_jwt")?),
+        PlayerIdSource::Jwt => inputs
+            .token
+            .map(|token| token.subject().to_owned())
+            .ok_or(InitError::PlayerToken(TokenError::Missing)),
     }
 }
 
@@ -80,24 +81,6 @@ fn device_id(data_dir: &Path) -> Result<String, InitError> {
     Ok(id)
 }
 
-/// The `sub` claim of a JWT's payload, decoded without verifying the signature (see the
-/// module documentation for why that is enough for an id).
-fn jwt_subject(token: &str) -> Result<String, InitError> {
-    let payload = token
-        .split('.')
-        .nth(1)
-        .ok_or(InitError::Jwt("not three dot-separated parts"))?;
-    let bytes = URL_SAFE_NO_PAD
-        .decode(payload.trim_end_matches('='))
-        .map_err(|_| InitError::Jwt("the payload is not base64url"))?;
-    let claims: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|_| InitError::Jwt("the payload is not JSON"))?;
-    match claims.get("sub").and_then(serde_json::Value::as_str) {
-        Some(sub) if !sub.is_empty() => Ok(sub.to_owned()),
-        _ => Err(InitError::Jwt("no string `sub`")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,7 +89,7 @@ mod tests {
         PlayerInputs {
             custom: None,
             advertising_id: None,
-            jwt: None,
+            token: None,
         }
     }
 
@@ -121,11 +104,14 @@ mod tests {
     }
 
     #[test]
-    fn a_jwt_gives_its_subject_without_verification() {
-        let payload = URL_SAFE_NO_PAD.encode(br#"{"sub":"player-42","exp":1}"#);
-        let token = format!("eyJhbGciOiJIUzI1NiJ9.{payload}.c2ln");
+    fn a_jwt_gives_its_subject() {
+        use base64::Engine as _;
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(br#"{"sub":"player-42","exp":1}"#);
+        let token =
+            PlayerToken::read(&format!("eyJhbGciOiJFUzI1NiJ9.{payload}.c2ln")).expect("readable");
         let inputs = PlayerInputs {
-            jwt: Some(&token),
+            token: Some(&token),
             ..none()
         };
         let dir = std::env::temp_dir();
@@ -133,28 +119,20 @@ mod tests {
             resolve(PlayerIdSource::Jwt, inputs, &dir).expect("sub"),
             "player-42"
         );
-        let bad = PlayerInputs {
-            jwt: Some("not-a-jwt"),
-            ..none()
-        };
-        assert!(matches!(
-            resolve(PlayerIdSource::Jwt, bad, &dir),
-            Err(InitError::Jwt(_))
-        ));
     }
 
     #[test]
     fn a_source_without_its_input_is_refused() {
         let dir = std::env::temp_dir();
-        for source in [
-            PlayerIdSource::AdvertisingId,
-            PlayerIdSource::Custom,
-            PlayerIdSource::Jwt,
-        ] {
+        for source in [PlayerIdSource::AdvertisingId, PlayerIdSource::Custom] {
             assert!(matches!(
                 resolve(source, none(), &dir),
                 Err(InitError::MissingPlayerInput { .. })
             ));
         }
+        assert!(matches!(
+            resolve(PlayerIdSource::Jwt, none(), &dir),
+            Err(InitError::PlayerToken(TokenError::Missing))
+        ));
     }
 }

@@ -7,7 +7,9 @@
 //! by init, so the first frame after a launch behaves as the last run ended even before the
 //! engine answers ([`Sdk::state_source`] says which). Tracked events wait in a bounded queue,
 //! on disk too, until the engine takes them. What the engine pushes reaches the game as
-//! [`SdkCallback`]s, which the game drains on its own thread ([`Sdk::poll`]).
+//! [`SdkCallback`]s, which the game drains on its own thread ([`Sdk::poll`]). A game whose
+//! player identity is `required` gives the player's signed token at init
+//! ([`InitOptions::player_token`]) and a new one when the SDK asks ([`player_token`]).
 //!
 //! ```no_run
 //! use offer_sdk::{InitOptions, Sdk, SdkCallback};
@@ -34,6 +36,7 @@ pub mod identity;
 mod journal;
 mod limits;
 mod options;
+pub mod player_token;
 mod protocol;
 mod sdk;
 mod shared;
@@ -50,6 +53,7 @@ pub use config::SdkConfig;
 pub use error::{InitError, TrackError};
 pub use offer_wire::event::SdkEvent;
 pub use options::InitOptions;
+pub use player_token::{Refusal, TokenError};
 pub use sdk::Sdk;
 pub use state::{GameState, StateSource};
 pub use svc_config::{PlayerIdSource, SvcConfig};

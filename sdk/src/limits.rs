@@ -18,6 +18,11 @@ pub(crate) const MAX_BATCH_EVENTS: usize = 100;
 /// [`crate::telemetry::body`], whose test checks this figure.
 pub(crate) const ENVELOPE_BYTES: usize = 65;
 
-/// The largest event, as JSON, that fits in a body alone: anything longer could never be
-/// sent, so `track` refuses it.
-pub(crate) const MAX_EVENT_BYTES: usize = MAX_BODY_BYTES - ENVELOPE_BYTES;
+/// The bytes a batch's body takes for the player token at most: `,"player_token":"` (17), the
+/// longest token the SDK sends and `"` (1). Every batch leaves room for them, so a token given
+/// later never makes a cut batch too long.
+pub(crate) const TOKEN_FIELD_BYTES: usize = 18 + crate::player_token::MAX_TOKEN_BYTES;
+
+/// The largest event, as JSON, that fits in a body alone, with the longest token: anything
+/// longer could never be sent, so `track` refuses it.
+pub(crate) const MAX_EVENT_BYTES: usize = MAX_BODY_BYTES - ENVELOPE_BYTES - TOKEN_FIELD_BYTES;

@@ -14,8 +14,14 @@ pub struct InitOptions {
     pub svc_config_dir: PathBuf,
     /// The advertising id, for `player_id_source: advertising_id`.
     pub advertising_id: Option<String>,
-    /// The player's JWT, for `player_id_source: jwt`.
-    pub player_jwt: Option<String>,
+    /// The player's token signed by the studio's backend: the player id for
+    /// `player_id_source: jwt`, and sent to the engine with the session and every event batch
+    /// (see [`crate::player_token`]).
+    pub player_token: Option<String>,
+    /// How long before the token's `exp` the SDK asks the game for a new one.
+    pub token_refresh_margin: Duration,
+    /// How long a token past its `exp` waits for the game's new one before it is tried anyway.
+    pub token_wait: Duration,
     /// The telemetry queue's length past which each new event evicts the oldest non-money
     /// event (money events are never evicted).
     pub telemetry_capacity: usize,
@@ -30,14 +36,17 @@ pub struct InitOptions {
 
 impl InitOptions {
     /// The defaults (non-money events evicted past 1,000 queued events, at most 100,000 money
-    /// events, a 30 s backoff cap, a flush every 5 s) for the given data and `svc_config.json`
+    /// events, a 30 s backoff cap, a flush every 5 s, a new token asked for a minute before
+    /// the old one expires, an expired token waiting 10 s for it) for the given data and `svc_config.json`
     /// directories.
     pub fn new(data_dir: impl Into<PathBuf>, svc_config_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
             svc_config_dir: svc_config_dir.into(),
             advertising_id: None,
-            player_jwt: None,
+            player_token: None,
+            token_refresh_margin: Duration::from_secs(60),
+            token_wait: Duration::from_secs(10),
             telemetry_capacity: 1_000,
             money_capacity: 100_000,
             backoff_cap: Duration::from_secs(30),

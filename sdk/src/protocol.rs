@@ -18,12 +18,14 @@ fn text(message: &ClientMessage) -> String {
     serde_json::to_string(message).unwrap_or_default()
 }
 
-/// The `hello` that opens or resumes the session; `resume_from` is the last `seq` received
-/// and `epoch` the epoch of the `ready` it was received under (the engine honours a resume
-/// only within one epoch; an engine too old to send one gets none back).
+/// The `hello` that opens or resumes the session, with the player's token when the game gave
+/// one; `resume_from` is the last `seq` received and `epoch` the epoch of the `ready` it was
+/// received under (the engine honours a resume only within one epoch; an engine too old to
+/// send one gets none back).
 pub fn hello(
     session_id: Uuid,
     player_id: &str,
+    player_token: Option<&str>,
     resume_from: Option<u64>,
     epoch: Option<&str>,
 ) -> String {
@@ -33,7 +35,7 @@ pub fn hello(
         attributes: serde_json::Map::new(),
         resume_from,
         epoch: resume_from.and(epoch).map(str::to_owned),
-        player_token: None,
+        player_token: player_token.map(str::to_owned),
     })
 }
 
@@ -113,13 +115,15 @@ mod tests {
         let session = Uuid::nil();
         let parse =
             |text: String| -> serde_json::Value { serde_json::from_str(&text).expect("json") };
-        let first = parse(hello(session, "p", None, Some("ignored")));
+        let first = parse(hello(session, "p", None, None, Some("ignored")));
         assert!(first.get("resume_from").is_none() && first.get("epoch").is_none());
-        assert!(first.get("attributes").is_none());
-        let resume = parse(hello(session, "p", Some(7), Some("9f3c2a7b1d4e6f80")));
+        assert!(first.get("attributes").is_none() && first.get("player_token").is_none());
+        let signed = parse(hello(session, "p", Some("a.b.c"), None, None));
+        assert_eq!(signed["player_token"], "a.b.c");
+        let resume = parse(hello(session, "p", None, Some(7), Some("9f3c2a7b1d4e6f80")));
         assert_eq!(resume["resume_from"], 7);
         assert_eq!(resume["epoch"], "9f3c2a7b1d4e6f80");
-        let legacy = parse(hello(session, "p", Some(7), None));
+        let legacy = parse(hello(session, "p", None, Some(7), None));
         assert_eq!(legacy["resume_from"], 7);
         assert!(legacy.get("epoch").is_none());
         assert_eq!(parse(ack(5)), serde_json::json!({"type": "ack", "seq": 5}));

@@ -14,6 +14,7 @@ use crate::config::SdkConfig;
 use crate::error::{InitError, TrackError};
 use crate::identity::{self, PlayerInputs};
 use crate::options::InitOptions;
+use crate::player_token::{PlayerToken, Refusal, TokenError, Tokens};
 use crate::shared::{Shared, Timing, lock};
 use crate::state::{GameState, SharedState, StateSource};
 use crate::svc_config::SvcConfig;
@@ -51,19 +52,29 @@ impl Sdk {
             path: options.data_dir.clone(),
             source,
         })?;
+        let token = options
+            .player_token
+            .as_deref()
+            .map(PlayerToken::read)
+            .transpose()?;
         let player = if svc_config.auto_login {
             Some(identity::resolve(
                 svc_config.player_id_source,
                 PlayerInputs {
                     custom: player_id.as_deref(),
                     advertising_id: options.advertising_id.as_deref(),
-                    jwt: options.player_jwt.as_deref(),
+                    token: token.as_ref(),
                 },
                 &options.data_dir,
             )?)
         } else {
             None
         };
+        if let (Some(player), Some(token)) = (&player, &token)
+            && player != token.subject()
+        {
+            return Err(TokenError::OtherPlayer.into());
+        }
         let (sender, receiver) = std::sync::mpsc::channel();
         let (offer_requests, requests) = tokio::sync::mpsc::unbounded_channel();
         let (queue, journal) = TelemetryQueue::open(
@@ -79,6 +90,7 @@ impl Sdk {
             journal: Mutex::new(journal),
             callbacks: sender,
             player: watch::channel(player).0,
+            tokens: Tokens::new(token, options.token_refresh_margin, options.token_wait),
             flush: Notify::new(),
             session_open: AtomicBool::new(false),
             connected: AtomicBool::new(false),
@@ -111,6 +123,42 @@ impl Sdk {
             *current = Some(player_id);
             true
         })
+    }
+
+    /// Opens the session for the player `token` names (its `sub`), sending `token` with it,
+    /// when `svc_config.json` has `auto_login: false`. Refused, changing nothing, when the
+    /// token does not read ([`TokenError`]); `Ok(false)` when a player is already logged in.
+    pub fn login_with_token(&self, token: &str) -> Result<bool, TokenError> {
+        let token = PlayerToken::read(token)?;
+        let player_id = token.subject().to_owned();
+        if self.shared.player.borrow().is_some() {
+            return Ok(false);
+        }
+        self.shared.tokens.set(token, None)?;
+        Ok(self.login(player_id))
+    }
+
+    /// Gives the SDK the player's new token, the answer to
+    /// [`SdkCallback::PlayerTokenNeeded`] (or ahead of it): what waited for a token (the
+    /// session, a batch of events) resumes with it. Refused, changing nothing, when it does not
+    /// read or names another player than the logged-in one.
+    pub fn set_player_token(&self, token: &str) -> Result<(), TokenError> {
+        let token = PlayerToken::read(token)?;
+        let player = self.shared.player.borrow().clone();
+        self.shared.tokens.set(token, player.as_deref())?;
+        self.shared.flush.notify_one();
+        Ok(())
+    }
+
+    /// The engine's refusal of the player token the SDK holds, until the game gives another:
+    /// while refused, no session opens and no event is sent.
+    pub fn player_token_refusal(&self) -> Option<Refusal> {
+        self.shared.tokens.refusal()
+    }
+
+    /// Whether a socket to the engine is up now.
+    pub fn connected(&self) -> bool {
+        self.shared.connected.load(Ordering::SeqCst)
     }
 
     /// Queues an event for the engine (a money event without `tx_id` gets one), in memory:

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::callback::SdkCallback;
 use crate::config::SdkConfig;
 use crate::journal::Journal;
+use crate::player_token::{Refusal, Tokens};
 use crate::state::{GameState, SharedState};
 use crate::telemetry::TelemetryQueue;
 
@@ -52,6 +53,8 @@ pub struct Shared {
     pub callbacks: std::sync::mpsc::Sender<SdkCallback>,
     /// The player id once known (at init with `auto_login`, at login otherwise).
     pub player: watch::Sender<Option<String>>,
+    /// The player's token, when the game gave one.
+    pub tokens: Tokens,
     /// Wakes the telemetry sender (an event was tracked, the session opened).
     pub flush: Notify,
     /// Whether the engine has opened the session in this run.
@@ -68,6 +71,17 @@ impl Shared {
     /// Queues a callback; a game that dropped the SDK's receiver simply gets none.
     pub fn emit(&self, callback: SdkCallback) {
         let _ = self.callbacks.send(callback);
+    }
+
+    /// The player token to send now (see [`Tokens::for_use`]).
+    pub async fn token(&self) -> crate::player_token::InUse {
+        self.tokens.for_use(|callback| self.emit(callback)).await
+    }
+
+    /// Records the engine's refusal of the token `used`, asking the game for another.
+    pub fn token_refused(&self, used: &crate::player_token::InUse, refusal: Refusal) {
+        self.tokens
+            .refused(used, refusal, |callback| self.emit(callback));
     }
 
     /// Applies a state the engine reported, writes the cache and tells the game what
@@ -123,6 +137,9 @@ pub enum ConnectionError {
     /// The socket closed.
     #[error("the engine closed the WebSocket")]
     Closed,
+    /// The engine refused the player token; the session waits for the game's next one.
+    #[error("the engine refused the player token: {}", .0.message)]
+    PlayerToken(Refusal),
 }
 
 impl ConnectionError {
@@ -131,6 +148,7 @@ impl ConnectionError {
         match self {
             Self::SdkOff => "sdk_disabled",
             Self::Closed => "sdk_disconnected",
+            Self::PlayerToken(_) => "sdk_player_token",
             _ => "sdk_unreachable",
         }
     }

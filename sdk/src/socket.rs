@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
+use crate::player_token::{InUse, Refusal};
 use crate::protocol::{self, Numbered, ServerMessage};
 use crate::shared::{CONNECT_TIMEOUT, ConnectionError, Shared};
 
@@ -36,12 +37,15 @@ pub struct Position {
     epoch: Option<String>,
 }
 
-/// Connects, sends `hello` and serves the socket until it closes. `position` is kept across
-/// connections; `backoff` is reset once `ready` arrives; `requests` are the game's offer
-/// requests (`trigger_context.event_type`).
+/// Connects, sends `hello` (with the player token `token`, the one the session opened with)
+/// and serves the socket until it closes. `position` is kept across connections; `backoff` is
+/// reset once `ready` arrives; `requests` are the game's offer requests
+/// (`trigger_context.event_type`). A player token refused in answer to `hello` ends the
+/// connection: the next waits for the game's new token.
 pub async fn serve(
     shared: &Shared,
     player_id: &str,
+    token: &InUse,
     position: &mut Position,
     backoff: &mut Backoff,
     requests: &mut UnboundedReceiver<String>,
@@ -62,6 +66,7 @@ pub async fn serve(
     ws.send(Message::text(protocol::hello(
         shared.session_id,
         player_id,
+        token.text.as_deref(),
         position.seq,
         position.epoch.as_deref(),
     )))
@@ -83,6 +88,14 @@ pub async fn serve(
                 if seq > 0 {
                     position.seq = Some(seq);
                     unacked += 1;
+                }
+                if let ServerMessage::Error { code, message: said } = &message
+                    && !shared.connected.load(Ordering::SeqCst)
+                    && let Some(refusal) = Refusal::of(code, said)
+                {
+                    // `hello` was refused: everything after it would be too.
+                    shared.token_refused(token, refusal.clone());
+                    break Err(ConnectionError::PlayerToken(refusal));
                 }
                 if let ServerMessage::Ready { epoch, .. } = &message {
                     // Every later seq is numbered under this `ready`'s epoch (replayed

@@ -209,7 +209,7 @@ impl TelemetryQueue {
     /// event when any waits.
     pub fn batch(&self, max_events: usize) -> Vec<Queued> {
         let mut batch = Vec::new();
-        let mut body_bytes = limits::ENVELOPE_BYTES;
+        let mut body_bytes = limits::ENVELOPE_BYTES + limits::TOKEN_FIELD_BYTES;
         for queued in self.money.iter().chain(self.other.iter()) {
             let separator = usize::from(!batch.is_empty());
             let longer = body_bytes + separator + queued.json.len();
@@ -292,19 +292,26 @@ impl TelemetryQueue {
     }
 
     /// Whether nothing waits.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
-/// The body of `POST /v1/sdk/events` for `batch`, written from the events' JSON as queued;
-/// [`limits::ENVELOPE_BYTES`] is its length without the events.
-pub fn body(session_id: Uuid, batch: &[Queued]) -> String {
+/// The body of `POST /v1/sdk/events` for `batch`, written from the events' JSON as queued,
+/// with the player's token when the game gave one; [`limits::ENVELOPE_BYTES`] is its length
+/// without the events and the token, [`limits::TOKEN_FIELD_BYTES`] the most the token adds.
+/// (A token is base64url parts and dots, see [`crate::player_token::PlayerToken::read`]: it
+/// needs no escaping.)
+pub fn body(session_id: Uuid, player_token: Option<&str>, batch: &[Queued]) -> String {
     let events_bytes: usize = batch.iter().map(|q| q.json.len() + 1).sum();
-    let mut body = String::with_capacity(limits::ENVELOPE_BYTES + events_bytes);
+    let mut body =
+        String::with_capacity(limits::ENVELOPE_BYTES + limits::TOKEN_FIELD_BYTES + events_bytes);
     body.push_str("{\"session_id\":\"");
     body.push_str(&session_id.hyphenated().to_string());
+    if let Some(token) = player_token {
+        body.push_str("\",\"player_token\":\"");
+        body.push_str(token);
+    }
     body.push_str("\",\"events\":[");
     for (i, queued) in batch.iter().enumerate() {
         if i > 0 {
@@ -403,14 +410,20 @@ mod tests {
             Err(TrackError::TooLarge { limit, .. }) if limit == limits::MAX_EVENT_BYTES
         ));
         let session = Uuid::new_v4();
-        assert_eq!(body(session, &[]).len(), limits::ENVELOPE_BYTES);
+        assert_eq!(body(session, None, &[]).len(), limits::ENVELOPE_BYTES);
+        let longest = "t".repeat(crate::player_token::MAX_TOKEN_BYTES);
+        assert_eq!(
+            body(session, Some(&longest), &[]).len(),
+            limits::ENVELOPE_BYTES + limits::TOKEN_FIELD_BYTES
+        );
         let d = dir();
         let (mut q, _) = TelemetryQueue::open(&d, 10, 10);
         push(&mut q, SdkEvent::FirstLoss { ts: None });
         push(&mut q, earned("a"));
-        let text = body(session, &q.batch(10));
+        let text = body(session, Some("a.b.c"), &q.batch(10));
         let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
         assert_eq!(value["session_id"], session.to_string());
+        assert_eq!(value["player_token"], "a.b.c");
         assert_eq!(value["events"][0]["type"], "currency_earned");
         assert_eq!(value["events"][1]["type"], "first_loss");
         let _ = std::fs::remove_dir_all(d);
@@ -428,7 +441,8 @@ mod tests {
             );
         }
         let batch = q.batch(100);
-        assert!(body(Uuid::new_v4(), &batch).len() <= limits::MAX_BODY_BYTES);
+        let longest = "t".repeat(crate::player_token::MAX_TOKEN_BYTES);
+        assert!(body(Uuid::new_v4(), Some(&longest), &batch).len() <= limits::MAX_BODY_BYTES);
         assert_eq!(batch.len(), 20, "20 events of about 100 kB fill 2 MiB");
         assert_eq!(q.batch(1).len(), 1);
         let _ = std::fs::remove_dir_all(d);

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
+use crate::player_token::Refusal;
 use crate::shared::{BACKOFF_BASE, ConnectionError, Shared};
 use crate::{flush, sigpipe, socket};
 
@@ -166,17 +167,24 @@ async fn connect_once(
     if !shared.state.kill_level().allows_sdk() {
         return Err(ConnectionError::SdkOff);
     }
+    let token = shared.token().await;
+    let mut body = serde_json::json!({"session_id": shared.session_id, "player_id": player_id});
+    if let Some(text) = &token.text {
+        body["player_token"] = text.as_str().into();
+    }
     let opened = http
         .post(config.url("/v1/sdk/sessions"))
         .bearer_auth(&config.api_key)
-        .json(&serde_json::json!({"session_id": shared.session_id, "player_id": player_id}))
+        .json(&body)
         .send()
         .await?;
     if !opened.status().is_success() {
-        return Err(ConnectionError::Refused(
-            opened.status(),
-            "the session request",
-        ));
+        let status = opened.status();
+        if let Some(refusal) = token_refusal(opened).await {
+            shared.token_refused(&token, refusal.clone());
+            return Err(ConnectionError::PlayerToken(refusal));
+        }
+        return Err(ConnectionError::Refused(status, "the session request"));
     }
     let session: Session = opened.json().await?;
     shared.apply(
@@ -189,5 +197,27 @@ async fn connect_once(
     );
     shared.session_open.store(true, Ordering::SeqCst);
     shared.flush.notify_one();
-    socket::serve(shared, player_id, position, backoff, requests).await
+    socket::serve(shared, player_id, &token, position, backoff, requests).await
+}
+
+/// The engine's error body, the parts the SDK reads.
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+/// `{"code", "message"}` of an error body.
+#[derive(Debug, Deserialize)]
+struct ErrorDetail {
+    code: String,
+    message: String,
+}
+
+/// The refusal of the player token a 401 answer carries, if that is what it refuses.
+pub async fn token_refusal(response: reqwest::Response) -> Option<Refusal> {
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    let body: ErrorBody = response.json().await.ok()?;
+    Refusal::of(&body.error.code, &body.error.message)
 }

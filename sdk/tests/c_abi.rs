@@ -2,11 +2,17 @@
 //! with the machine's `cc` and `g++` against `sdk/include/offer_sdk.h` and the crate's
 //! staticlib, play against a spawned engine (the seven registrations logged before init, init
 //! returns 0, the callbacks come in order: ready, offer, the purchase (its items as the
-//! inventory, a pack's currency as the balance), then the kill switch); a small C program
-//! checks the documented codes for bad input; and C games with C's default `SIGPIPE` action
-//! live on: one whose SDK threads get `SIGPIPE` as a write to a closed connection raises it,
-//! and one tracking heavy telemetry (a 50 MB event, batches over the engine's body limit, an
-//! event an engine configured lower refuses alone) while every money event lands.
+//! inventory, a pack's currency as the balance), then the kill switch): the C game without and
+//! with signed player identity, the C++ game with it. A small C program checks the documented
+//! codes for bad input; another registers the seven callbacks by name, checks the codes of bad
+//! names, init keys and player tokens, and opens the session its init names; a third starts
+//! with a player token the engine refuses, sees the refusal's code (in the token callback, the
+//! device log and `SVC_RequestOffer`'s answer) and opens the session with the good token it
+//! then gives. And C games with
+//! C's default `SIGPIPE` action live on: one whose SDK threads get `SIGPIPE` as a write to a
+//! closed connection raises it, and one tracking heavy telemetry (a 50 MB event, batches over
+//! the engine's body limit, an event an engine configured lower refuses alone) while every
+//! money event lands.
 
 // This file uses part of the shared fixture only.
 #[allow(dead_code)]
@@ -20,7 +26,8 @@ use std::sync::{Arc, Mutex};
 
 use reqwest::Method;
 use serde_json::json;
-use support::game::{Surface, play, sdk_library, workspace_root};
+use support::game::{Identity, Surface, play, play_as, sdk_library, workspace_root};
+use support::signing::{KEY_A, KEY_A_PUB, KEY_B, require, token};
 use support::{Live, bad_inputs, eventually, temp_dir};
 
 /// Compiles `source` (relative to the workspace) with `compiler` and the extra `flags` into a
@@ -62,9 +69,15 @@ fn the_c_example_buys_an_offer_and_hides_its_store_at_the_kill_switch() {
 }
 
 #[test]
-fn the_cpp_example_buys_an_offer_and_hides_its_store_at_the_kill_switch() {
+fn the_c_example_plays_with_signed_player_identity() {
+    let game = compile("cc", &["-std=c11"], "examples/c/offer_example.c");
+    play_as(&[game.as_os_str()], &[], Surface::CAbi, Identity::Signed);
+}
+
+#[test]
+fn the_cpp_example_plays_with_signed_player_identity() {
     let game = compile("g++", &["-std=c++17"], "examples/cpp/offer_example.cpp");
-    play(&[game.as_os_str()], &[], Surface::CAbi);
+    play_as(&[game.as_os_str()], &[], Surface::CAbi, Identity::Signed);
 }
 
 #[test]
@@ -263,4 +276,148 @@ fn a_sigpipe_at_the_sdks_threads_never_reaches_the_c_game() {
         "{text}"
     );
     assert_eq!(gems(&live, "player_pipe"), Some(9));
+}
+
+#[test]
+fn callbacks_registered_by_name_run_and_init_takes_the_session_id() {
+    let program = compile("cc", &["-std=c11"], "sdk/tests/c/named_callbacks.c");
+    let live = Live::start();
+    let session = uuid::Uuid::new_v4();
+    let output = Command::new("sh")
+        .args(["-c", "exec \"$0\" \"$@\" 2>&1"])
+        .arg(&program)
+        .arg(live.engine.url())
+        .arg(&live.game_id)
+        .arg(&live.key)
+        .arg(&live.sdk_data)
+        .arg("player_named")
+        .arg(session.to_string())
+        .output()
+        .expect("run the C program");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}:\n{text}", output.status);
+    let lines: Vec<&str> = text.lines().collect();
+    let names = [
+        "SVC_Dart_OnSDKReady",
+        "SVC_Dart_OnOfferReceived",
+        "SVC_Dart_OnBalanceUpdate",
+        "SVC_Dart_OnInventoryUpdate",
+        "SVC_Dart_OnNoOffer",
+        "SVC_Dart_OnKillSwitchChanged",
+        "SVC_Dart_OnConfigUpdated",
+    ];
+    for name in names {
+        for line in [
+            format!("register {name} 0"),
+            format!("offer-sdk: registered {name}"),
+        ] {
+            assert!(lines.contains(&line.as_str()), "no `{line}` in:\n{text}");
+        }
+    }
+    let codes: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("register ") && !l.starts_with("offer-sdk: "))
+        .filter(|l| !l.starts_with("callback "))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "register_unknown_name -20",
+            "register_null_name -1",
+            "set_token_before_init -11",
+            "init_unknown_key -3",
+            "init_bad_session_id -3",
+            "init_jwt_without_token -19",
+            "init_unreadable_token -19",
+            "init 0",
+            "set_unreadable_token -19",
+            "set_other_players_token -19",
+            "shutdown 0",
+        ],
+        "{text}"
+    );
+    let ready = lines
+        .iter()
+        .position(|l| l.starts_with("callback SVC_Dart_OnSDKReady {"))
+        .unwrap_or_else(|| panic!("OnSDKReady did not run through its name:\n{text}"));
+    assert!(lines[ready].contains(r#""kill_switch""#), "{text}");
+    // The session the SDK opened is the one init named: the engine serves it, and not another.
+    let offer = |session_id: uuid::Uuid| {
+        live.admin
+            .call_as(
+                &live.key,
+                Method::POST,
+                "/v1/sdk/offers/next",
+                Some(json!({"session_id": session_id,
+                            "trigger_context": {"event_type": "first_loss"}})),
+            )
+            .0
+    };
+    assert!([200, 204].contains(&offer(session)), "{text}");
+    assert_eq!(offer(uuid::Uuid::new_v4()), 404);
+}
+
+#[test]
+fn a_refused_player_token_surfaces_its_code_until_the_game_gives_a_good_one() {
+    let program = compile("cc", &["-std=c11"], "sdk/tests/c/refused_token.c");
+    let live = Live::start();
+    require(&live, &[KEY_A_PUB]);
+    let player = "player_refused";
+    let output = Command::new("sh")
+        .args(["-c", "exec \"$0\" \"$@\" 2>&1"])
+        .arg(&program)
+        .arg(live.engine.url())
+        .arg(&live.game_id)
+        .arg(&live.key)
+        .arg(&live.sdk_data)
+        // Signed by a key the game does not know, then by its own.
+        .arg(token(KEY_B, player, &live.game_id, 3600))
+        .arg(token(KEY_A, player, &live.game_id, 3600))
+        .output()
+        .expect("run the C program");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}:\n{text}", output.status);
+    let lines: Vec<&str> = text.lines().collect();
+    let needed = lines
+        .iter()
+        .find(|l| l.starts_with("callback SVC_Dart_OnPlayerTokenNeeded "))
+        .unwrap_or_else(|| panic!("no token callback:\n{text}"));
+    let payload: serde_json::Value = serde_json::from_str(
+        needed
+            .strip_prefix("callback SVC_Dart_OnPlayerTokenNeeded ")
+            .unwrap_or_default(),
+    )
+    .expect("the callback's JSON");
+    assert_eq!(payload["reason"], "refused", "{text}");
+    assert_eq!(payload["code"], "player_token_invalid", "{text}");
+    assert_eq!(payload["player_id"], player, "{text}");
+    assert!(
+        lines.contains(&"offer-sdk: error player_token_invalid: player_token invalid (unknown_key): no key of the game verifies it"),
+        "the device log names the refusal:\n{text}"
+    );
+    let codes: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("callback ") && !l.starts_with("offer-sdk: "))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "register 0",
+            "register 0",
+            "init 0",
+            "request_offer_while_refused -19",
+            "set_player_token 0",
+            "request_offer 0",
+            "shutdown 0",
+        ],
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("callback SVC_Dart_OnSDKReady {")),
+        "{text}"
+    );
 }

@@ -2,8 +2,8 @@
 //! compiled with `mcs` together with the binding and run with `mono` over the crate's
 //! `liboffer_sdk.so`, plays against a spawned engine (the seven registrations logged before
 //! init, init returns 0, ready, an offer for `first_loss`, the purchase's balance and inventory
-//! updates, then the kill switch); and a small C# program checks the documented codes for bad
-//! input. Without Mono the tests fail and say how to install it.
+//! updates, then the kill switch), with and without signed player identity; and a small C#
+//! program checks the documented codes for bad input. Without Mono the tests fail and say how to install it.
 
 // This file uses part of the shared fixture only.
 #[allow(dead_code)]
@@ -12,7 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use support::game::{Surface, play, sdk_library, workspace_root};
+use support::game::{Identity, Surface, play, play_as, sdk_library, workspace_root};
 use support::{bad_inputs, temp_dir};
 
 /// Fails, with how to install it, when `tool` (`mcs` or `mono`) does not run.
@@ -69,6 +69,18 @@ fn the_csharp_example_buys_an_offer_and_hides_its_store_at_the_kill_switch() {
         &["mono".as_ref(), game.as_os_str()],
         &[("LD_LIBRARY_PATH", libraries.as_os_str())],
         Surface::CAbi,
+    );
+}
+
+#[test]
+fn the_csharp_example_plays_with_signed_player_identity() {
+    let game = compile("sdk/csharp/examples/OfferExample.cs");
+    let libraries = library_dir();
+    play_as(
+        &["mono".as_ref(), game.as_os_str()],
+        &[("LD_LIBRARY_PATH", libraries.as_os_str())],
+        Surface::CAbi,
+        Identity::Signed,
     );
 }
 

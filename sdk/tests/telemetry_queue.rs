@@ -49,8 +49,9 @@ fn an_event_longer_than_the_engine_takes_is_refused_and_not_queued() {
         matches!(refused, Err(TrackError::TooLarge { bytes, limit }) if bytes > limit),
         "{refused:?}"
     );
-    // Just under the engine's 2 MiB body, less the batch's envelope: taken.
-    sdk.track(earned("fits", 2_097_152 - 65 - 200))
+    // Just under the engine's 2 MiB body, less the batch's envelope and room for the longest
+    // player token (`,"player_token":"`, 8 KiB, `"`): taken.
+    sdk.track(earned("fits", 2_097_152 - 65 - 8_210 - 200))
         .expect("an event that fits a body alone is queued");
     assert_eq!(sdk.pending_events(), 1);
     drop(sdk);

@@ -5,6 +5,12 @@
 // balance updates it brings, and hides its store when the kill switch turns offers off. The
 // events are raised inside OfferSdk.Poll(), called once a frame from the main loop.
 //
+// A game whose studio signs its players' tokens (player identity "required") gives the SDK the
+// player's token at init and a new one whenever the SDK asks (OnPlayerTokenNeeded, before the
+// token expires or when the engine refused it). Here the studio's backend is a file: set
+// OFFER_PLAYER_TOKEN_FILE to it, and the game reads the token there (its sub is the player id:
+// player_id_source "jwt").
+//
 // Usage: mono offer_example.exe BASE_URL GAME_ID SDK_KEY DATA_DIR PLAYER_ID
 // Exits 0 once the kill switch has turned offers off, 1 when init fails, 2 when nothing
 // happens for two minutes, 3 when no offer comes.
@@ -148,6 +154,25 @@ static class OfferExample
         }
     }
 
+    /// <summary>Asks the studio's backend for the player's token: this example's backend is
+    /// the file OFFER_PLAYER_TOKEN_FILE names. Null for a game without signed player
+    /// identity.</summary>
+    static string BackendToken()
+    {
+        string path = Environment.GetEnvironmentVariable("OFFER_PLAYER_TOKEN_FILE");
+        return path == null ? null : File.ReadAllText(path).Trim();
+    }
+
+    static void OnPlayerTokenNeeded(string json)
+    {
+        Say("player token needed " + json);
+        string token = BackendToken();
+        if (token != null)
+        {
+            Say("set player token " + (int)OfferSdk.SetPlayerToken(token));
+        }
+    }
+
     static int Main(string[] args)
     {
         if (args.Length != 5)
@@ -162,16 +187,23 @@ static class OfferExample
         OfferSdk.OnNoOffer += OnNoOffer;
         OfferSdk.OnKillSwitchChanged += OnKillSwitch;
         OfferSdk.OnConfigUpdated += json => Say("config " + json);
+        OfferSdk.OnPlayerTokenNeeded += OnPlayerTokenNeeded;
         Say("registered " + (int)OfferSdk.RegisterCallbacks());
 
         // The game's svc_config.json, shipped with the build; written here so the example runs
         // from any folder.
+        string token = BackendToken();
         File.WriteAllText(Path.Combine(args[3], "svc_config.json"),
-            "{\"auto_login\": true, \"player_id_source\": \"custom\"}");
-        // One JSON object: the SDK configuration, the SDK's folder and the game's player id.
+            "{\"auto_login\": true, \"player_id_source\": \"" + (token == null ? "custom" : "jwt") +
+            "\"}");
+        // One JSON object: the SDK configuration, the SDK's folder and the game's player id, or
+        // its signed token.
+        string player = token == null
+            ? "\"player_id\":\"" + args[4] + "\""
+            : "\"player_token\":\"" + token + "\"";
         string config = "{\"api_key\":\"" + args[2] + "\",\"game_id\":\"" + args[1] +
             "\",\"environment\":\"production\",\"base_url\":\"" + args[0] +
-            "\",\"data_dir\":\"" + args[3] + "\",\"player_id\":\"" + args[4] + "\"}";
+            "\",\"data_dir\":\"" + args[3] + "\"," + player + "}";
         SvcResult init = OfferSdk.Init(config);
         Say("init " + (int)init);
         if (init != SvcResult.Ok)

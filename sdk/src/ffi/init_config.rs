@@ -1,11 +1,13 @@
 //! The configuration JSON of `SVC_Init`: the SDK configuration (`api_key`, `game_id`,
 //! `environment`, `base_url`) plus the keys a C game has no other way to pass: `data_dir`,
-//! `player_id`, `advertising_id` and `player_jwt`, each optional. They are taken out here; the
-//! rest is checked as [`crate::SdkConfig`] is everywhere else.
+//! `player_id`, `session_id`, `advertising_id` and `player_token` (`player_jwt`, its older
+//! name, is read too), each optional. They are taken out here; the rest is checked as
+//! [`crate::SdkConfig`] is everywhere else, so an unknown key is still refused.
 
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
+use uuid::Uuid;
 
 use super::result::{SVC_ERR_INVALID_CONFIG, SVC_Result};
 use crate::options::InitOptions;
@@ -21,12 +23,15 @@ pub(super) struct InitConfig {
     pub sdk_json: String,
     /// The game's own player id (for `player_id_source: custom`).
     pub player_id: Option<String>,
+    /// The session's id, when the game chose it (a new one is made otherwise).
+    pub session_id: Option<Uuid>,
     /// Where the SDK keeps its files and reads `svc_config.json`.
     pub options: InitOptions,
 }
 
 /// Splits `json`; [`SVC_ERR_INVALID_CONFIG`] when it is no JSON object, or one of the keys
-/// taken here is neither a string nor null (or `data_dir` is empty).
+/// taken here is neither a string nor null (or `data_dir` is empty, or `session_id` no UUID,
+/// or both `player_token` and `player_jwt` are given).
 pub(super) fn parse(json: &str) -> Result<InitConfig, SVC_Result> {
     let mut map: Map<String, Value> =
         serde_json::from_str(json).map_err(|_| SVC_ERR_INVALID_CONFIG)?;
@@ -41,12 +46,19 @@ pub(super) fn parse(json: &str) -> Result<InitConfig, SVC_Result> {
         None => PathBuf::from(DEFAULT_DATA_DIR),
     };
     let player_id = take("player_id")?;
+    let session_id = take("session_id")?
+        .map(|id| Uuid::parse_str(&id).map_err(|_| SVC_ERR_INVALID_CONFIG))
+        .transpose()?;
     let mut options = InitOptions::new(data_dir.clone(), data_dir);
     options.advertising_id = take("advertising_id")?;
-    options.player_jwt = take("player_jwt")?;
+    options.player_token = match (take("player_token")?, take("player_jwt")?) {
+        (Some(_), Some(_)) => return Err(SVC_ERR_INVALID_CONFIG),
+        (token, older) => token.or(older),
+    };
     Ok(InitConfig {
         sdk_json: Value::Object(map).to_string(),
         player_id,
+        session_id,
         options,
     })
 }
@@ -60,14 +72,20 @@ mod tests {
     #[test]
     fn the_init_keys_are_taken_out_and_the_rest_is_the_sdk_configuration() {
         let parsed = parse(&format!(
-            r#"{{{BASE}, "data_dir": "/tmp/game", "player_id": "player_0", "advertising_id": "ad-1", "player_jwt": null}}"#
+            r#"{{{BASE}, "data_dir": "/tmp/game", "player_id": "player_0", "advertising_id": "ad-1", "player_token": null, "session_id": "0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b"}}"#
         ))
         .expect("valid");
         assert_eq!(parsed.player_id.as_deref(), Some("player_0"));
+        assert_eq!(
+            parsed.session_id.map(|id| id.to_string()).as_deref(),
+            Some("0b7e8f6a-3c2d-4e1f-8a9b-7c6d5e4f3a2b")
+        );
         assert_eq!(parsed.options.data_dir, PathBuf::from("/tmp/game"));
         assert_eq!(parsed.options.svc_config_dir, PathBuf::from("/tmp/game"));
         assert_eq!(parsed.options.advertising_id.as_deref(), Some("ad-1"));
-        assert_eq!(parsed.options.player_jwt, None);
+        assert_eq!(parsed.options.player_token, None);
+        let older = parse(&format!(r#"{{{BASE}, "player_jwt": "a.b.c"}}"#)).expect("valid");
+        assert_eq!(older.options.player_token.as_deref(), Some("a.b.c"));
         crate::SdkConfig::parse(&parsed.sdk_json).expect("the SDK configuration alone");
     }
 
@@ -75,6 +93,7 @@ mod tests {
     fn without_the_init_keys_the_defaults_apply() {
         let parsed = parse(&format!("{{{BASE}}}")).expect("valid");
         assert_eq!(parsed.player_id, None);
+        assert_eq!(parsed.session_id, None);
         assert_eq!(parsed.options.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
     }
 
@@ -84,6 +103,8 @@ mod tests {
             format!(r#"{{{BASE}, "data_dir": 7}}"#),
             format!(r#"{{{BASE}, "data_dir": ""}}"#),
             format!(r#"{{{BASE}, "player_id": ["p"]}}"#),
+            format!(r#"{{{BASE}, "session_id": "not-a-uuid"}}"#),
+            format!(r#"{{{BASE}, "player_token": "a.b.c", "player_jwt": "a.b.c"}}"#),
             "[]".to_owned(),
             "{not json".to_owned(),
         ] {

@@ -6,7 +6,8 @@
 //! catches panics, so nothing unwinds into the game's code.
 //!
 //! **The device log.** Each registration writes one line to standard error (`offer-sdk:
-//! registered SVC_Dart_OnSDKReady`, ...), under the callbacks' `SVC_Dart_On...` names, and the first
+//! registered SVC_Dart_OnSDKReady`, ...), under the callbacks' `SVC_Dart_On...` names (the
+//! header declares each name as a constant, which `SVC_RegisterCallback` takes), and the first
 //! `SVC_Poll` with a running SDK writes `offer-sdk: first frame`: how long the callbacks took
 //! to be in place at launch is read from the log, as on a device.
 //!
@@ -76,13 +77,20 @@ fn with_sdk(call: impl FnOnce(&Sdk) -> SVC_Result) -> SVC_Result {
 /// - `data_dir` (optional): the SDK's folder, which holds the game's `svc_config.json` and the
 ///   SDK's cache and telemetry queue; `offer_sdk` in the working directory when absent;
 /// - `player_id` (optional): the game's own player id, for `player_id_source: custom`;
-/// - `advertising_id` and `player_jwt` (optional): the inputs of the `advertising_id` and
-///   `jwt` player id sources.
+/// - `session_id` (optional): the session's id, a UUID, when the game chooses it (a new one
+///   is made otherwise);
+/// - `advertising_id` (optional): the input of the `advertising_id` player id source;
+/// - `player_token` (optional; `player_jwt` is its older name): the player's token signed by
+///   the studio's backend, the player id of the `jwt` source, sent to the engine with the
+///   session and every event batch (see `SVC_SetOnPlayerTokenNeeded` for its renewal).
+///
+/// Any other key is refused ([`SVC_ERR_INVALID_CONFIG`]).
 ///
 /// Returns [`SVC_OK`], or: [`SVC_ERR_NULL_ARGUMENT`], [`SVC_ERR_INVALID_UTF8`],
 /// [`SVC_ERR_INVALID_CONFIG`] (not a JSON object of that shape), [`SVC_ERR_NOT_AN_SDK_KEY`],
 /// [`SVC_ERR_ENVIRONMENT_MISMATCH`], [`SVC_ERR_BASE_URL`], [`SVC_ERR_SVC_CONFIG`],
-/// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
+/// [`SVC_ERR_PLAYER_ID`], [`SVC_ERR_PLAYER_TOKEN`] (missing for the `jwt` source, unreadable,
+/// or of another player than `player_id`), [`SVC_ERR_DATA_DIR`], [`SVC_ERR_THREAD`],
 /// [`SVC_ERR_ALREADY_INITIALISED`].
 ///
 /// # Safety
@@ -99,7 +107,12 @@ pub unsafe extern "C" fn SVC_Init(config_json: *const c_char) -> SVC_Result {
         if global.sdk.is_some() {
             return SVC_ERR_ALREADY_INITIALISED;
         }
-        match Sdk::init(&config.sdk_json, config.player_id, None, config.options) {
+        match Sdk::init(
+            &config.sdk_json,
+            config.player_id,
+            config.session_id,
+            config.options,
+        ) {
             Ok(sdk) => {
                 global.sdk = Some(sdk);
                 SVC_OK
@@ -128,6 +141,51 @@ pub unsafe extern "C" fn SVC_Login(player_id: *const c_char) -> SVC_Result {
             } else {
                 SVC_ERR_ALREADY_LOGGED_IN
             }
+        })
+    })
+}
+
+/// Opens the session for the player `player_token` names (its `sub`), sending the token with
+/// it, when `svc_config.json` has `auto_login: false`; returns at once (`OnSDKReady`
+/// follows). [`SVC_ERR_PLAYER_TOKEN`] when the token does not read,
+/// [`SVC_ERR_ALREADY_LOGGED_IN`] when a player is logged in.
+///
+/// # Safety
+/// `player_token` is null or a valid NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn SVC_LoginWithToken(player_token: *const c_char) -> SVC_Result {
+    guarded(|| {
+        // SAFETY: the caller passes a valid string or null (this function's contract).
+        let token = match unsafe { text(player_token) } {
+            Ok(token) => token,
+            Err(code) => return code,
+        };
+        with_sdk(|sdk| match sdk.login_with_token(token) {
+            Ok(true) => SVC_OK,
+            Ok(false) => SVC_ERR_ALREADY_LOGGED_IN,
+            Err(_) => SVC_ERR_PLAYER_TOKEN,
+        })
+    })
+}
+
+/// Gives the SDK the player's new token, signed by the studio's backend: the answer to
+/// `OnPlayerTokenNeeded`, or ahead of it. What waited for a token (the session, a batch of
+/// events) resumes with it. [`SVC_ERR_PLAYER_TOKEN`] when it does not read or names another
+/// player than the logged-in one (nothing changes then).
+///
+/// # Safety
+/// `player_token` is null or a valid NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn SVC_SetPlayerToken(player_token: *const c_char) -> SVC_Result {
+    guarded(|| {
+        // SAFETY: the caller passes a valid string or null (this function's contract).
+        let token = match unsafe { text(player_token) } {
+            Ok(token) => token,
+            Err(code) => return code,
+        };
+        with_sdk(|sdk| match sdk.set_player_token(token) {
+            Ok(()) => SVC_OK,
+            Err(_) => SVC_ERR_PLAYER_TOKEN,
         })
     })
 }
@@ -172,6 +230,8 @@ pub unsafe extern "C" fn SVC_Track(event_json: *const c_char) -> SVC_Result {
 
 /// Asks for an offer for the moment `event_type` (`first_loss`, `currency_low`, `boss_raid`,
 /// ...); returns at once. The answer comes as `OnOfferReceived` or `OnNoOffer`.
+/// [`SVC_ERR_PLAYER_TOKEN`], with no callback, when no socket is up because the engine
+/// refused the player token (give a new one with `SVC_SetPlayerToken`).
 ///
 /// # Safety
 /// `event_type` is null or a valid NUL-terminated string.
@@ -184,6 +244,9 @@ pub unsafe extern "C" fn SVC_RequestOffer(event_type: *const c_char) -> SVC_Resu
             Err(code) => return code,
         };
         with_sdk(|sdk| {
+            if !sdk.connected() && sdk.player_token_refusal().is_some() {
+                return SVC_ERR_PLAYER_TOKEN;
+            }
             sdk.request_offer(event_type);
             SVC_OK
         })
@@ -192,10 +255,11 @@ pub unsafe extern "C" fn SVC_RequestOffer(event_type: *const c_char) -> SVC_Resu
 
 /// Delivers every waiting callback on the calling thread (call it once a frame from the
 /// game's main loop) and returns how many ran, or [`SVC_ERR_NOT_INITIALISED`]. Callbacks with
-/// nothing registered are dropped. The SDK's `error` happenings have no callback among the
-/// seven: each is written to standard error (the device log) as `offer-sdk: error CODE:
-/// MESSAGE` (an event dropped as too large is `sdk_event_too_large`, events evicted from a full
-/// queue `sdk_events_dropped`). A callback may call the SDK's functions. The first call with a
+/// nothing registered are dropped. The SDK's `error` happenings have no callback: each is
+/// written to standard error (the device log) as `offer-sdk: error CODE: MESSAGE` (an event
+/// dropped as too large is `sdk_event_too_large`, events evicted from a full queue
+/// `sdk_events_dropped`, a player token the engine refused its code, such as
+/// `player_token_invalid`). A callback may call the SDK's functions. The first call with a
 /// running SDK writes `offer-sdk: first frame` to standard error.
 #[unsafe(no_mangle)]
 pub extern "C" fn SVC_Poll() -> SVC_Result {
@@ -264,6 +328,35 @@ fn register(kind: Kind, callback: SVC_Callback, user_data: *mut c_void) -> SVC_R
     })
 }
 
+/// Registers (or, with a null `callback`, removes) the callback named `name`, one of the
+/// header's `SVC_Dart_On...` constants (`SVC_Dart_OnSDKReady`, `SVC_Dart_OnOfferReceived`,
+/// `SVC_Dart_OnBalanceUpdate`, `SVC_Dart_OnInventoryUpdate`, `SVC_Dart_OnNoOffer`,
+/// `SVC_Dart_OnKillSwitchChanged`, `SVC_Dart_OnConfigUpdated`, `SVC_Dart_OnPlayerTokenNeeded`,
+/// each defined as its own name): the same as its typed setter (`SVC_Dart_OnSDKReady` is
+/// `SVC_SetOnSDKReady`, ...), for wrappers that bind callbacks by name.
+/// [`SVC_ERR_UNKNOWN_CALLBACK`] when `name` is none of them.
+///
+/// # Safety
+/// `name` is null or a valid NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn SVC_RegisterCallback(
+    name: *const c_char,
+    callback: SVC_Callback,
+    user_data: *mut c_void,
+) -> SVC_Result {
+    guarded(|| {
+        // SAFETY: the caller passes a valid string or null (this function's contract).
+        let name = match unsafe { text(name) } {
+            Ok(name) => name,
+            Err(code) => return code,
+        };
+        match Kind::named(name) {
+            Some(kind) => register(kind, callback, user_data),
+            None => SVC_ERR_UNKNOWN_CALLBACK,
+        }
+    })
+}
+
 /// Registers `OnSDKReady`: the session is open. JSON: `resumed`, `kill_switch` (`level`,
 /// `reason`, `updated_at`), `mode`, `config_version`, `inventory` (`[{item_id, quantity}]`).
 #[unsafe(no_mangle)]
@@ -325,4 +418,19 @@ pub extern "C" fn SVC_SetOnConfigUpdated(
     user_data: *mut c_void,
 ) -> SVC_Result {
     register(Kind::ConfigUpdated, callback, user_data)
+}
+
+/// Registers `OnPlayerTokenNeeded`: the SDK needs a new player token. The game asks its
+/// backend for one and gives it with `SVC_SetPlayerToken` (from the callback or later). JSON:
+/// `reason` (`expiring`: the token's `exp` is less than a minute away or past; `refused`: the
+/// engine refused it, and it is sent no more), `player_id`, `expires_at` (the held token's
+/// `exp`, Unix seconds, or null), and for `refused` the engine's `code`
+/// (`player_token_required`, `player_token_invalid`, `player_token_mismatch`) and `message`
+/// (null otherwise). Asked once per token.
+#[unsafe(no_mangle)]
+pub extern "C" fn SVC_SetOnPlayerTokenNeeded(
+    callback: SVC_Callback,
+    user_data: *mut c_void,
+) -> SVC_Result {
+    register(Kind::PlayerTokenNeeded, callback, user_data)
 }

@@ -1,10 +1,12 @@
-//! Which of the seven C callbacks an [`SdkCallback`] goes to, and the JSON it carries.
+//! Which C callback an [`SdkCallback`] goes to (the seven of the engine's pushes, and the
+//! player token's), and the JSON it carries.
 
 use serde_json::{Value, json};
 
 use crate::callback::{InventoryItem, SdkCallback};
 
-/// The seven callbacks a game registers, in the order of their registration functions.
+/// The callbacks a game registers, in the order of their registration functions: the seven
+/// of the engine's pushes, then the player token's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// `SVC_SetOnSDKReady`: the session is open.
@@ -21,10 +23,24 @@ pub enum Kind {
     KillSwitchChanged,
     /// `SVC_SetOnConfigUpdated`: the configuration changed.
     ConfigUpdated,
+    /// `SVC_SetOnPlayerTokenNeeded`: the SDK needs a new player token.
+    PlayerTokenNeeded,
 }
 
 /// How many kinds there are (crate-visible only, so it stays out of the C header).
-pub(crate) const KINDS: usize = 7;
+pub(crate) const KINDS: usize = 8;
+
+/// Every kind, by index.
+const ALL: [Kind; KINDS] = [
+    Kind::SdkReady,
+    Kind::OfferReceived,
+    Kind::BalanceUpdate,
+    Kind::InventoryUpdate,
+    Kind::NoOffer,
+    Kind::KillSwitchChanged,
+    Kind::ConfigUpdated,
+    Kind::PlayerTokenNeeded,
+];
 
 impl Kind {
     /// The kind's slot in the registry.
@@ -43,7 +59,13 @@ impl Kind {
             Self::NoOffer => "SVC_Dart_OnNoOffer",
             Self::KillSwitchChanged => "SVC_Dart_OnKillSwitchChanged",
             Self::ConfigUpdated => "SVC_Dart_OnConfigUpdated",
+            Self::PlayerTokenNeeded => "SVC_Dart_OnPlayerTokenNeeded",
         }
+    }
+
+    /// The kind whose name (`SVC_Dart_OnSDKReady`, ...) is `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        ALL.into_iter().find(|kind| kind.log_name() == name)
     }
 }
 
@@ -83,6 +105,17 @@ pub fn of(callback: SdkCallback) -> Option<(Kind, String)> {
             json!({"config_version": config_version, "custom_page": custom_page}),
         ),
         SdkCallback::KillSwitch(kill_switch) => (Kind::KillSwitchChanged, json!(kill_switch)),
+        SdkCallback::PlayerTokenNeeded {
+            reason,
+            player_id,
+            expires_at,
+            refusal,
+        } => (
+            Kind::PlayerTokenNeeded,
+            json!({"reason": reason, "player_id": player_id, "expires_at": expires_at,
+                   "code": refusal.as_ref().map(|r| &r.code),
+                   "message": refusal.as_ref().map(|r| &r.message)}),
+        ),
         SdkCallback::Error { .. } => return None,
     };
     Some((kind, value.to_string()))
@@ -110,6 +143,25 @@ mod tests {
         assert_eq!(kind, Kind::BalanceUpdate);
         let value: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(value, json!({"currency_id": "gems", "balance": 500}));
+    }
+
+    #[test]
+    fn every_kind_is_found_by_its_name_at_its_index() {
+        for (index, kind) in ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), index);
+            assert_eq!(Kind::named(kind.log_name()), Some(kind));
+        }
+        assert_eq!(Kind::named("SVC_Dart_OnNothing"), None);
+    }
+
+    #[test]
+    fn the_header_defines_every_name_as_itself() {
+        let header = include_str!("../../include/offer_sdk.h");
+        for kind in ALL {
+            let name = kind.log_name();
+            let define = format!("#define {name} \"{name}\"");
+            assert!(header.contains(&define), "no `{define}` in offer_sdk.h");
+        }
     }
 
     #[test]

@@ -8,9 +8,10 @@ use super::payload::KINDS;
 use crate::sdk::Sdk;
 
 /// A game callback: the payload as NUL-terminated UTF-8 JSON, valid only during the call, and
-/// the `user_data` given at registration. Each registration (`SVC_SetOn...`) writes one line
-/// to standard error under the callback's `SVC_Dart_On...` name (`offer-sdk: registered
-/// SVC_Dart_OnSDKReady`, ...), the device log.
+/// the `user_data` given at registration. Each registration (`SVC_SetOn...`, or
+/// `SVC_RegisterCallback` with the callback's name) writes one line to standard error under
+/// the callback's `SVC_Dart_On...` name (`offer-sdk: registered SVC_Dart_OnSDKReady`, ...),
+/// the device log.
 #[allow(non_camel_case_types)]
 pub type SVC_Callback = Option<extern "C" fn(json: *const c_char, user_data: *mut c_void)>;
 

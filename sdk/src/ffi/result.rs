@@ -23,8 +23,7 @@ pub const SVC_ERR_ENVIRONMENT_MISMATCH: SVC_Result = -5;
 pub const SVC_ERR_BASE_URL: SVC_Result = -6;
 /// `svc_config.json` is missing from the data directory or malformed.
 pub const SVC_ERR_SVC_CONFIG: SVC_Result = -7;
-/// The player id could not be resolved (the configured source needs an input not passed, or
-/// the JWT has no readable `sub`).
+/// The player id could not be resolved (the configured source needs an input not passed).
 pub const SVC_ERR_PLAYER_ID: SVC_Result = -8;
 /// The data directory could not be made or used.
 pub const SVC_ERR_DATA_DIR: SVC_Result = -9;
@@ -43,14 +42,21 @@ pub const SVC_ERR_ALREADY_LOGGED_IN: SVC_Result = -15;
 /// The SDK failed inside (a panic, caught at the boundary rather than unwinding into C).
 pub const SVC_ERR_INTERNAL: SVC_Result = -16;
 /// The event of `SVC_Track`, as JSON, is longer than the engine takes in one request
-/// (2 MiB less the 65 bytes around a batch's events): it could never be sent, so it was not
-/// queued.
+/// (2 MiB less the 65 bytes around a batch's events and the 8,210 kept for the player token):
+/// it could never be sent, so it was not queued.
 pub const SVC_ERR_EVENT_TOO_LARGE: SVC_Result = -17;
 /// The money event of `SVC_Track` was not queued: the queue holds its most money events
 /// (100,000) waiting for the engine, a long outage. Money events are never evicted; keep the
 /// event and track it later. (Past 1,000 queued events, a new event evicts the oldest
 /// non-money event instead.)
 pub const SVC_ERR_QUEUE_FULL: SVC_Result = -18;
+/// The player token is missing (`player_id_source: jwt` without `player_token`), does not read
+/// (not a JWT whose payload has a string `sub`, or longer than 8 KiB), or names another player
+/// than the session's; or, from `SVC_RequestOffer`, the engine refused the SDK's token and no
+/// socket is up: give a new one with `SVC_SetPlayerToken`.
+pub const SVC_ERR_PLAYER_TOKEN: SVC_Result = -19;
+/// `SVC_RegisterCallback` was given a name that is none of the `SVC_Dart_On...` constants.
+pub const SVC_ERR_UNKNOWN_CALLBACK: SVC_Result = -20;
 
 /// The code for an init refusal.
 pub(super) fn of_init(error: &InitError) -> SVC_Result {
@@ -60,7 +66,8 @@ pub(super) fn of_init(error: &InitError) -> SVC_Result {
         InitError::EnvironmentMismatch { .. } => SVC_ERR_ENVIRONMENT_MISMATCH,
         InitError::BaseUrl(_) => SVC_ERR_BASE_URL,
         InitError::SvcConfig { .. } => SVC_ERR_SVC_CONFIG,
-        InitError::MissingPlayerInput { .. } | InitError::Jwt(_) => SVC_ERR_PLAYER_ID,
+        InitError::MissingPlayerInput { .. } => SVC_ERR_PLAYER_ID,
+        InitError::PlayerToken(_) => SVC_ERR_PLAYER_TOKEN,
         InitError::DataDir { .. } => SVC_ERR_DATA_DIR,
         InitError::Thread(_) => SVC_ERR_THREAD,
     }

@@ -1,7 +1,8 @@
 //! What the example games' tests share: where the built SDK library is, and a game played
 //! against a spawned engine (it settles a purchase, sees a sword bought on another device of
 //! the player arrive as its inventory, then the kill switch ends it), its output checked for
-//! the order of what happened.
+//! the order of what happened; with signed player identity, the game's player token comes from
+//! the file `OFFER_PLAYER_TOKEN_FILE` names, the examples' stand-in for the studio's backend.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
@@ -13,7 +14,8 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::json;
 
-use super::{Live, PATIENCE, eventually, outside_holdout};
+use super::signing::{KEY_A, KEY_A_PUB, require, token};
+use super::{Live, PATIENCE, eventually, outside_holdout, temp_dir};
 
 /// The workspace's root.
 pub fn workspace_root() -> PathBuf {
@@ -81,15 +83,42 @@ impl Surface {
     }
 }
 
+/// How the game's players are identified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// By the id the game passes (player identity `none`).
+    Open,
+    /// By a token the studio's backend signs (player identity `required`): the game reads it
+    /// from `OFFER_PLAYER_TOKEN_FILE`, at launch and when the SDK asks for a new one.
+    Signed,
+}
+
+/// [`play_as`] with [`Identity::Open`].
+pub fn play(game: &[&OsStr], env: &[(&str, &OsStr)], surface: Surface) {
+    play_as(game, env, surface, Identity::Open);
+}
+
 /// Runs an example game (the command line `game`, to which the engine's URL, the game id, the
 /// key, the SDK's folder and a player id are added, with the environment `env`) against a
 /// spawned engine: waits for it to settle its purchase, turns offers off with the kill switch,
 /// and checks what it printed, with the SDK's device log (standard error) in the same stream,
-/// and that it ended well.
-pub fn play(game: &[&OsStr], env: &[(&str, &OsStr)], surface: Surface) {
+/// and that it ended well. With [`Identity::Signed`], the game requires player tokens of a key
+/// and the game's player gets one.
+pub fn play_as(game: &[&OsStr], env: &[(&str, &OsStr)], surface: Surface, identity: Identity) {
     let ok = surface.ok();
     let live = Live::start();
     let player = outside_holdout(&live.game_id, "player_c");
+    let backend = temp_dir("backend").join("player_token");
+    let player_token = (identity == Identity::Signed).then(|| {
+        require(&live, &[KEY_A_PUB]);
+        let signed = token(KEY_A, &player, &live.game_id, 3600);
+        std::fs::write(&backend, &signed).expect("the backend's token");
+        signed
+    });
+    let mut env = env.to_vec();
+    if player_token.is_some() {
+        env.push(("OFFER_PLAYER_TOKEN_FILE", backend.as_os_str()));
+    }
     // Standard error joins standard output in one pipe, so the SDK's log lines keep their
     // place among the game's.
     let mut child = Command::new("sh")
@@ -174,7 +203,8 @@ pub fn play(game: &[&OsStr], env: &[(&str, &OsStr)], surface: Surface) {
         &live.key,
         Method::POST,
         "/v1/sdk/sessions",
-        Some(json!({"session_id": other_device, "player_id": player})),
+        Some(json!({"session_id": other_device, "player_id": player,
+                    "player_token": player_token})),
     );
     assert_eq!(status, 201, "{body}");
     let (status, body) = live.admin.call_as(
@@ -182,8 +212,9 @@ pub fn play(game: &[&OsStr], env: &[(&str, &OsStr)], surface: Surface) {
         Method::POST,
         "/v1/sdk/events",
         Some(
-            json!({"session_id": other_device, "events": [{"type": "purchase",
-            "item_ids": ["sword"], "price_cents": 499, "tx_id": "other-device-sword"}]}),
+            json!({"session_id": other_device, "player_token": player_token,
+            "events": [{"type": "purchase", "item_ids": ["sword"], "price_cents": 499,
+                        "tx_id": "other-device-sword"}]}),
         ),
     );
     assert_eq!(status, 202, "{body}");

@@ -15,6 +15,7 @@ use offer_sdk::{InitOptions, Sdk, SdkCallback};
 
 pub mod bad_inputs;
 pub mod game;
+pub mod signing;
 use serde_json::{Value, json};
 
 /// How long a test waits for anything the engine or the SDK does.
