@@ -64,7 +64,7 @@ pub enum SdkCallback {
         /// The held token's `exp`, in Unix seconds, when it has one.
         expires_at: Option<i64>,
         /// The engine's refusal, for `refused`.
-        refusal: Option<crate::player_token::Refusal>,
+        refusal: Option<Refusal>,
     },
     /// Something went wrong that the game may want to show or log: a refused message
     /// (`code` as the engine sent it) or an SDK-side failure (`code` starting with `sdk_`).
@@ -74,4 +74,27 @@ pub enum SdkCallback {
         /// For people.
         message: String,
     },
+}
+
+/// The refusal codes of a player token, as the engine answers them.
+const CODE_PREFIX: &str = "player_token_";
+
+/// The engine's refusal of the SDK's token: its code (`player_token_required`,
+/// `player_token_invalid`, `player_token_mismatch`) and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The engine's code.
+    pub code: String,
+    /// The engine's message (it names the reason, for example `expired`).
+    pub message: String,
+}
+
+impl Refusal {
+    /// The refusal in an engine error, when `code` is a player token's.
+    pub fn of(code: &str, message: &str) -> Option<Self> {
+        code.starts_with(CODE_PREFIX).then(|| Self {
+            code: code.to_owned(),
+            message: message.to_owned(),
+        })
+    }
 }

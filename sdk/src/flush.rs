@@ -23,10 +23,10 @@ use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
 use crate::journal;
 use crate::limits::MAX_BATCH_EVENTS;
+use crate::player_token;
 use crate::shared::{BACKOFF_BASE, Shared, lock};
 use crate::sigpipe;
 use crate::telemetry::{self, Queued, Writes};
-use crate::worker;
 
 /// Sends the telemetry queue in batches whenever it is woken or the interval passes, once
 /// the session is open and while the kill switch allows the SDK.
@@ -69,7 +69,7 @@ pub async fn run(shared: &Shared, http: &reqwest::Client) {
                 .await;
             let sent = match sent {
                 Ok(response) if response.status() == StatusCode::UNAUTHORIZED => {
-                    match worker::token_refusal(response).await {
+                    match player_token::token_refusal(response).await {
                         // The batch stays queued: it goes with the game's next token.
                         Some(refusal) => {
                             shared.token_refused(&token, refusal);

@@ -24,14 +24,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use tokio::sync::watch;
 
+pub use crate::callback::Refusal;
 use crate::callback::SdkCallback;
+use serde::Deserialize;
 
 /// The longest token the SDK sends: the engine reads no longer token (a token of an RSA-4096
 /// key is under 1 KiB).
 pub(crate) const MAX_TOKEN_BYTES: usize = 8192;
-
-/// The refusal codes of a player token, as the engine answers them.
-const CODE_PREFIX: &str = "player_token_";
 
 /// Why a token was not taken by the SDK itself (before the engine sees it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -98,26 +97,6 @@ impl PlayerToken {
     /// The token as sent.
     pub fn text(&self) -> &str {
         &self.text
-    }
-}
-
-/// The engine's refusal of the SDK's token: its code (`player_token_required`,
-/// `player_token_invalid`, `player_token_mismatch`) and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// The engine's code.
-    pub code: String,
-    /// The engine's message (it names the reason, for example `expired`).
-    pub message: String,
-}
-
-impl Refusal {
-    /// The refusal in an engine error, when `code` is a player token's.
-    pub fn of(code: &str, message: &str) -> Option<Self> {
-        code.starts_with(CODE_PREFIX).then(|| Self {
-            code: code.to_owned(),
-            message: message.to_owned(),
-        })
     }
 }
 
@@ -282,6 +261,28 @@ impl Tokens {
             refusal,
         });
     }
+}
+
+/// The engine's error body, the parts the SDK reads.
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+/// `{"code", "message"}` of an error body.
+#[derive(Debug, Deserialize)]
+struct ErrorDetail {
+    code: String,
+    message: String,
+}
+
+/// The refusal of the player token a 401 answer carries, if that is what it refuses.
+pub async fn token_refusal(response: reqwest::Response) -> Option<Refusal> {
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    let body: ErrorBody = response.json().await.ok()?;
+    Refusal::of(&body.error.code, &body.error.message)
 }
 
 #[cfg(test)]

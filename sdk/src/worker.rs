@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::backoff::Backoff;
 use crate::callback::SdkCallback;
-use crate::player_token::Refusal;
+use crate::player_token;
 use crate::shared::{BACKOFF_BASE, ConnectionError, Shared};
 use crate::{flush, sigpipe, socket};
 
@@ -180,7 +180,7 @@ async fn connect_once(
         .await?;
     if !opened.status().is_success() {
         let status = opened.status();
-        if let Some(refusal) = token_refusal(opened).await {
+        if let Some(refusal) = player_token::token_refusal(opened).await {
             shared.token_refused(&token, refusal.clone());
             return Err(ConnectionError::PlayerToken(refusal));
         }
@@ -198,26 +198,4 @@ async fn connect_once(
     shared.session_open.store(true, Ordering::SeqCst);
     shared.flush.notify_one();
     socket::serve(shared, player_id, &token, position, backoff, requests).await
-}
-
-/// The engine's error body, the parts the SDK reads.
-#[derive(Debug, Deserialize)]
-struct ErrorBody {
-    error: ErrorDetail,
-}
-
-/// `{"code", "message"}` of an error body.
-#[derive(Debug, Deserialize)]
-struct ErrorDetail {
-    code: String,
-    message: String,
-}
-
-/// The refusal of the player token a 401 answer carries, if that is what it refuses.
-pub async fn token_refusal(response: reqwest::Response) -> Option<Refusal> {
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
-    }
-    let body: ErrorBody = response.json().await.ok()?;
-    Refusal::of(&body.error.code, &body.error.message)
 }
