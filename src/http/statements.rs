@@ -23,6 +23,7 @@ use crate::state::AppState;
 #[into_params(parameter_in = Query)]
 pub struct StatementQuery {
     /// The closed UTC month, `YYYY-MM`.
+    #[param(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$", example = "2026-10")]
     pub month: String,
     /// `json` (the default) or `csv`.
     pub format: Option<StatementFormat>,
