@@ -99,7 +99,7 @@ pub(super) async fn case_purchase_revenue_by_group(ctx: Ctx) {
     let treated = op(g, "buy1", MoneyKind::Purchase, 499);
     assert_eq!(
         apply(s, &treated).await,
-        MoneyOutcome::Applied { balance: 0 }
+        MoneyOutcome::Applied { balance: 0, left_out: 0 }
     );
     let control = MoneyOp {
         holdout: true,
@@ -149,7 +149,7 @@ pub(super) async fn case_unproven_purchases_stay_out_of_revenue(ctx: Ctx) {
         with("uh", 300, Proof::Unverified, true),
         with("s", 99, Proof::Sandbox, false),
     ] {
-        assert_eq!(apply(s, &o).await, MoneyOutcome::Applied { balance: 0 });
+        assert_eq!(apply(s, &o).await, MoneyOutcome::Applied { balance: 0, left_out: 0 });
     }
     // A replay of an unverified purchase is a replay like any other.
     assert_eq!(
