@@ -768,6 +768,7 @@ mod tests {
             import: false,
             cohort: None,
             proof: None,
+            day_cap: None,
         }
     }
 

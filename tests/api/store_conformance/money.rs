@@ -339,6 +339,7 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
                 import: rng.random_bool(0.02),
                 cohort: None,
                 proof: None,
+                day_cap: None,
             }
         };
         let outcome = apply(s, &op).await;

@@ -623,6 +623,7 @@ mod tests {
             import: false,
             cohort: None,
             proof: None,
+            day_cap: None,
         };
         let print = op.fingerprint();
         let suffix = format!("|Purchase|{}|{}", op.currency_id, op.amount);
