@@ -213,10 +213,7 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
             spent: t.spent,
         })
         .collect();
-    let day_caps = day_caps(
-        input.caps,
-        &flows[flows.len().saturating_sub(window)..],
-    );
+    let day_caps = day_caps(input.caps, &flows[flows.len().saturating_sub(window)..]);
     FsrReport {
         day_caps,
         game_id: input.game_id,
@@ -577,7 +574,10 @@ mod tests {
         assert_eq!(r.day_caps[0].cap_source, None);
         let gold = &r.day_caps[1];
         assert_eq!((gold.earned_cap, gold.spent_cap), (Some(3000), Some(2400)));
-        assert_eq!((gold.earned_left_out, gold.earned_players_capped), (1000, 4));
+        assert_eq!(
+            (gold.earned_left_out, gold.earned_players_capped),
+            (1000, 4)
+        );
         assert_eq!(gold.spent_left_out, 0);
     }
 }

@@ -30,7 +30,6 @@ use uuid::Uuid;
 
 use super::{Collection, Scope};
 
-
 /// How long a day's player totals ([`Keys::player_days`]) are kept after their last write:
 /// the seven days the derived caps read and the player record's flags reach back past.
 pub const PLAYER_DAYS_TTL_SECS: i64 = 40 * 86_400;

@@ -198,9 +198,7 @@ async fn a_studio_cap_leaves_the_rest_of_a_players_day_out_of_the_figures() {
         .expect("gems");
     assert_eq!(gems["earned_cap"], Value::Null);
     assert_eq!(gems["cap_source"], Value::Null);
-    let record = app
-        .get_json(format!("{game}/players/grinder"))
-        .await;
+    let record = app.get_json(format!("{game}/players/grinder")).await;
     assert_eq!(record["balances"]["gold"], 600);
     assert_eq!(record["ledger_total"], 3);
     assert_eq!(record["capped_days"][0]["left_out"], 200, "{record}");

@@ -52,7 +52,8 @@ async fn the_economy_page_shows_what_the_caps_left_out_and_the_refused_events_by
         .nth(1)
         .expect("the refused events list the code");
     assert!(
-        refused.starts_with(r#"<td><code>amount_out_of_bounds</code></td><td class="count">1</td>"#),
+        refused
+            .starts_with(r#"<td><code>amount_out_of_bounds</code></td><td class="count">1</td>"#),
         "{refused}"
     );
     let gold = page
@@ -62,8 +63,14 @@ async fn the_economy_page_shows_what_the_caps_left_out_and_the_refused_events_by
         .expect("a row for gold");
     assert!(gold.contains("500 / 500"), "{gold}");
     assert!(gold.contains("studio (max_per_player_day)"), "{gold}");
-    assert!(gold.contains(r#"<td class="earned-left-out">200</td>"#), "{gold}");
-    assert!(gold.contains(r#"<td class="players-capped">1</td>"#), "{gold}");
+    assert!(
+        gold.contains(r#"<td class="earned-left-out">200</td>"#),
+        "{gold}"
+    );
+    assert!(
+        gold.contains(r#"<td class="players-capped">1</td>"#),
+        "{gold}"
+    );
     let gems = page
         .split(r#"<tr data-currency="gems">"#)
         .nth(1)

@@ -90,8 +90,7 @@ pub async fn in_force(
                     CurrencyCaps {
                         earned,
                         spent,
-                        source: (earned.is_some() || spent.is_some())
-                            .then_some(CapSource::Derived),
+                        source: (earned.is_some() || spent.is_some()).then_some(CapSource::Derived),
                     }
                 }
             };

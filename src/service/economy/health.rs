@@ -172,16 +172,17 @@ async fn flows(
 /// What the players' day caps left out of one day, per currency.
 fn left_out(day: &DayAggregate) -> BTreeMap<String, LeftOut> {
     let mut out: BTreeMap<String, LeftOut> = BTreeMap::new();
-    let sides: [(&BTreeMap<String, i64>, fn(&mut LeftOut) -> &mut i64); 4] = [
-        (&day.left_out_earned, |l| &mut l.earned),
-        (&day.left_out_spent, |l| &mut l.spent),
-        (&day.capped_earned, |l| &mut l.earned_players),
-        (&day.capped_spent, |l| &mut l.spent_players),
-    ];
-    for (map, field) in sides {
-        for (currency, n) in map {
-            *field(out.entry(currency.clone()).or_default()) = *n;
-        }
+    for (currency, n) in &day.left_out_earned {
+        out.entry(currency.clone()).or_default().earned = *n;
+    }
+    for (currency, n) in &day.left_out_spent {
+        out.entry(currency.clone()).or_default().spent = *n;
+    }
+    for (currency, n) in &day.capped_earned {
+        out.entry(currency.clone()).or_default().earned_players = *n;
+    }
+    for (currency, n) in &day.capped_spent {
+        out.entry(currency.clone()).or_default().spent_players = *n;
     }
     out
 }

@@ -24,9 +24,9 @@ use offer_wire::event::SdkEvent;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::service::economy::day_caps;
 use crate::service::play::events::{Refusal, Rejected, validate_fields};
 use crate::service::{ServiceError, ServiceResult, Services};
-use crate::service::economy::day_caps;
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
 
 /// Most events one import call takes (more is a 413).

@@ -779,7 +779,10 @@ mod tests {
         let game = Uuid::new_v4();
         assert_eq!(
             apply(&conn, &earn(game, "c", 5)).expect("apply"),
-            MoneyOutcome::Applied { balance: 5, left_out: 0 }
+            MoneyOutcome::Applied {
+                balance: 5,
+                left_out: 0
+            }
         );
         // Make the record of `c` collide with `b`'s hash.
         let b_hash = tx_hash(game, Environment::Production, "p1", "b");
@@ -787,7 +790,10 @@ mod tests {
             .expect("collide");
         assert_eq!(
             apply(&conn, &earn(game, "b", 7)).expect("apply"),
-            MoneyOutcome::Applied { balance: 12, left_out: 0 }
+            MoneyOutcome::Applied {
+                balance: 12,
+                left_out: 0
+            }
         );
         assert_eq!(
             apply(&conn, &earn(game, "b", 7)).expect("apply"),

@@ -419,7 +419,10 @@ mod tests {
         let game = Uuid::new_v4();
         assert_eq!(
             apply(&conn, &earn(game, "p1", 40)).expect("apply"),
-            MoneyOutcome::Applied { balance: 40, left_out: 0 }
+            MoneyOutcome::Applied {
+                balance: 40,
+                left_out: 0
+            }
         );
         // Make the file what layout 3 wrote: the record hashed without its player, and no
         // proof column on the ledger.
@@ -443,7 +446,10 @@ mod tests {
         );
         assert_eq!(
             apply(&conn, &earn(game, "p2", 5)).expect("another player"),
-            MoneyOutcome::Applied { balance: 5, left_out: 0 }
+            MoneyOutcome::Applied {
+                balance: 5,
+                left_out: 0
+            }
         );
     }
 }

@@ -99,7 +99,10 @@ pub(super) async fn case_purchase_revenue_by_group(ctx: Ctx) {
     let treated = op(g, "buy1", MoneyKind::Purchase, 499);
     assert_eq!(
         apply(s, &treated).await,
-        MoneyOutcome::Applied { balance: 0, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
     let control = MoneyOp {
         holdout: true,
@@ -149,7 +152,13 @@ pub(super) async fn case_unproven_purchases_stay_out_of_revenue(ctx: Ctx) {
         with("uh", 300, Proof::Unverified, true),
         with("s", 99, Proof::Sandbox, false),
     ] {
-        assert_eq!(apply(s, &o).await, MoneyOutcome::Applied { balance: 0, left_out: 0 });
+        assert_eq!(
+            apply(s, &o).await,
+            MoneyOutcome::Applied {
+                balance: 0,
+                left_out: 0
+            }
+        );
     }
     // A replay of an unverified purchase is a replay like any other.
     assert_eq!(
@@ -202,15 +211,36 @@ pub(super) async fn case_day_caps_leave_the_excess_out_of_the_day(ctx: Ctx) {
     };
     let applied = |balance, left_out| MoneyOutcome::Applied { balance, left_out };
     for (o, expected) in [
-        (capped("a", "p1", MoneyKind::Earned, 600, Some(1000)), applied(600, 0)),
+        (
+            capped("a", "p1", MoneyKind::Earned, 600, Some(1000)),
+            applied(600, 0),
+        ),
         // 1200 reported: 200 above the cap.
-        (capped("b", "p1", MoneyKind::Earned, 600, Some(1000)), applied(1200, 200)),
+        (
+            capped("b", "p1", MoneyKind::Earned, 600, Some(1000)),
+            applied(1200, 200),
+        ),
         // Already above: all of it.
-        (capped("c", "p1", MoneyKind::Earned, 100, Some(1000)), applied(1300, 100)),
-        (capped("d", "p2", MoneyKind::Earned, 5000, Some(1000)), applied(5000, 4000)),
-        (capped("e", "p1", MoneyKind::Spent, 1000, Some(500)), applied(300, 500)),
-        (capped("f", "p3", MoneyKind::Earned, 50, None), applied(50, 0)),
-        (capped("g", "p3", MoneyKind::Purchase, 499, Some(1)), applied(0, 0)),
+        (
+            capped("c", "p1", MoneyKind::Earned, 100, Some(1000)),
+            applied(1300, 100),
+        ),
+        (
+            capped("d", "p2", MoneyKind::Earned, 5000, Some(1000)),
+            applied(5000, 4000),
+        ),
+        (
+            capped("e", "p1", MoneyKind::Spent, 1000, Some(500)),
+            applied(300, 500),
+        ),
+        (
+            capped("f", "p3", MoneyKind::Earned, 50, None),
+            applied(50, 0),
+        ),
+        (
+            capped("g", "p3", MoneyKind::Purchase, 499, Some(1)),
+            applied(0, 0),
+        ),
     ] {
         assert_eq!(apply(s, &o).await, expected, "{}", o.tx_id);
     }
@@ -257,8 +287,10 @@ pub(super) async fn case_day_caps_leave_the_excess_out_of_the_day(ctx: Ctx) {
         .player_left_out(g, env, "p1", &["gold".to_owned()], &[day(2), day(1)])
         .await
         .expect("left out");
-    let left: Vec<(NaiveDate, MoneyKind, i64)> =
-        left.into_iter().map(|l| (l.day, l.kind, l.left_out)).collect();
+    let left: Vec<(NaiveDate, MoneyKind, i64)> = left
+        .into_iter()
+        .map(|l| (l.day, l.kind, l.left_out))
+        .collect();
     assert_eq!(
         left,
         [
@@ -311,7 +343,11 @@ pub(super) async fn case_concurrent_capped_events_count_up_to_the_cap(ctx: Ctx) 
         .day_aggregates(g, env, &[day(1)])
         .await
         .expect("days");
-    assert_eq!(days[0].earned["gold"], 4 * CAP, "each player's day counts up to the cap");
+    assert_eq!(
+        days[0].earned["gold"],
+        4 * CAP,
+        "each player's day counts up to the cap"
+    );
     assert_eq!(days[0].left_out_earned["gold"], reported - 4 * CAP);
     assert_eq!(left_out, reported - 4 * CAP);
     assert_eq!(days[0].capped_earned["gold"], 4);

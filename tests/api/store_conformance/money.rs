@@ -19,11 +19,17 @@ pub(super) async fn case_earn_then_spend(ctx: Ctx) {
     let g = Uuid::new_v4();
     assert_eq!(
         apply(s, &op(g, "e1", MoneyKind::Earned, 100)).await,
-        MoneyOutcome::Applied { balance: 100, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 100,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &op(g, "s1", MoneyKind::Spent, 30)).await,
-        MoneyOutcome::Applied { balance: 70, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 70,
+            left_out: 0
+        }
     );
     let (balance, ledger, days) = snapshot(s, g).await;
     assert_eq!(balance, 70);
@@ -59,7 +65,10 @@ pub(super) async fn case_overspend_writes_nothing(ctx: Ctx) {
     apply(s, &op(g, "e2", MoneyKind::Earned, 1)).await;
     assert_eq!(
         apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
-        MoneyOutcome::Applied { balance: 0, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
 }
 
@@ -67,7 +76,13 @@ pub(super) async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let earn = op(g, "e1", MoneyKind::Earned, 40);
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40, left_out: 0 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
+    );
     // The same tx_id with another amount changes nothing and does not reveal the first change.
     let other_amount = op(g, "e1", MoneyKind::Earned, 41);
     assert_eq!(apply(s, &other_amount).await, MoneyOutcome::TxConflict);
@@ -92,11 +107,17 @@ pub(super) async fn case_tx_id_is_unique_per_player(ctx: Ctx) {
     };
     assert_eq!(
         apply(s, &guesser).await,
-        MoneyOutcome::Applied { balance: 1, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 1,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &victim).await,
-        MoneyOutcome::Applied { balance: 40, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &victim).await,
@@ -131,7 +152,13 @@ pub(super) async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let buy = op(g, "b1", MoneyKind::Purchase, 499);
-    assert_eq!(apply(s, &buy).await, MoneyOutcome::Applied { balance: 0, left_out: 0 });
+    assert_eq!(
+        apply(s, &buy).await,
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
+    );
     assert_eq!(apply(s, &buy).await, MoneyOutcome::Duplicate { balance: 0 });
     apply(s, &op(g, "b2", MoneyKind::Purchase, 1000)).await;
     let env = Environment::Production;
@@ -162,7 +189,13 @@ pub(super) async fn case_replay_counts_once(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let earn = op(g, "e1", MoneyKind::Earned, 40);
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40, left_out: 0 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
+    );
     for _ in 0..100 {
         assert_eq!(
             apply(s, &earn).await,
@@ -188,7 +221,10 @@ pub(super) async fn case_kill_switch_writes_nothing(ctx: Ctx) {
     s.set_kill_level(g, 2).await.expect("kill 2");
     assert_eq!(
         apply(s, &op(g, "e2", MoneyKind::Earned, 5)).await,
-        MoneyOutcome::Applied { balance: 15, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 15,
+            left_out: 0
+        }
     );
     s.set_kill_level(g, 3).await.expect("kill 3");
     let before = snapshot(s, g).await;
@@ -205,7 +241,10 @@ pub(super) async fn case_kill_switch_writes_nothing(ctx: Ctx) {
     s.set_kill_level(g, 0).await.expect("kill 0");
     assert_eq!(
         apply(s, &op(g, "k0", MoneyKind::Earned, 1)).await,
-        MoneyOutcome::Applied { balance: 16, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 16,
+            left_out: 0
+        }
     );
 }
 
@@ -220,7 +259,10 @@ pub(super) async fn case_environments_apart(ctx: Ctx) {
     // Same tx id in another environment is another event.
     assert_eq!(
         apply(s, &sandbox).await,
-        MoneyOutcome::Applied { balance: 5, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 5,
+            left_out: 0
+        }
     );
     let prod = gold(s, g, Environment::Production, "p1").await;
     let sand = gold(s, g, Environment::Sandbox, "p1").await;
@@ -244,13 +286,22 @@ pub(super) async fn case_import_skips_balance_check(ctx: Ctx) {
     };
     assert_eq!(
         apply(s, &spend).await,
-        MoneyOutcome::Applied { balance: -30, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 0
+        }
     );
     let earn = MoneyOp {
         import: true,
         ..op(g, "old-earn", MoneyKind::Earned, 50)
     };
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 20, left_out: 0 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 20,
+            left_out: 0
+        }
+    );
     assert_eq!(
         apply(s, &spend).await,
         MoneyOutcome::Duplicate { balance: -30 }
@@ -361,7 +412,10 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
             first_result.insert(op.tx_id.clone(), after);
             holdout_of.insert(op.tx_id.clone(), op.holdout);
             issued.push(op.clone());
-            MoneyOutcome::Applied { balance: after, left_out: 0 }
+            MoneyOutcome::Applied {
+                balance: after,
+                left_out: 0,
+            }
         };
         assert_eq!(outcome, expected, "op {i}: {op:?}");
     }

@@ -104,7 +104,10 @@ async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
             .apply_money(&by("p2", op(g, "old|1", MoneyKind::Earned, 3)))
             .await
             .expect("another player"),
-        MoneyOutcome::Applied { balance: 3, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 3,
+            left_out: 0
+        }
     );
     // A second node (or a restart) finds the records renamed and renames nothing twice.
     let again = RedisStore::connect(&url, &prefix, Duration::from_secs(2))
@@ -130,7 +133,10 @@ async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
             .apply_money(&retry)
             .await
             .expect("after the retention"),
-        MoneyOutcome::Applied { balance: 80, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 80,
+            left_out: 0
+        }
     );
 }
 
@@ -230,14 +236,26 @@ async fn redis_one_call_of_many_events_answers_each_as_alone() {
     assert_eq!(
         rest,
         [
-            MoneyOutcome::Applied { balance: 110, left_out: 0 },
+            MoneyOutcome::Applied {
+                balance: 110,
+                left_out: 0
+            },
             MoneyOutcome::Duplicate { balance: 110 },
             MoneyOutcome::TxConflict,
-            MoneyOutcome::Applied { balance: 30, left_out: 0 },
+            MoneyOutcome::Applied {
+                balance: 30,
+                left_out: 0
+            },
             MoneyOutcome::InsufficientFunds { balance: 30 },
             MoneyOutcome::Duplicate { balance: 30 },
-            MoneyOutcome::Applied { balance: 0, left_out: 0 },
-            MoneyOutcome::Applied { balance: 35, left_out: 0 },
+            MoneyOutcome::Applied {
+                balance: 0,
+                left_out: 0
+            },
+            MoneyOutcome::Applied {
+                balance: 35,
+                left_out: 0
+            },
             MoneyOutcome::InsufficientFunds { balance: 35 },
         ]
     );
@@ -271,7 +289,10 @@ async fn redis_one_call_of_many_events_answers_each_as_alone() {
             .apply_money(&op(g, "s2", MoneyKind::Spent, 35))
             .await
             .expect("s2"),
-        MoneyOutcome::Applied { balance: 0, left_out: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
 
     // At kill level 3 every new event of a call is refused and writes nothing, while a
@@ -423,21 +444,57 @@ async fn redis_one_call_across_environments_days_and_kinds_leaves_what_lone_call
         capped(op(g, "c4", MoneyKind::Earned, 5), 30),
     ];
     let expected = [
-        MoneyOutcome::Applied { balance: 50, left_out: 0 },
-        MoneyOutcome::Applied { balance: 7, left_out: 0 },
-        MoneyOutcome::Applied { balance: 9, left_out: 0 },
-        MoneyOutcome::Applied { balance: 30, left_out: 0 },
+        MoneyOutcome::Applied {
+            balance: 50,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 7,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 9,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 30,
+            left_out: 0,
+        },
         MoneyOutcome::InsufficientFunds { balance: 7 },
-        MoneyOutcome::Applied { balance: 0, left_out: 0 },
-        MoneyOutcome::Applied { balance: 0, left_out: 0 },
-        MoneyOutcome::Applied { balance: 35, left_out: 0 },
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 35,
+            left_out: 0,
+        },
         MoneyOutcome::Duplicate { balance: 50 },
-        MoneyOutcome::Applied { balance: -30, left_out: 0 },
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 0,
+        },
         MoneyOutcome::TxConflict,
-        MoneyOutcome::Applied { balance: 40, left_out: 10 },
-        MoneyOutcome::Applied { balance: 55, left_out: 15 },
-        MoneyOutcome::Applied { balance: -30, left_out: 20 },
-        MoneyOutcome::Applied { balance: 40, left_out: 5 },
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 10,
+        },
+        MoneyOutcome::Applied {
+            balance: 55,
+            left_out: 15,
+        },
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 20,
+        },
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 5,
+        },
     ];
     let answers: Vec<MoneyOutcome> = one_call(&combined, g, &events)
         .await

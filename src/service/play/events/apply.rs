@@ -142,8 +142,14 @@ async fn currency(cx: &Context<'_>, op: MoneyOp) -> ServiceResult<Applied> {
         }));
     }
     let mut op = op;
-    op.day_cap = day_caps::cap_for(cx.state, &cx.game.view().game, cx.env, op.kind, &op.currency_id)
-        .await?;
+    op.day_cap = day_caps::cap_for(
+        cx.state,
+        &cx.game.view().game,
+        cx.env,
+        op.kind,
+        &op.currency_id,
+    )
+    .await?;
     let outcome = cx.state.store.apply_money(&op).await?;
     if cx.origin == Origin::Rest && matches!(outcome, MoneyOutcome::Applied { .. }) {
         announce_balance(cx, &op.currency_id).await;

@@ -215,8 +215,12 @@ impl Money for RedisStore {
                 .arg(self.keys.player_days(game_id, env, *day));
         }
         let mut conn = self.conn.clone();
-        let hashes: Vec<Vec<(String, i64)>> =
-            bounded(self.timeout, "player_day_totals", pipe.query_async(&mut conn)).await?;
+        let hashes: Vec<Vec<(String, i64)>> = bounded(
+            self.timeout,
+            "player_day_totals",
+            pipe.query_async(&mut conn),
+        )
+        .await?;
         Ok(hashes
             .into_iter()
             .flatten()

@@ -71,9 +71,9 @@ use std::time::Duration;
 use ::redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKind};
 use chrono::Utc;
 
+use crate::store::keys::PLAYER_DAYS_TTL_SECS;
 use crate::store::redis::conn::CommandConn;
 use crate::store::redis::money_keys::MoneyKeys;
-use crate::store::keys::PLAYER_DAYS_TTL_SECS;
 use crate::store::redis::tx_layout::tx_field;
 use crate::store::redis::{bounded, flag};
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
@@ -223,9 +223,7 @@ pub(in crate::store::redis) async fn run(
             let reply: Vec<String> =
                 bounded(timeout, "apply_money", eval(&mut conn, &scripts.one, &cmd)).await?;
             match reply.as_slice() {
-                [outcome, balance, left_out] => {
-                    Ok(vec![parse_outcome(outcome, balance, left_out)])
-                }
+                [outcome, balance, left_out] => Ok(vec![parse_outcome(outcome, balance, left_out)]),
                 _ => Err(StoreError::Corrupt(format!(
                     "wallet script answered {} values for one event",
                     reply.len()
@@ -571,11 +569,17 @@ mod tests {
     fn a_line_of_the_combined_reply_reads_as_its_outcome() {
         assert_eq!(
             parse_line("110").ok(),
-            Some(MoneyOutcome::Applied { balance: 110, left_out: 0 })
+            Some(MoneyOutcome::Applied {
+                balance: 110,
+                left_out: 0
+            })
         );
         assert_eq!(
             parse_line("-5").ok(),
-            Some(MoneyOutcome::Applied { balance: -5, left_out: 0 })
+            Some(MoneyOutcome::Applied {
+                balance: -5,
+                left_out: 0
+            })
         );
         assert_eq!(
             parse_line("d110").ok(),
