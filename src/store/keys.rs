@@ -30,9 +30,9 @@ use uuid::Uuid;
 
 use super::{Collection, Scope};
 
-/// How long a day's player totals ([`Keys::player_days`]) are kept after their last write:
-/// the seven days the derived caps read and the player record's flags reach back past.
-pub const PLAYER_DAYS_TTL_SECS: i64 = 40 * 86_400;
+/// How long a day's player totals ([`Keys::player_days`]) are kept after their last write
+/// ([`PLAYER_DAYS_KEPT`](super::PLAYER_DAYS_KEPT) days).
+pub const PLAYER_DAYS_TTL_SECS: i64 = super::PLAYER_DAYS_KEPT * 86_400;
 
 /// The prefix used when the configuration names none.
 pub const DEFAULT_PREFIX: &str = "offer";

@@ -48,7 +48,7 @@ pub use self::documents::{Documents, VersionedWrite};
 pub use self::expiring::Expiring;
 pub use self::money::{
     COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, LeftOutDay, Money, MoneyKind,
-    MoneyOp, MoneyOutcome, PlayerDayTotal, Proof,
+    MoneyOp, MoneyOutcome, PLAYER_DAYS_KEPT, PlayerDayTotal, Proof,
 };
 pub use self::retention::{Retention, Sweep};
 

@@ -238,6 +238,12 @@ pub struct DayAggregate {
     pub capped_spent: BTreeMap<String, i64>,
 }
 
+/// Days a player's day totals ([`PlayerDayTotal`], [`LeftOutDay`]) are kept: the seven days
+/// the derived caps read and the thirty the player record's flags reach back, and some more.
+/// The stores forget older ones (Redis lets the day's hash expire, SQLite's sweep deletes
+/// them).
+pub const PLAYER_DAYS_KEPT: i64 = 40;
+
 /// One player's units of one kind and currency on one day, every unit reported (counted
 /// or left out): what a game's derived day caps are computed from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

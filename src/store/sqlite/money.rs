@@ -773,6 +773,24 @@ mod tests {
     }
 
     #[test]
+    fn players_day_totals_past_their_keeping_are_forgotten() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let game = Uuid::new_v4();
+        let now = Utc::now();
+        let mut old = earn(game, "old", 5);
+        old.ts = now - chrono::Duration::days(crate::store::PLAYER_DAYS_KEPT + 1);
+        apply(&conn, &old).expect("apply");
+        apply(&conn, &earn(game, "new", 7)).expect("apply");
+        let deleted = super::super::retention::prune_player_days(&conn, now).expect("prune");
+        assert_eq!(deleted, 1);
+        let days = [old.ts.date_naive(), now.date_naive()];
+        let kept = player_day_totals(&conn, game, Environment::Production, &days).expect("read");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].total, 7);
+    }
+
+    #[test]
     fn a_hash_collision_never_answers_for_another_tx_id() {
         let conn =
             open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");

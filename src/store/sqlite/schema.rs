@@ -54,7 +54,9 @@ const VERSION: i64 = 6;
 /// and the part of them left out of the figures by the day cap (`left_out`). Keyed by day
 /// and player first, so a day's totals (the derived caps) and one player's days (the player
 /// record) are each a range read. A file brought up from an older layout starts its
-/// players' days at 0.
+/// players' days at 0. Indexed by day alone for the sweep that forgets old days (a new
+/// row per player, day, kind and currency; an event that only adds to a total leaves the
+/// index alone).
 const PLAYER_DAYS: &str = "
 CREATE TABLE IF NOT EXISTS player_days (
   game BLOB NOT NULL, env INTEGER NOT NULL, day INTEGER NOT NULL, player TEXT NOT NULL,
@@ -62,6 +64,7 @@ CREATE TABLE IF NOT EXISTS player_days (
   left_out INTEGER NOT NULL,
   PRIMARY KEY (game, env, day, player, kind, currency)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS player_days_by_day ON player_days (day);
 ";
 
 /// Layout 5: the ledger line's proof (0 for every line written before).
