@@ -29,8 +29,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::super::{PLAYER_DAYS_KEPT, Retention, StoreResult, Sweep};
-use super::schema::day_code;
 use super::SqliteStore;
+use super::schema::day_code;
 
 /// Most records deleted in one transaction.
 pub const CHUNK: usize = 10_000;

@@ -237,8 +237,7 @@ impl Writer {
             let decided = decisions::prune(&tx, now, retention::CHUNK)?;
             let expired = expiring::prune(&tx, now, retention::CHUNK)?;
             let player_days = retention::prune_player_days(&tx, now)?;
-            let more =
-                [tx_ids, lines, decided, expired, player_days].contains(&retention::CHUNK);
+            let more = [tx_ids, lines, decided, expired, player_days].contains(&retention::CHUNK);
             // The marks the oldest sweep still needs: the ledger's when it is pruned too.
             let oldest = match ledger_retention {
                 Some(_) => ledger_cutoff,
