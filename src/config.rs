@@ -158,6 +158,9 @@ pub struct EconomySettings {
     /// comparison reads every player of the game, so reads that come in bursts (a dashboard
     /// refreshing, several staff looking) share one computation. 0 computes every read.
     pub figures_cache_ms: u64,
+    /// How long a node keeps a game's derived per-player day caps before deriving them
+    /// again from the players' day totals. 0 derives them for every money event (tests).
+    pub day_caps_refresh_ms: u64,
     /// Share of simulation trials whose projected FSR must land in the healthy range for
     /// the simulation to pass.
     pub simulation_pass_threshold: f64,
@@ -494,6 +497,11 @@ impl Settings {
         if self.economy.figures_cache_ms > 3_600_000 {
             return Err(ConfigError(
                 "economy.figures_cache_ms must be at most 3600000 (one hour)".into(),
+            ));
+        }
+        if self.economy.day_caps_refresh_ms > 86_400_000 {
+            return Err(ConfigError(
+                "economy.day_caps_refresh_ms must be at most 86400000 (one day)".into(),
             ));
         }
         if !(0.0..=1.0).contains(&self.economy.simulation_pass_threshold) {

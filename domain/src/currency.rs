@@ -9,6 +9,9 @@ use utoipa::ToSchema;
 
 use crate::schema::SnakeCaseId;
 
+/// The largest `max_per_player_day` a currency may set.
+pub const MAX_PER_PLAYER_DAY: i64 = 1_000_000_000_000_000;
+
 /// Whether a currency is bought with real money or earned by playing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -43,4 +46,13 @@ pub struct Currency {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 1000000000)]
     pub max_per_event: Option<i64>,
+    /// The most units of this currency one player's UTC day may count in the economy's
+    /// figures, earned and spent each (1 to 1000000000000000). Units above it are still
+    /// applied to the player's wallet and kept in the ledger, but left out of the FSR, the
+    /// quadrant and the approval simulation, and shown as left out on the FSR report. Absent:
+    /// a cap derived from the game's own players once it has enough days of them (see the
+    /// economy documentation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000000000000000_i64)]
+    pub max_per_player_day: Option<i64>,
 }

@@ -17,6 +17,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::day_caps::{CapSource, CurrencyCaps};
 use crate::economy::Quadrant;
 use crate::schema::SnakeCaseId;
 
@@ -32,6 +33,22 @@ pub struct Flows {
     pub earned: BTreeMap<String, i64>,
     /// Units spent (sink) per currency.
     pub spent: BTreeMap<String, i64>,
+    /// What the players' day caps left out of `earned` and `spent` per currency (the whole
+    /// game's, also for a cohort's flows).
+    pub left_out: BTreeMap<String, LeftOut>,
+}
+
+/// Units the players' day caps left out of one currency's figures, and the players capped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Units earned left out.
+    pub earned: i64,
+    /// Units spent left out.
+    pub spent: i64,
+    /// Players whose earned units were capped (per day; added up over days).
+    pub earned_players: i64,
+    /// Players whose spent units were capped (per day; added up over days).
+    pub spent_players: i64,
 }
 
 /// The genre's healthy FSR range, from the calibration table.
@@ -77,6 +94,31 @@ pub struct CurrencyFsr {
     pub fsr: Option<f64>,
 }
 
+/// One currency's day caps in force and what they left out of the window ending today.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct CurrencyDayCap {
+    /// The currency.
+    #[schema(value_type = SnakeCaseId)]
+    pub currency_id: String,
+    /// Most units earned one player's day counts in the figures; `null`: no cap.
+    pub earned_cap: Option<i64>,
+    /// Most units spent one player's day counts in the figures; `null`: no cap.
+    pub spent_cap: Option<i64>,
+    /// `studio` (the currency's `max_per_player_day`) or `derived` (from the game's players'
+    /// day totals of the seven days before today); `null` when no cap is in force.
+    pub cap_source: Option<CapSource>,
+    /// Units earned above the players' caps in the window: in wallets and the ledger, not
+    /// in `earned` nor in the ratio.
+    pub earned_left_out: i64,
+    /// Units spent above the players' caps in the window.
+    pub spent_left_out: i64,
+    /// Players capped on earned units, each day of the window added up (a player capped on
+    /// two days counts twice).
+    pub earned_players_capped: i64,
+    /// Players capped on spent units, each day of the window added up.
+    pub spent_players_capped: i64,
+}
+
 /// The FSR report of a game.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct FsrReport {
@@ -101,6 +143,10 @@ pub struct FsrReport {
     pub daily_fsr: Vec<DailyFsr>,
     /// Each currency that moved in the window ending today, by id, in raw units.
     pub currency_summary: Vec<CurrencyFsr>,
+    /// Each currency of the game (and any other the day caps left units of), by id: the
+    /// per-player day caps in force now and what they left out of the window ending today,
+    /// for every player whatever the cohort asked for.
+    pub day_caps: Vec<CurrencyDayCap>,
 }
 
 /// The days a report of `period_days` ending `today` reads, oldest first: the report's days
@@ -124,6 +170,8 @@ pub struct ReportInput<'a> {
     pub thresholds: Thresholds,
     /// USD per unit of each currency that has a value.
     pub usd_per_unit: &'a HashMap<String, f64>,
+    /// The day caps in force for each currency of the game.
+    pub caps: &'a BTreeMap<String, CurrencyCaps>,
 }
 
 /// Builds the report from the flows of [`days_needed`] (same order, same length).
@@ -165,7 +213,9 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
             spent: t.spent,
         })
         .collect();
+    let day_caps = day_caps(input.caps, &flows[flows.len().saturating_sub(window)..]);
     FsrReport {
+        day_caps,
         game_id: input.game_id,
         genre: input.genre.to_owned(),
         period_days: u32::try_from(period).unwrap_or(u32::MAX),
@@ -176,6 +226,38 @@ pub fn report(input: &ReportInput<'_>, dates: &[NaiveDate], flows: &[Flows]) -> 
         daily_fsr,
         currency_summary,
     }
+}
+
+/// Each currency's caps in force beside what they left out of `days`.
+fn day_caps(caps: &BTreeMap<String, CurrencyCaps>, days: &[Flows]) -> Vec<CurrencyDayCap> {
+    let mut left: BTreeMap<&str, LeftOut> = caps
+        .keys()
+        .map(|c| (c.as_str(), LeftOut::default()))
+        .collect();
+    for day in days {
+        for (currency, l) in &day.left_out {
+            let sum = left.entry(currency.as_str()).or_default();
+            sum.earned = sum.earned.saturating_add(l.earned);
+            sum.spent = sum.spent.saturating_add(l.spent);
+            sum.earned_players = sum.earned_players.saturating_add(l.earned_players);
+            sum.spent_players = sum.spent_players.saturating_add(l.spent_players);
+        }
+    }
+    left.into_iter()
+        .map(|(currency, l)| {
+            let cap = caps.get(currency).copied().unwrap_or_default();
+            CurrencyDayCap {
+                currency_id: currency.to_owned(),
+                earned_cap: cap.earned,
+                spent_cap: cap.spent,
+                cap_source: cap.source,
+                earned_left_out: l.earned,
+                spent_left_out: l.spent,
+                earned_players_capped: l.earned_players,
+                spent_players_capped: l.spent_players,
+            }
+        })
+        .collect()
 }
 
 /// The quadrant of the window ending on each day of a period, oldest first, from the flows of
@@ -346,6 +428,7 @@ mod tests {
         Flows {
             earned: map(earned),
             spent: map(spent),
+            left_out: BTreeMap::new(),
         }
     }
 
@@ -366,6 +449,7 @@ mod tests {
             genre: "rpg",
             thresholds: RPG,
             usd_per_unit: rates,
+            caps: &BTreeMap::new(),
         };
         report(&input, &dates, &flows)
     }
@@ -443,6 +527,7 @@ mod tests {
             genre: "rpg",
             thresholds: RPG,
             usd_per_unit: &none,
+            caps: &BTreeMap::new(),
         };
         let r = report(&input, &dates, &flows);
         assert_eq!(r.period_days, 3);
@@ -450,5 +535,49 @@ mod tests {
         assert_eq!(daily, vec![Some(1.0), None, Some(3.0)]);
         assert_eq!(r.daily_fsr[2].date, today());
         assert_eq!(r.fsr, Some(3.0));
+    }
+
+    #[test]
+    fn day_caps_list_every_currency_and_add_up_what_the_window_left_out() {
+        let dates = days_needed(today(), 1);
+        let mut flows = vec![Flows::default(); dates.len()];
+        let left = LeftOut {
+            earned: 500,
+            spent: 0,
+            earned_players: 2,
+            spent_players: 0,
+        };
+        flows[5].left_out.insert("gold".into(), left);
+        flows[6].left_out.insert("gold".into(), left);
+        let caps = BTreeMap::from([
+            (
+                "gold".to_owned(),
+                CurrencyCaps {
+                    earned: Some(3000),
+                    spent: Some(2400),
+                    source: Some(CapSource::Derived),
+                },
+            ),
+            ("gems".to_owned(), CurrencyCaps::default()),
+        ]);
+        let none = HashMap::new();
+        let input = ReportInput {
+            game_id: Uuid::nil(),
+            genre: "rpg",
+            thresholds: RPG,
+            usd_per_unit: &none,
+            caps: &caps,
+        };
+        let r = report(&input, &dates, &flows);
+        assert_eq!(r.day_caps.len(), 2);
+        assert_eq!(r.day_caps[0].currency_id, "gems");
+        assert_eq!(r.day_caps[0].cap_source, None);
+        let gold = &r.day_caps[1];
+        assert_eq!((gold.earned_cap, gold.spent_cap), (Some(3000), Some(2400)));
+        assert_eq!(
+            (gold.earned_left_out, gold.earned_players_capped),
+            (1000, 4)
+        );
+        assert_eq!(gold.spent_left_out, 0);
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::currency::Currency;
+use crate::currency::{Currency, MAX_PER_PLAYER_DAY};
 use crate::learning::LearnerConfig;
 use crate::offer::Template;
 use crate::schema::CountryCode;
@@ -257,6 +257,17 @@ pub fn validate_currencies(currencies: &[Currency], errors: &mut Errors) {
         {
             errors.0.push(
                 FieldError::new("currencies.max_per_event", "between 1 and 1000000000").at(i),
+            );
+        }
+        if let Some(max) = c.max_per_player_day
+            && !(1..=MAX_PER_PLAYER_DAY).contains(&max)
+        {
+            errors.0.push(
+                FieldError::new(
+                    "currencies.max_per_player_day",
+                    "between 1 and 1000000000000000",
+                )
+                .at(i),
             );
         }
     }

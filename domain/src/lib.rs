@@ -51,6 +51,7 @@ pub mod catalogue;
 pub mod category;
 pub mod currency;
 pub mod custom_page;
+pub mod day_caps;
 pub mod economy;
 pub mod environment;
 pub mod fsr;

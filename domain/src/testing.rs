@@ -78,6 +78,7 @@ pub fn currencies() -> Vec<Currency> {
         name: None,
         usd_per_unit: None,
         max_per_event: None,
+        max_per_player_day: None,
     };
     vec![
         currency("gems", CurrencyKind::Hard),

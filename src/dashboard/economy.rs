@@ -1,5 +1,6 @@
 //! Economy: the daily faucet/sink ratio of the production economy as a line chart with the
-//! genre's healthy band shaded, the quadrant, each currency's earned and spent units; the
+//! genre's healthy band shaded, the quadrant, each currency's earned and spent units, what
+//! the per-player day caps left out of them and the events refused by code; the
 //! holdout comparison (ARPU of both groups, uplift, p-value), the five revenue-share
 //! conditions with pass or fail, the plan and the next bill, and the link to the samples
 //! export. The figures are the economy, holdout and billing services' (viewer); the page is
@@ -16,6 +17,7 @@ use super::extract::PageQuery;
 use super::failure::PageError;
 use super::layout::Tab;
 use super::views::economy as views;
+use crate::service::play::refused_events;
 use crate::service::{economy::billing, economy::health, economy::holdout};
 use crate::state::AppState;
 
@@ -41,7 +43,23 @@ pub async fn page(
         health::fsr_report(&state.services, handle, Environment::Production, days, None).await?;
     let arpu = holdout::arpu(&state.services, handle, Environment::Production).await?;
     let share = billing::revenue_share(&state.services, handle, &at.user.caller.studio_id).await?;
-    let body = views::page(at.game_id(), days, &report, &arpu, &share);
+    let refused = refused_events::over(
+        &state.services,
+        at.game_id(),
+        Environment::Production,
+        u32::try_from(days).unwrap_or(1),
+    )
+    .await?;
+    let body = views::page(
+        at.game_id(),
+        days,
+        &views::Figures {
+            report: &report,
+            arpu: &arpu,
+            share: &share,
+            refused: &refused,
+        },
+    );
     Ok(at.page(StatusCode::OK, "Economy", Tab::Economy, body))
 }
 

@@ -65,6 +65,9 @@ pub struct Inner {
     write_locks: DashMap<Uuid, Arc<Mutex<()>>>,
     /// Each game's holdout comparison, reused for `economy.figures_cache_ms`.
     pub figures: FiguresCache<economy::holdout::Comparison>,
+    /// Each game's derived per-player day caps, derived again every
+    /// `economy.day_caps_refresh_ms`.
+    pub day_caps: FiguresCache<economy::day_caps::DerivedCaps>,
     /// This node's queue of custom-page preview builds.
     pub previews: authoring::previews::PreviewQueue,
     /// This node's store-receipt verifiers.
@@ -85,6 +88,7 @@ impl Services {
         plans: Vec<Plan>,
     ) -> Self {
         let figures_ttl = settings.economy.figures_cache_ms;
+        let day_caps_ttl = settings.economy.day_caps_refresh_ms;
         let decisions = DecisionLog::new(
             settings.offers.decision_log_capacity,
             settings.offers.decision_outbox,
@@ -107,6 +111,7 @@ impl Services {
             decisions,
             write_locks: DashMap::new(),
             figures: FiguresCache::new(std::time::Duration::from_millis(figures_ttl)),
+            day_caps: FiguresCache::new(std::time::Duration::from_millis(day_caps_ttl)),
             refusals: play::refused_events::RefusalTally::default(),
             sightings: economy::population::Sightings::default(),
         }))

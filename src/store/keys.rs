@@ -12,7 +12,8 @@
 //! | `<prefix>:{<game_id>}:<env>:wallet:<player_id>` | hash | currency id -> balance |
 //! | `<prefix>:{<game_id>}:<env>:tx` | hash | tx id -> balance recorded when first applied |
 //! | `<prefix>:{<game_id>}:<env>:ledger` | list | one JSON [`LedgerEntry`](super::LedgerEntry) per money event, append order |
-//! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c` |
+//! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c`; `xearned:<currency>`, `xspent:<currency>` units left out by the day caps, `cearned:<currency>`, `cspent:<currency>` players capped |
+//! | `<prefix>:{<game_id>}:<env>:pday:<YYYY-MM-DD>` | hash, expiring | `<e\|s>\|<currency>\|<player>` a player's units that day, `x<e\|s>\|<currency>\|<player>` the part left out |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
 //! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
 //! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
@@ -28,6 +29,10 @@ use offer_domain::environment::Environment;
 use uuid::Uuid;
 
 use super::{Collection, Scope};
+
+/// How long a day's player totals ([`Keys::player_days`]) are kept after their last write
+/// ([`PLAYER_DAYS_KEPT`](super::PLAYER_DAYS_KEPT) days).
+pub const PLAYER_DAYS_TTL_SECS: i64 = super::PLAYER_DAYS_KEPT * 86_400;
 
 /// The prefix used when the configuration names none.
 pub const DEFAULT_PREFIX: &str = "offer";
@@ -92,6 +97,14 @@ impl Keys {
     /// The append-only ledger list.
     pub fn ledger(&self, game_id: Uuid, env: Environment) -> String {
         format!("{}:{{{game_id}}}:{}:ledger", self.prefix, env.tag())
+    }
+
+    /// Each player's day totals of one UTC day, one hash for the whole game (fields
+    /// `<e|s>|<currency>|<player>` every unit reported, `x<e|s>|<currency>|<player>` the
+    /// units the day cap left out), so the day caps are derived from one read per day. It
+    /// expires [`PLAYER_DAYS_TTL_SECS`] after its last write.
+    pub fn player_days(&self, game_id: Uuid, env: Environment, day: NaiveDate) -> String {
+        format!("{}:{{{game_id}}}:{}:pday:{}", self.prefix, env.tag(), day)
     }
 
     /// The per-day aggregate hash (FSR and revenue read these instead of the ledger).

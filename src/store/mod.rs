@@ -47,8 +47,8 @@ pub use self::decisions::Decisions;
 pub use self::documents::{Documents, VersionedWrite};
 pub use self::expiring::Expiring;
 pub use self::money::{
-    COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp,
-    MoneyOutcome, Proof,
+    COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, LeftOutDay, Money, MoneyKind,
+    MoneyOp, MoneyOutcome, PLAYER_DAYS_KEPT, PlayerDayTotal, Proof,
 };
 pub use self::retention::{Retention, Sweep};
 

@@ -117,6 +117,14 @@ pub struct MoneyOp {
     pub cohort: Option<String>,
     /// How a purchase was proven (`None`: not checked, or not a purchase).
     pub proof: Option<Proof>,
+    /// For `Earned` and `Spent`: the most units of this kind and currency the player's UTC
+    /// day (of `ts`) may count in the economy's figures. The wallet step keeps each
+    /// player's day total of every kind and currency whatever the cap; the part of an
+    /// event above the cap still moves the balance and is kept in the ledger, but is left
+    /// out of the day aggregate (kept apart as [`DayAggregate::left_out_earned`] and
+    /// [`DayAggregate::left_out_spent`]). `None`: no cap.
+    #[serde(default)]
+    pub day_cap: Option<i64>,
 }
 
 impl MoneyOp {
@@ -154,6 +162,9 @@ pub enum MoneyOutcome {
     Applied {
         /// Balance after the change.
         balance: i64,
+        /// Units of the event above the player's day cap ([`MoneyOp::day_cap`]): applied to
+        /// the wallet, left out of the economy's figures. 0 when all of it counts.
+        left_out: i64,
     },
     /// This `tx_id` was applied before; nothing changed. The stored first result.
     Duplicate {
@@ -211,6 +222,51 @@ pub struct DayAggregate {
     pub revenue_unverified_cents: i64,
     /// Earned and spent units of each install cohort (`YYYY-Www`) that moved currency.
     pub cohorts: BTreeMap<String, CohortFlows>,
+    /// Units earned per currency above the players' day caps: applied to wallets, not in
+    /// `earned`.
+    #[serde(default)]
+    pub left_out_earned: BTreeMap<String, i64>,
+    /// Units spent per currency above the players' day caps: applied to wallets, not in
+    /// `spent`.
+    #[serde(default)]
+    pub left_out_spent: BTreeMap<String, i64>,
+    /// Per currency, how many players had earned units left out that day.
+    #[serde(default)]
+    pub capped_earned: BTreeMap<String, i64>,
+    /// Per currency, how many players had spent units left out that day.
+    #[serde(default)]
+    pub capped_spent: BTreeMap<String, i64>,
+}
+
+/// Days a player's day totals ([`PlayerDayTotal`], [`LeftOutDay`]) are kept: the seven days
+/// the derived caps read and the thirty the player record's flags reach back, and some more.
+/// The stores forget older ones (Redis lets the day's hash expire, SQLite's sweep deletes
+/// them).
+pub const PLAYER_DAYS_KEPT: i64 = 40;
+
+/// One player's units of one kind and currency on one day, every unit reported (counted
+/// or left out): what a game's derived day caps are computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerDayTotal {
+    /// `Earned` or `Spent`.
+    pub kind: MoneyKind,
+    /// The currency.
+    pub currency_id: String,
+    /// Units reported that day.
+    pub total: i64,
+}
+
+/// Units of one player's day left out of the economy's figures, for one kind and currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOutDay {
+    /// The UTC day.
+    pub day: NaiveDate,
+    /// `Earned` or `Spent`.
+    pub kind: MoneyKind,
+    /// The currency.
+    pub currency_id: String,
+    /// Units left out.
+    pub left_out: i64,
 }
 
 /// Units earned and spent by the players of one install cohort on one day.
@@ -282,4 +338,26 @@ pub trait Money: Send + Sync {
         env: Environment,
         days: &[NaiveDate],
     ) -> StoreResult<Vec<DayAggregate>>;
+
+    /// Every player's day total of each kind and currency that moved on the given days (one
+    /// entry per player, day, kind and currency, in no particular order): what the derived
+    /// day caps are computed from, a few times an hour per node, never per event.
+    async fn player_day_totals(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<PlayerDayTotal>>;
+
+    /// What the day caps left out of one player's days among `days`, for the given
+    /// currencies (days, kinds and currencies with nothing left out are absent), oldest day
+    /// first.
+    async fn player_left_out(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currencies: &[String],
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<LeftOutDay>>;
 }

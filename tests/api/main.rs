@@ -18,6 +18,7 @@ mod cluster;
 mod connection_limits;
 mod crash;
 mod custom_pages;
+mod day_caps;
 mod device;
 mod economy;
 mod edge;

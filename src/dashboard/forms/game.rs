@@ -127,6 +127,7 @@ fn currencies(text: &str) -> Result<Vec<Currency>, FieldError> {
                     .filter(|n| !n.is_empty()),
                 usd_per_unit: None,
                 max_per_event: None,
+                max_per_player_day: None,
             })
         })
         .collect()

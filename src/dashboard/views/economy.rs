@@ -1,26 +1,40 @@
 //! The economy page: the daily faucet/sink ratio as a line chart with the genre's healthy
-//! band shaded, the quadrant, each currency's earned and spent units; the holdout comparison
+//! band shaded, the quadrant, each currency's earned and spent units, the per-player day caps in
+//! force and what they left out, the events refused by code; the holdout comparison
 //! (ARPU of both groups, uplift, p-value), the five revenue-share conditions with pass or fail,
 //! the plan and the next bill, the month so far and the last closed month's statement with
 //! its CSV download, and the link to the samples export.
 
 use maud::{Markup, html};
+use offer_domain::day_caps::CapSource;
 use offer_domain::fsr::FsrReport;
 use offer_domain::holdout_arpu::HoldoutArpu;
 use offer_domain::revenue_share::{ConditionValue, RevenueShare};
 use uuid::Uuid;
 
 use super::chart::{self, Point};
+use crate::service::play::refused_events::RefusedEvents;
 
-/// The economy of the game `game_id` over the last `days`: its ratio `report`, its holdout
-/// comparison `arpu` and its revenue-share standing `share`.
-pub fn page(
-    game_id: Uuid,
-    days: i64,
-    report: &FsrReport,
-    arpu: &HoldoutArpu,
-    share: &RevenueShare,
-) -> Markup {
+/// What the economy page shows.
+pub struct Figures<'a> {
+    /// The ratio report.
+    pub report: &'a FsrReport,
+    /// The holdout comparison.
+    pub arpu: &'a HoldoutArpu,
+    /// The revenue-share standing.
+    pub share: &'a RevenueShare,
+    /// The events refused over the page's days.
+    pub refused: &'a RefusedEvents,
+}
+
+/// The economy of the game `game_id` over the last `days`.
+pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
+    let Figures {
+        report,
+        arpu,
+        share,
+        refused,
+    } = *figures;
     let points: Vec<Point> = report
         .daily_fsr
         .iter()
@@ -48,6 +62,32 @@ pub fn page(
                 tbody { @for cur in &report.currency_summary {
                     tr { td { (cur.currency_id) } td { (cur.earned) } td { (cur.spent) }
                          td { (cur.fsr.map(|f| format!("{f:.2}")).unwrap_or_default()) } }
+                } }
+            } }
+        }
+        section {
+            h2 { "Left out of the figures, last 7 days" }
+            p.muted { "Units a player earns or spends above their cap for the day reach their wallet and the ledger, but not the ratio, the quadrant or the approval simulation. A currency's cap is its max_per_player_day when the studio set one, otherwise 3 times the 99th percentile of players' day totals over the 7 days before today (once there are at least 100 player-days)." }
+            div.table-wrap { table #day-caps {
+                thead { tr { th { "Currency" } th { "Cap earned / spent" } th { "Cap from" }
+                             th { "Earned left out" } th { "Spent left out" } th { "Players capped (per day)" } } }
+                tbody { @for c in &report.day_caps {
+                    tr data-currency=(c.currency_id) {
+                        td { (c.currency_id) }
+                        td { (cap(c.earned_cap)) " / " (cap(c.spent_cap)) }
+                        td.source { (source(c.cap_source)) }
+                        td.earned-left-out { (c.earned_left_out) }
+                        td.spent-left-out { (c.spent_left_out) }
+                        td.players-capped { (c.earned_players_capped.saturating_add(c.spent_players_capped)) }
+                    }
+                } }
+            } }
+            h3 { "Events refused, last " (refused.days) " days" }
+            p { "In all: " strong #refused-total { (refused.total) } }
+            div.table-wrap { table #refused {
+                thead { tr { th { "Code" } th { "Events" } } }
+                tbody { @for (code, n) in &refused.by_code {
+                    tr data-code=(code) { td { code { (code) } } td.count { (n) } }
                 } }
             } }
         }
@@ -107,6 +147,18 @@ fn condition(name: &str, id: &str, c: &ConditionValue, shown: String) -> Markup 
             td { (shown) }
             td.verdict { @if c.pass { "pass" } @else { "fail" } }
         }
+    }
+}
+
+fn cap(v: Option<i64>) -> String {
+    v.map_or_else(|| "none".to_owned(), |v| v.to_string())
+}
+
+fn source(s: Option<CapSource>) -> &'static str {
+    match s {
+        Some(CapSource::Studio) => "studio (max_per_player_day)",
+        Some(CapSource::Derived) => "derived from players",
+        None => "no cap yet",
     }
 }
 

@@ -120,7 +120,11 @@ pub fn overview(
                 dt { "Genre" } dd { (game.genre) }
                 dt { "FSR quadrant" } dd { (quadrant) }
                 dt { "Currencies" } dd {
-                    @for c in &game.currencies { (c.currency_id) " (" (format!("{:?}", c.kind).to_lowercase()) ") " }
+                    @for c in &game.currencies {
+                        (c.currency_id) " (" (format!("{:?}", c.kind).to_lowercase())
+                        @if let Some(cap) = c.max_per_player_day { ", at most " (cap) " a player a day in the figures" }
+                        ") "
+                    }
                 }
                 dt { "Launched" } dd { (game.launched_at.map_or_else(|| "not yet".to_owned(), |t| t.format("%Y-%m-%d").to_string())) }
             }

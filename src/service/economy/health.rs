@@ -10,6 +10,7 @@
 //! import: nothing travels on the bus, so every node converges on the same quadrant within
 //! one interval.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{NaiveDate, Utc};
@@ -17,10 +18,14 @@ use offer_actors::{GameChange, GameHandle};
 use offer_domain::catalogue::currency_rates;
 use offer_domain::economy::Quadrant;
 use offer_domain::environment::Environment;
-use offer_domain::fsr::{self, Flows, FsrReport, MAX_PERIOD_DAYS, ReportInput, Thresholds};
+use offer_domain::fsr::{
+    self, Flows, FsrReport, LeftOut, MAX_PERIOD_DAYS, ReportInput, Thresholds,
+};
 use offer_domain::game::Game;
 
+use crate::service::economy::day_caps;
 use crate::service::{ServiceError, ServiceResult, Services};
+use crate::store::DayAggregate;
 
 /// The FSR report of `period_days` days ending today (UTC) in one environment, of every
 /// player or of one install cohort (`YYYY-Www`: the players whose first session was in that
@@ -62,11 +67,13 @@ pub async fn fsr_report(
     let dates = fsr::days_needed(Utc::now().date_naive(), period);
     let flows = flows(state, game.game_id, env, &dates, cohort.as_deref()).await?;
     let rates = currency_rates(&view.items, &game.currencies);
+    let caps = day_caps::in_force(state, game, env).await?;
     let input = ReportInput {
         game_id: game.game_id,
         genre: &game.genre,
         thresholds,
         usd_per_unit: &rates,
+        caps: &caps,
     };
     Ok(fsr::report(&input, &dates, &flows))
 }
@@ -133,16 +140,21 @@ async fn flows(
         .day_aggregates(game_id, env, dates)
         .await?
         .into_iter()
-        .map(|mut a| match cohort {
-            None => Flows {
-                earned: a.earned,
-                spent: a.spent,
-            },
-            Some(cohort) => {
-                let of_cohort = a.cohorts.remove(cohort).unwrap_or_default();
-                Flows {
-                    earned: of_cohort.earned,
-                    spent: of_cohort.spent,
+        .map(|mut a| {
+            let left_out = left_out(&a);
+            match cohort {
+                None => Flows {
+                    earned: a.earned,
+                    spent: a.spent,
+                    left_out,
+                },
+                Some(cohort) => {
+                    let of_cohort = a.cohorts.remove(cohort).unwrap_or_default();
+                    Flows {
+                        earned: of_cohort.earned,
+                        spent: of_cohort.spent,
+                        left_out,
+                    }
                 }
             }
         })
@@ -155,6 +167,24 @@ async fn flows(
         )));
     }
     Ok(flows)
+}
+
+/// What the players' day caps left out of one day, per currency.
+fn left_out(day: &DayAggregate) -> BTreeMap<String, LeftOut> {
+    let mut out: BTreeMap<String, LeftOut> = BTreeMap::new();
+    for (currency, n) in &day.left_out_earned {
+        out.entry(currency.clone()).or_default().earned = *n;
+    }
+    for (currency, n) in &day.left_out_spent {
+        out.entry(currency.clone()).or_default().spent = *n;
+    }
+    for (currency, n) in &day.capped_earned {
+        out.entry(currency.clone()).or_default().earned_players = *n;
+    }
+    for (currency, n) in &day.capped_spent {
+        out.entry(currency.clone()).or_default().spent_players = *n;
+    }
+    out
 }
 
 /// Recomputes the quadrant of a game this node serves from the production 7-day window

@@ -24,6 +24,7 @@ use offer_wire::event::SdkEvent;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::service::economy::day_caps;
 use crate::service::play::events::{Refusal, Rejected, validate_fields};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
@@ -128,9 +129,14 @@ pub async fn import(
                 known
             }
         };
-        let Some(op) = money_op(game.game_id, env, e, cohort) else {
+        let Some(mut op) = money_op(game.game_id, env, e, cohort) else {
             continue;
         };
+        // History is capped by the studio's cap only: the derived caps describe the days
+        // before today, not the imported ones.
+        if !op.kind.is_revenue() {
+            op.day_cap = day_caps::studio_cap(game, &op.currency_id);
+        }
         let refusal = match state.store.apply_money(&op).await? {
             MoneyOutcome::Applied { .. } => {
                 outcome.imported += 1;
@@ -251,5 +257,6 @@ fn money_op(
         import: true,
         cohort,
         proof: None,
+        day_cap: None,
     })
 }

@@ -1,5 +1,6 @@
 //! A player's record, for support staff and the dashboard: its group, install day,
-//! balances, inventory, lifetime spend and most recent ledger entries.
+//! balances, inventory, lifetime spend, most recent ledger entries and the days its
+//! currency events were capped.
 //!
 //! The group is the holdout hash's answer, whether or not the player ever had a session.
 //! The ledger entries are found by reading the environment's ledger and keeping the
@@ -108,6 +109,28 @@ pub struct PlayerRecord {
     /// The player's purchases by how they were proven, side by side, over the ledger lines
     /// kept (raw lines older than the ledger's retention are gone).
     pub purchases: PurchaseTotals,
+    /// The days of the last [`CAPPED_DAYS`] on which the player's day cap left units of a
+    /// currency out of the economy's figures (applied to the wallet all the same), oldest
+    /// first; empty when none.
+    pub capped_days: Vec<CappedDay>,
+}
+
+/// Days back (today included) the record looks for capped days.
+pub const CAPPED_DAYS: u64 = 30;
+
+/// A day on which the player's day cap of a currency left units out of the figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CappedDay {
+    /// The UTC day.
+    #[schema(value_type = String, format = Date)]
+    pub date: NaiveDate,
+    /// `currency_earned` or `currency_spent`.
+    pub kind: &'static str,
+    /// The currency.
+    #[schema(value_type = SnakeCaseId)]
+    pub currency_id: String,
+    /// Units left out of the figures that day.
+    pub left_out: i64,
 }
 
 /// A player's purchases in cents, by proof.
@@ -189,7 +212,30 @@ pub async fn record(
         .take(limit.min(MAX_PAGE))
         .map(PlayerLedgerLine::from)
         .collect();
+    let currencies: Vec<String> = view
+        .game
+        .currencies
+        .iter()
+        .map(|c| c.currency_id.clone())
+        .collect();
+    let today = Utc::now().date_naive();
+    let days: Vec<NaiveDate> = (0..CAPPED_DAYS)
+        .filter_map(|back| today.checked_sub_days(chrono::Days::new(back)))
+        .collect();
+    let capped_days = state
+        .store
+        .player_left_out(game_id, env, player_id, &currencies, &days)
+        .await?
+        .into_iter()
+        .map(|d| CappedDay {
+            date: d.day,
+            kind: d.kind.event_name(),
+            currency_id: d.currency_id,
+            left_out: d.left_out,
+        })
+        .collect();
     Ok(PlayerRecord {
+        capped_days,
         player_id: player_id.to_owned(),
         group: PlayerGroup::of(player_id, game_id),
         install_day: entry.as_ref().map(|e| e.install_day),

@@ -1,7 +1,7 @@
 //! The keys a money event touches, built once per game and environment on this node instead
 //! of once per event.
 //!
-//! Every money event names eight keys. Seven of them are the same for every event of one
+//! Every money event names nine keys. Eight of them are the same for every event of one
 //! game and environment (the day keys change once a day), and formatting them, a game id
 //! among them, took about a tenth of the node's CPU on the wallet path. The names themselves
 //! still come from [`Keys`], so a key here is byte for byte the key the rest of the store
@@ -54,6 +54,8 @@ pub(super) struct DayKeys {
     pub(super) unverified_totals: Arc<str>,
     /// The payers' unverified purchases on the day.
     pub(super) unverified_spend: Arc<str>,
+    /// Each player's totals of the day (what the day caps count against).
+    pub(super) players: Arc<str>,
 }
 
 impl MoneyKeys {
@@ -88,6 +90,7 @@ impl MoneyKeys {
                         .keys
                         .spend_day_unverified(self.game_id, self.env, day)
                         .into(),
+                    players: self.keys.player_days(self.game_id, self.env, day).into(),
                 };
                 *last = Some(keys.clone());
                 keys
@@ -158,6 +161,7 @@ mod tests {
             let got = money.day(day);
             assert_eq!(&*got.totals, keys.day(game, env, day));
             assert_eq!(&*got.spend, keys.spend_day(game, env, day));
+            assert_eq!(&*got.players, keys.player_days(game, env, day));
         }
         let other = cache.get(game, Environment::Production);
         assert_eq!(&*other.tx, keys.tx(game, Environment::Production));

@@ -13,6 +13,12 @@
 //! purchase), the ledger line, the idempotency record (pointing at that line) and the day
 //! aggregate. A refused event writes nothing, so its `tx_id` may be used again.
 //!
+//! An earned or spent event also adds its amount to the player's day total of its kind and
+//! currency (`player_days`); the part of it above the event's day cap ([`MoneyOp::day_cap`])
+//! moves the balance and the ledger like the rest but goes to the day's left-out totals
+//! instead of its earned or spent total, and the first event of a player's day to be capped
+//! counts that player once among the day's capped players.
+//!
 //! A refund is a purchase taken back: it writes the records a purchase writes with its
 //! amount negated (the lifetime spend, the payer's day, the day's revenue of the player's
 //! group), while its ledger line keeps kind code 3 and the positive amount refunded.
@@ -30,8 +36,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
 use super::super::{
-    COHORT_SEPARATOR, DayAggregate, LedgerEntry, Money, MoneyKind, MoneyOp, MoneyOutcome, Proof,
-    StoreError, StoreResult,
+    COHORT_SEPARATOR, DayAggregate, LedgerEntry, LeftOutDay, Money, MoneyKind, MoneyOp,
+    MoneyOutcome, PlayerDayTotal, Proof, StoreError, StoreResult,
 };
 use super::SqliteStore;
 use super::schema::{DayField, day_code, env_code, kind_code, kind_from_code, tx_hash};
@@ -131,6 +137,14 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
     let id = conn.last_insert_rowid();
     conn.prepare_cached("INSERT INTO tx (id, hash) VALUES (?1, ?2)")?
         .execute(params![id, hash])?;
+    // What the day aggregate counts: all of a purchase, the part of a currency event under
+    // the player's day cap.
+    let left_out = if op.kind.is_revenue() {
+        0
+    } else {
+        count_player_day(conn, game, env, op)?
+    };
+    let counted = revenue.saturating_sub(left_out);
     let (field, currency) = match op.kind {
         MoneyKind::Earned => (DayField::Earned, op.currency_id.as_str()),
         MoneyKind::Spent => (DayField::Spent, op.currency_id.as_str()),
@@ -156,12 +170,73 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             op.ts.date_naive(),
             field,
             day_field,
-            revenue,
+            counted,
         )?;
     }
     Ok(MoneyOutcome::Applied {
         balance: balance_after,
+        left_out,
     })
+}
+
+/// Adds an earned or spent event to its player's day total and answers the part of it above
+/// the event's day cap, which it adds to the day's left-out total (and counts the player
+/// among the day's capped players on their first capped event of the day).
+fn count_player_day(conn: &Connection, game: &[u8], env: i64, op: &MoneyOp) -> StoreResult<i64> {
+    let day = op.ts.date_naive();
+    let kind = kind_code(op.kind);
+    let (total, left_before): (i64, i64) = conn
+        .prepare_cached(
+            "SELECT total, left_out FROM player_days
+             WHERE game = ?1 AND env = ?2 AND day = ?3 AND player = ?4 AND kind = ?5
+               AND currency = ?6",
+        )?
+        .query_row(
+            params![game, env, day_code(day), op.player_id, kind, op.currency_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?
+        .unwrap_or((0, 0));
+    let left = left_over(total, op.amount, op.day_cap);
+    conn.prepare_cached(
+        "INSERT INTO player_days (game, env, day, player, kind, currency, total, left_out)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (game, env, day, player, kind, currency)
+         DO UPDATE SET total = excluded.total, left_out = excluded.left_out",
+    )?
+    .execute(params![
+        game,
+        env,
+        day_code(day),
+        op.player_id,
+        kind,
+        op.currency_id,
+        total.saturating_add(op.amount),
+        left_before.saturating_add(left)
+    ])?;
+    if left > 0 {
+        let (left_field, capped_field) = match op.kind {
+            MoneyKind::Earned => (DayField::LeftOutEarned, DayField::CappedEarned),
+            _ => (DayField::LeftOutSpent, DayField::CappedSpent),
+        };
+        add_to_day(conn, game, env, day, left_field, &op.currency_id, left)?;
+        if left_before == 0 {
+            add_to_day(conn, game, env, day, capped_field, &op.currency_id, 1)?;
+        }
+    }
+    Ok(left)
+}
+
+/// The part of `amount` above `cap` once the day already holds `before` units (all of it
+/// when the day was at or above the cap; none without a cap).
+fn left_over(before: i64, amount: i64, cap: Option<i64>) -> i64 {
+    match cap {
+        Some(cap) => {
+            let room = cap.saturating_sub(before).max(0);
+            amount.saturating_sub(room).max(0)
+        }
+        None => 0,
+    }
 }
 
 /// What the first application of a player's `tx_id` recorded, while its idempotency record is
@@ -377,6 +452,79 @@ pub fn day_aggregates(
         .collect()
 }
 
+/// Every player's day totals on the given days.
+pub fn player_day_totals(
+    conn: &Connection,
+    game_id: Uuid,
+    env: Environment,
+    days: &[NaiveDate],
+) -> StoreResult<Vec<PlayerDayTotal>> {
+    let by_day = rows_by_day(
+        conn,
+        "SELECT kind, currency, total FROM player_days WHERE game = ?1 AND env = ?2 AND day = ?3",
+        (game_id, env, days),
+        |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, i64>(2)?,
+            ))
+        },
+    )?;
+    by_day
+        .into_iter()
+        .flatten()
+        .map(|(kind, currency_id, total)| {
+            Ok(PlayerDayTotal {
+                kind: kind_from_code(kind)?,
+                currency_id,
+                total,
+            })
+        })
+        .collect()
+}
+
+/// What the day caps left out of one player's days.
+pub fn player_left_out(
+    conn: &Connection,
+    (game_id, env, player_id): (Uuid, Environment, &str),
+    currencies: &[String],
+    days: &[NaiveDate],
+) -> StoreResult<Vec<LeftOutDay>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, currency, left_out FROM player_days
+         WHERE game = ?1 AND env = ?2 AND day = ?3 AND player = ?4 AND left_out > 0",
+    )?;
+    let game = game_id.as_bytes().as_slice();
+    let mut out = Vec::new();
+    let mut sorted = days.to_vec();
+    sorted.sort_unstable();
+    for day in sorted {
+        let rows = stmt.query_map(
+            params![game, env_code(env), day_code(day), player_id],
+            |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            },
+        )?;
+        for row in rows {
+            let (kind, currency_id, left_out) = row?;
+            if currencies.contains(&currency_id) {
+                out.push(LeftOutDay {
+                    day,
+                    kind: kind_from_code(kind)?,
+                    currency_id,
+                    left_out,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Files one `days` row into its day's aggregate: a currency named `currency@cohort` is
 /// that install cohort's share, beside the game's totals.
 fn add_to_aggregate(aggregate: &mut DayAggregate, field: DayField, currency: String, total: i64) {
@@ -401,6 +549,18 @@ fn add_to_aggregate(aggregate: &mut DayAggregate, field: DayField, currency: Str
         (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
         (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
         (DayField::RevenueUnverified, _) => aggregate.revenue_unverified_cents = total,
+        (DayField::LeftOutEarned, _) => {
+            aggregate.left_out_earned.insert(currency, total);
+        }
+        (DayField::LeftOutSpent, _) => {
+            aggregate.left_out_spent.insert(currency, total);
+        }
+        (DayField::CappedEarned, _) => {
+            aggregate.capped_earned.insert(currency, total);
+        }
+        (DayField::CappedSpent, _) => {
+            aggregate.capped_spent.insert(currency, total);
+        }
     }
 }
 
@@ -552,6 +712,36 @@ impl Money for SqliteStore {
         })
         .await
     }
+
+    async fn player_day_totals(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<PlayerDayTotal>> {
+        let days = days.to_vec();
+        self.read("player_day_totals", move |conn| {
+            player_day_totals(conn, game_id, env, &days)
+        })
+        .await
+    }
+
+    async fn player_left_out(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currencies: &[String],
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<LeftOutDay>> {
+        let player_id = player_id.to_owned();
+        let currencies = currencies.to_vec();
+        let days = days.to_vec();
+        self.read("player_left_out", move |conn| {
+            player_left_out(conn, (game_id, env, &player_id), &currencies, &days)
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -578,7 +768,26 @@ mod tests {
             import: false,
             cohort: None,
             proof: None,
+            day_cap: None,
         }
+    }
+
+    #[test]
+    fn players_day_totals_past_their_keeping_are_forgotten() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let game = Uuid::new_v4();
+        let now = Utc::now();
+        let mut old = earn(game, "old", 5);
+        old.ts = now - chrono::Duration::days(crate::store::PLAYER_DAYS_KEPT + 1);
+        apply(&conn, &old).expect("apply");
+        apply(&conn, &earn(game, "new", 7)).expect("apply");
+        let deleted = super::super::retention::prune_player_days(&conn, now).expect("prune");
+        assert_eq!(deleted, 1);
+        let days = [old.ts.date_naive(), now.date_naive()];
+        let kept = player_day_totals(&conn, game, Environment::Production, &days).expect("read");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].total, 7);
     }
 
     #[test]
@@ -588,7 +797,10 @@ mod tests {
         let game = Uuid::new_v4();
         assert_eq!(
             apply(&conn, &earn(game, "c", 5)).expect("apply"),
-            MoneyOutcome::Applied { balance: 5 }
+            MoneyOutcome::Applied {
+                balance: 5,
+                left_out: 0
+            }
         );
         // Make the record of `c` collide with `b`'s hash.
         let b_hash = tx_hash(game, Environment::Production, "p1", "b");
@@ -596,7 +808,10 @@ mod tests {
             .expect("collide");
         assert_eq!(
             apply(&conn, &earn(game, "b", 7)).expect("apply"),
-            MoneyOutcome::Applied { balance: 12 }
+            MoneyOutcome::Applied {
+                balance: 12,
+                left_out: 0
+            }
         );
         assert_eq!(
             apply(&conn, &earn(game, "b", 7)).expect("apply"),

@@ -16,7 +16,9 @@
 //! same marks date them and [`prune_ledger`] deletes the lines received before it, once no
 //! idempotency record points at them any more (the ledger retention is never shorter than
 //! the idempotency retention). The day aggregates, balances and lifetime spends, which every
-//! economy figure reads, are separate tables and are never pruned. Marks are forgotten
+//! economy figure reads, are separate tables and are never pruned. The players' day totals
+//! (what the day caps count against) are forgotten [`PLAYER_DAYS_KEPT`] days on
+//! ([`prune_player_days`]). Marks are forgotten
 //! ([`forget_marks`]) only when no sweep can need them again.
 //!
 //! So the store's [`Retention`] calls, which the Redis backend needs, have nothing to do here
@@ -26,11 +28,31 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Retention, StoreResult, Sweep};
+use super::super::{PLAYER_DAYS_KEPT, Retention, StoreResult, Sweep};
 use super::SqliteStore;
+use super::schema::day_code;
 
 /// Most records deleted in one transaction.
 pub const CHUNK: usize = 10_000;
+
+/// Deletes up to [`CHUNK`] players' day totals of days more than [`PLAYER_DAYS_KEPT`] days
+/// before `now`'s.
+pub fn prune_player_days(conn: &Connection, now: DateTime<Utc>) -> StoreResult<usize> {
+    let Some(first_kept) = now
+        .date_naive()
+        .checked_sub_days(chrono::Days::new(PLAYER_DAYS_KEPT.unsigned_abs()))
+    else {
+        return Ok(0);
+    };
+    let limit = i64::try_from(CHUNK).unwrap_or(i64::MAX);
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM player_days WHERE (game, env, day, player, kind, currency) IN (
+               SELECT game, env, day, player, kind, currency FROM player_days
+               WHERE day < ?1 LIMIT ?2)",
+        )?
+        .execute(params![day_code(first_kept), limit])?)
+}
 
 /// Notes that every ledger line written so far was received by `now` (nothing when the
 /// ledger is empty; the first mark of an id is kept, the earliest time that covers it).

@@ -46,8 +46,26 @@ use super::SyncMode;
 
 /// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
 /// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]), 5 adds the
-/// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)).
-const VERSION: i64 = 5;
+/// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)),
+/// 6 adds `player_days` (each player's day totals, what the day caps count against).
+const VERSION: i64 = 6;
+
+/// Layout 6: each player's units per day, kind and currency, every unit reported (`total`)
+/// and the part of them left out of the figures by the day cap (`left_out`). Keyed by day
+/// and player first, so a day's totals (the derived caps) and one player's days (the player
+/// record) are each a range read. A file brought up from an older layout starts its
+/// players' days at 0. Indexed by day alone for the sweep that forgets old days (a new
+/// row per player, day, kind and currency; an event that only adds to a total leaves the
+/// index alone).
+const PLAYER_DAYS: &str = "
+CREATE TABLE IF NOT EXISTS player_days (
+  game BLOB NOT NULL, env INTEGER NOT NULL, day INTEGER NOT NULL, player TEXT NOT NULL,
+  kind INTEGER NOT NULL, currency TEXT NOT NULL, total INTEGER NOT NULL,
+  left_out INTEGER NOT NULL,
+  PRIMARY KEY (game, env, day, player, kind, currency)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS player_days_by_day ON player_days (day);
+";
 
 /// Layout 5: the ledger line's proof (0 for every line written before).
 const PROOF: &str = "ALTER TABLE ledger ADD COLUMN proof INTEGER NOT NULL DEFAULT 0;";
@@ -187,10 +205,11 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let steps = match version {
-        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
-        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
-        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF}"),
-        3 | 4 => PROOF.to_owned(),
+        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
+        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
+        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
+        3 | 4 => format!("{PROOF} {PLAYER_DAYS}"),
+        5 => PLAYER_DAYS.to_owned(),
         VERSION => return Ok(()),
         other => {
             return Err(StoreError::Corrupt(format!(
@@ -284,6 +303,14 @@ pub enum DayField {
     RevenueControl,
     /// Purchases in cents kept without a store's proof, both groups (no currency).
     RevenueUnverified,
+    /// Units of a currency earned above the players' day caps.
+    LeftOutEarned,
+    /// Units of a currency spent above the players' day caps.
+    LeftOutSpent,
+    /// Players whose earned units of a currency were capped that day.
+    CappedEarned,
+    /// Players whose spent units of a currency were capped that day.
+    CappedSpent,
 }
 
 impl DayField {
@@ -295,6 +322,10 @@ impl DayField {
             Self::RevenueTreatment => 2,
             Self::RevenueControl => 3,
             Self::RevenueUnverified => 4,
+            Self::LeftOutEarned => 5,
+            Self::LeftOutSpent => 6,
+            Self::CappedEarned => 7,
+            Self::CappedSpent => 8,
         }
     }
 
@@ -306,6 +337,10 @@ impl DayField {
             2 => Ok(Self::RevenueTreatment),
             3 => Ok(Self::RevenueControl),
             4 => Ok(Self::RevenueUnverified),
+            5 => Ok(Self::LeftOutEarned),
+            6 => Ok(Self::LeftOutSpent),
+            7 => Ok(Self::CappedEarned),
+            8 => Ok(Self::CappedSpent),
             other => Err(StoreError::Corrupt(format!("unknown day field {other}"))),
         }
     }
@@ -365,6 +400,7 @@ mod tests {
             import: false,
             cohort: None,
             proof: None,
+            day_cap: None,
         }
     }
 
@@ -386,7 +422,10 @@ mod tests {
         let game = Uuid::new_v4();
         assert_eq!(
             apply(&conn, &earn(game, "p1", 40)).expect("apply"),
-            MoneyOutcome::Applied { balance: 40 }
+            MoneyOutcome::Applied {
+                balance: 40,
+                left_out: 0
+            }
         );
         // Make the file what layout 3 wrote: the record hashed without its player, and no
         // proof column on the ledger.
@@ -410,7 +449,10 @@ mod tests {
         );
         assert_eq!(
             apply(&conn, &earn(game, "p2", 5)).expect("another player"),
-            MoneyOutcome::Applied { balance: 5 }
+            MoneyOutcome::Applied {
+                balance: 5,
+                left_out: 0
+            }
         );
     }
 }

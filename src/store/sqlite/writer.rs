@@ -215,7 +215,8 @@ impl Writer {
 
     /// Deletes one chunk of each kind of expired record: idempotency records, raw ledger
     /// lines (when a ledger retention is set, and only once no idempotency record is left
-    /// to delete), decision records and short-lived documents; `true` while more may be left. Once nothing is
+    /// to delete), decision records, short-lived documents and old players' day totals;
+    /// `true` while more may be left. Once nothing is
     /// left, forgets the `received` marks no sweep needs any more.
     fn sweep_chunk(&mut self) -> bool {
         let (retention, ledger_retention) = (self.retention, self.ledger_retention);
@@ -235,7 +236,8 @@ impl Writer {
             };
             let decided = decisions::prune(&tx, now, retention::CHUNK)?;
             let expired = expiring::prune(&tx, now, retention::CHUNK)?;
-            let more = [tx_ids, lines, decided, expired].contains(&retention::CHUNK);
+            let player_days = retention::prune_player_days(&tx, now)?;
+            let more = [tx_ids, lines, decided, expired, player_days].contains(&retention::CHUNK);
             // The marks the oldest sweep still needs: the ledger's when it is pruned too.
             let oldest = match ledger_retention {
                 Some(_) => ledger_cutoff,

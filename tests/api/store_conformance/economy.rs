@@ -1,7 +1,7 @@
 //! The economy figures the wallet step keeps: revenue by group, purchases by day and payer,
 //! cohort flows.
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use offer_domain::environment::Environment;
 use offer_engine::store::{DayAggregate, MoneyKind, MoneyOp, MoneyOutcome, Proof};
 use uuid::Uuid;
@@ -99,7 +99,10 @@ pub(super) async fn case_purchase_revenue_by_group(ctx: Ctx) {
     let treated = op(g, "buy1", MoneyKind::Purchase, 499);
     assert_eq!(
         apply(s, &treated).await,
-        MoneyOutcome::Applied { balance: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
     let control = MoneyOp {
         holdout: true,
@@ -149,7 +152,13 @@ pub(super) async fn case_unproven_purchases_stay_out_of_revenue(ctx: Ctx) {
         with("uh", 300, Proof::Unverified, true),
         with("s", 99, Proof::Sandbox, false),
     ] {
-        assert_eq!(apply(s, &o).await, MoneyOutcome::Applied { balance: 0 });
+        assert_eq!(
+            apply(s, &o).await,
+            MoneyOutcome::Applied {
+                balance: 0,
+                left_out: 0
+            }
+        );
     }
     // A replay of an unverified purchase is a replay like any other.
     assert_eq!(
@@ -187,4 +196,159 @@ pub(super) async fn case_unproven_purchases_stay_out_of_revenue(ctx: Ctx) {
             ("s".to_owned(), Some(Proof::Sandbox)),
         ]
     );
+}
+
+pub(super) async fn case_day_caps_leave_the_excess_out_of_the_day(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let capped = |tx: &str, player: &str, kind: MoneyKind, amount: i64, cap: Option<i64>| {
+        let mut o = op(g, tx, kind, amount);
+        o.player_id = player.into();
+        o.day_cap = cap;
+        o.cohort = Some("2026-W40".into());
+        o
+    };
+    let applied = |balance, left_out| MoneyOutcome::Applied { balance, left_out };
+    for (o, expected) in [
+        (
+            capped("a", "p1", MoneyKind::Earned, 600, Some(1000)),
+            applied(600, 0),
+        ),
+        // 1200 reported: 200 above the cap.
+        (
+            capped("b", "p1", MoneyKind::Earned, 600, Some(1000)),
+            applied(1200, 200),
+        ),
+        // Already above: all of it.
+        (
+            capped("c", "p1", MoneyKind::Earned, 100, Some(1000)),
+            applied(1300, 100),
+        ),
+        (
+            capped("d", "p2", MoneyKind::Earned, 5000, Some(1000)),
+            applied(5000, 4000),
+        ),
+        (
+            capped("e", "p1", MoneyKind::Spent, 1000, Some(500)),
+            applied(300, 500),
+        ),
+        (
+            capped("f", "p3", MoneyKind::Earned, 50, None),
+            applied(50, 0),
+        ),
+        (
+            capped("g", "p3", MoneyKind::Purchase, 499, Some(1)),
+            applied(0, 0),
+        ),
+    ] {
+        assert_eq!(apply(s, &o).await, expected, "{}", o.tx_id);
+    }
+    // A replay counts once, in the day totals too.
+    assert_eq!(
+        apply(s, &capped("b", "p1", MoneyKind::Earned, 600, Some(1000))).await,
+        MoneyOutcome::Duplicate { balance: 1200 }
+    );
+    let days = s.day_aggregates(g, env, &[day(1)]).await.expect("days");
+    let d = &days[0];
+    assert_eq!(d.earned["gold"], 600 + 400 + 1000 + 50);
+    assert_eq!(d.spent["gold"], 500);
+    assert_eq!(d.cohorts["2026-W40"].earned["gold"], 2050);
+    assert_eq!(d.left_out_earned["gold"], 200 + 100 + 4000);
+    assert_eq!(d.left_out_spent["gold"], 500);
+    assert_eq!(d.capped_earned["gold"], 2, "p1 and p2, p1 once");
+    assert_eq!(d.capped_spent["gold"], 1);
+    assert_eq!(d.revenue_treatment_cents, 499);
+    // Every unit is in the wallets and the ledger.
+    let ledger = s.ledger(g, env).await.expect("ledger");
+    assert_eq!(ledger.len(), 7);
+    assert_eq!(
+        s.balance(g, env, "p2", "gold").await.expect("balance"),
+        5000
+    );
+    let mut totals: Vec<(MoneyKind, String, i64)> = s
+        .player_day_totals(g, env, &[day(1), day(2)])
+        .await
+        .expect("totals")
+        .into_iter()
+        .map(|t| (t.kind, t.currency_id, t.total))
+        .collect();
+    totals.sort_by_key(|t| (t.2, format!("{:?}", t.0)));
+    assert_eq!(
+        totals,
+        [
+            (MoneyKind::Earned, "gold".to_owned(), 50),
+            (MoneyKind::Spent, "gold".to_owned(), 1000),
+            (MoneyKind::Earned, "gold".to_owned(), 1300),
+            (MoneyKind::Earned, "gold".to_owned(), 5000),
+        ]
+    );
+    let left = s
+        .player_left_out(g, env, "p1", &["gold".to_owned()], &[day(2), day(1)])
+        .await
+        .expect("left out");
+    let left: Vec<(NaiveDate, MoneyKind, i64)> = left
+        .into_iter()
+        .map(|l| (l.day, l.kind, l.left_out))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            (day(1), MoneyKind::Earned, 300),
+            (day(1), MoneyKind::Spent, 500)
+        ]
+    );
+    assert!(
+        s.player_left_out(g, env, "p3", &["gold".to_owned()], &[day(1)])
+            .await
+            .expect("left out")
+            .is_empty()
+    );
+    // Another environment's days are apart.
+    assert!(
+        s.player_day_totals(g, Environment::Sandbox, &[day(1)])
+            .await
+            .expect("totals")
+            .is_empty()
+    );
+}
+
+/// Many capped events of a few players at once (on Redis, combined into script calls of many
+/// events): each player's day counts exactly up to the cap, whatever the order.
+pub(super) async fn case_concurrent_capped_events_count_up_to_the_cap(ctx: Ctx) {
+    const CAP: i64 = 1000;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let tasks: Vec<_> = (0..80)
+        .map(|i| {
+            let s = std::sync::Arc::clone(&ctx.store);
+            tokio::spawn(async move {
+                let mut o = op(g, &format!("t{i}"), MoneyKind::Earned, 70 + i);
+                o.player_id = format!("p{}", i % 4);
+                o.day_cap = Some(CAP);
+                s.apply_money(&o).await.expect("apply_money")
+            })
+        })
+        .collect();
+    let mut left_out = 0;
+    for task in tasks {
+        match task.await.expect("task") {
+            MoneyOutcome::Applied { left_out: l, .. } => left_out += l,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let reported: i64 = (0..80).map(|i| 70 + i).sum();
+    let days = ctx
+        .store
+        .day_aggregates(g, env, &[day(1)])
+        .await
+        .expect("days");
+    assert_eq!(
+        days[0].earned["gold"],
+        4 * CAP,
+        "each player's day counts up to the cap"
+    );
+    assert_eq!(days[0].left_out_earned["gold"], reported - 4 * CAP);
+    assert_eq!(left_out, reported - 4 * CAP);
+    assert_eq!(days[0].capped_earned["gold"], 4);
 }

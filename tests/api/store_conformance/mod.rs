@@ -196,6 +196,14 @@ conformance!(
     cohorts,
     economy::case_cohort_flows_are_kept_beside_the_totals
 );
+conformance!(
+    day_caps,
+    economy::case_day_caps_leave_the_excess_out_of_the_day
+);
+conformance!(
+    day_caps_concurrent,
+    economy::case_concurrent_capped_events_count_up_to_the_cap
+);
 conformance!(envs, money::case_environments_apart);
 conformance!(import, money::case_import_skips_balance_check);
 conformance!(concurrent, money::case_concurrent_spends);
@@ -286,6 +294,7 @@ fn op(game_id: Uuid, tx_id: &str, kind: MoneyKind, amount: i64) -> MoneyOp {
         import: false,
         cohort: None,
         proof: None,
+        day_cap: None,
     }
 }
 

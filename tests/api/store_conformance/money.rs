@@ -19,11 +19,17 @@ pub(super) async fn case_earn_then_spend(ctx: Ctx) {
     let g = Uuid::new_v4();
     assert_eq!(
         apply(s, &op(g, "e1", MoneyKind::Earned, 100)).await,
-        MoneyOutcome::Applied { balance: 100 }
+        MoneyOutcome::Applied {
+            balance: 100,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &op(g, "s1", MoneyKind::Spent, 30)).await,
-        MoneyOutcome::Applied { balance: 70 }
+        MoneyOutcome::Applied {
+            balance: 70,
+            left_out: 0
+        }
     );
     let (balance, ledger, days) = snapshot(s, g).await;
     assert_eq!(balance, 70);
@@ -59,7 +65,10 @@ pub(super) async fn case_overspend_writes_nothing(ctx: Ctx) {
     apply(s, &op(g, "e2", MoneyKind::Earned, 1)).await;
     assert_eq!(
         apply(s, &op(g, "s1", MoneyKind::Spent, 51)).await,
-        MoneyOutcome::Applied { balance: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
 }
 
@@ -67,7 +76,13 @@ pub(super) async fn case_reused_tx_id_is_a_conflict(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let earn = op(g, "e1", MoneyKind::Earned, 40);
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
+    );
     // The same tx_id with another amount changes nothing and does not reveal the first change.
     let other_amount = op(g, "e1", MoneyKind::Earned, 41);
     assert_eq!(apply(s, &other_amount).await, MoneyOutcome::TxConflict);
@@ -92,11 +107,17 @@ pub(super) async fn case_tx_id_is_unique_per_player(ctx: Ctx) {
     };
     assert_eq!(
         apply(s, &guesser).await,
-        MoneyOutcome::Applied { balance: 1 }
+        MoneyOutcome::Applied {
+            balance: 1,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &victim).await,
-        MoneyOutcome::Applied { balance: 40 }
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
     );
     assert_eq!(
         apply(s, &victim).await,
@@ -131,7 +152,13 @@ pub(super) async fn case_purchases_keep_lifetime_spend(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let buy = op(g, "b1", MoneyKind::Purchase, 499);
-    assert_eq!(apply(s, &buy).await, MoneyOutcome::Applied { balance: 0 });
+    assert_eq!(
+        apply(s, &buy).await,
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
+    );
     assert_eq!(apply(s, &buy).await, MoneyOutcome::Duplicate { balance: 0 });
     apply(s, &op(g, "b2", MoneyKind::Purchase, 1000)).await;
     let env = Environment::Production;
@@ -162,7 +189,13 @@ pub(super) async fn case_replay_counts_once(ctx: Ctx) {
     let s = &ctx.store;
     let g = Uuid::new_v4();
     let earn = op(g, "e1", MoneyKind::Earned, 40);
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 40 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 0
+        }
+    );
     for _ in 0..100 {
         assert_eq!(
             apply(s, &earn).await,
@@ -188,7 +221,10 @@ pub(super) async fn case_kill_switch_writes_nothing(ctx: Ctx) {
     s.set_kill_level(g, 2).await.expect("kill 2");
     assert_eq!(
         apply(s, &op(g, "e2", MoneyKind::Earned, 5)).await,
-        MoneyOutcome::Applied { balance: 15 }
+        MoneyOutcome::Applied {
+            balance: 15,
+            left_out: 0
+        }
     );
     s.set_kill_level(g, 3).await.expect("kill 3");
     let before = snapshot(s, g).await;
@@ -205,7 +241,10 @@ pub(super) async fn case_kill_switch_writes_nothing(ctx: Ctx) {
     s.set_kill_level(g, 0).await.expect("kill 0");
     assert_eq!(
         apply(s, &op(g, "k0", MoneyKind::Earned, 1)).await,
-        MoneyOutcome::Applied { balance: 16 }
+        MoneyOutcome::Applied {
+            balance: 16,
+            left_out: 0
+        }
     );
 }
 
@@ -220,7 +259,10 @@ pub(super) async fn case_environments_apart(ctx: Ctx) {
     // Same tx id in another environment is another event.
     assert_eq!(
         apply(s, &sandbox).await,
-        MoneyOutcome::Applied { balance: 5 }
+        MoneyOutcome::Applied {
+            balance: 5,
+            left_out: 0
+        }
     );
     let prod = gold(s, g, Environment::Production, "p1").await;
     let sand = gold(s, g, Environment::Sandbox, "p1").await;
@@ -244,13 +286,22 @@ pub(super) async fn case_import_skips_balance_check(ctx: Ctx) {
     };
     assert_eq!(
         apply(s, &spend).await,
-        MoneyOutcome::Applied { balance: -30 }
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 0
+        }
     );
     let earn = MoneyOp {
         import: true,
         ..op(g, "old-earn", MoneyKind::Earned, 50)
     };
-    assert_eq!(apply(s, &earn).await, MoneyOutcome::Applied { balance: 20 });
+    assert_eq!(
+        apply(s, &earn).await,
+        MoneyOutcome::Applied {
+            balance: 20,
+            left_out: 0
+        }
+    );
     assert_eq!(
         apply(s, &spend).await,
         MoneyOutcome::Duplicate { balance: -30 }
@@ -280,7 +331,7 @@ pub(super) async fn case_concurrent_spends(ctx: Ctx) {
     let mut applied = 0_i64;
     for task in tasks {
         match task.await.expect("task").expect("apply_money") {
-            MoneyOutcome::Applied { balance } => {
+            MoneyOutcome::Applied { balance, .. } => {
                 assert!(balance >= 0);
                 applied += 1;
             }
@@ -339,6 +390,7 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
                 import: rng.random_bool(0.02),
                 cohort: None,
                 proof: None,
+                day_cap: None,
             }
         };
         let outcome = apply(s, &op).await;
@@ -360,7 +412,10 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
             first_result.insert(op.tx_id.clone(), after);
             holdout_of.insert(op.tx_id.clone(), op.holdout);
             issued.push(op.clone());
-            MoneyOutcome::Applied { balance: after }
+            MoneyOutcome::Applied {
+                balance: after,
+                left_out: 0,
+            }
         };
         assert_eq!(outcome, expected, "op {i}: {op:?}");
     }
@@ -497,7 +552,7 @@ pub(super) async fn case_concurrent_mixed_events(ctx: Ctx) {
                 .spends
                 .iter()
                 .filter_map(|(tx, outcome)| match outcome {
-                    MoneyOutcome::Applied { balance } => Some((tx, *balance)),
+                    MoneyOutcome::Applied { balance, .. } => Some((tx, *balance)),
                     MoneyOutcome::InsufficientFunds { balance } => {
                         assert!((0..PRICE).contains(balance), "{outcome:?}");
                         None
@@ -517,7 +572,10 @@ pub(super) async fn case_concurrent_mixed_events(ctx: Ctx) {
             assert_eq!(
                 earns,
                 [
-                    MoneyOutcome::Applied { balance },
+                    MoneyOutcome::Applied {
+                        balance,
+                        left_out: 0
+                    },
                     MoneyOutcome::Duplicate { balance },
                     MoneyOutcome::Duplicate { balance }
                 ]
@@ -530,7 +588,7 @@ pub(super) async fn case_concurrent_mixed_events(ctx: Ctx) {
             let mut kept = None;
             for (amount, outcome) in &mine.reused {
                 match outcome {
-                    MoneyOutcome::Applied { balance } => {
+                    MoneyOutcome::Applied { balance, .. } => {
                         assert_eq!(*balance, reuse_balance);
                         assert!(kept.replace(*amount).is_none(), "{:?}", mine.reused);
                     }

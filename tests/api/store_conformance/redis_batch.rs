@@ -6,7 +6,9 @@
 //! it, a player whose wallet key holds a string (only that player's events fail), and the
 //! kill level refusing every new event of a call while its duplicates are still answered.
 //! A call whose events span both environments, two days, two currencies, cohorts and every
-//! kind leaves the same answers and data as the same events sent one call each.
+//! kind, and capped events (a player id holding the fingerprint's separator, an imported spend,
+//! a player whose uncapped events of the call reached the cap), leaves the same answers and
+//! data as the same events sent one call each.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -102,7 +104,10 @@ async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
             .apply_money(&by("p2", op(g, "old|1", MoneyKind::Earned, 3)))
             .await
             .expect("another player"),
-        MoneyOutcome::Applied { balance: 3 }
+        MoneyOutcome::Applied {
+            balance: 3,
+            left_out: 0
+        }
     );
     // A second node (or a restart) finds the records renamed and renames nothing twice.
     let again = RedisStore::connect(&url, &prefix, Duration::from_secs(2))
@@ -128,7 +133,10 @@ async fn redis_records_of_the_game_wide_layout_are_kept_per_player() {
             .apply_money(&retry)
             .await
             .expect("after the retention"),
-        MoneyOutcome::Applied { balance: 80 }
+        MoneyOutcome::Applied {
+            balance: 80,
+            left_out: 0
+        }
     );
 }
 
@@ -228,14 +236,26 @@ async fn redis_one_call_of_many_events_answers_each_as_alone() {
     assert_eq!(
         rest,
         [
-            MoneyOutcome::Applied { balance: 110 },
+            MoneyOutcome::Applied {
+                balance: 110,
+                left_out: 0
+            },
             MoneyOutcome::Duplicate { balance: 110 },
             MoneyOutcome::TxConflict,
-            MoneyOutcome::Applied { balance: 30 },
+            MoneyOutcome::Applied {
+                balance: 30,
+                left_out: 0
+            },
             MoneyOutcome::InsufficientFunds { balance: 30 },
             MoneyOutcome::Duplicate { balance: 30 },
-            MoneyOutcome::Applied { balance: 0 },
-            MoneyOutcome::Applied { balance: 35 },
+            MoneyOutcome::Applied {
+                balance: 0,
+                left_out: 0
+            },
+            MoneyOutcome::Applied {
+                balance: 35,
+                left_out: 0
+            },
             MoneyOutcome::InsufficientFunds { balance: 35 },
         ]
     );
@@ -269,7 +289,10 @@ async fn redis_one_call_of_many_events_answers_each_as_alone() {
             .apply_money(&op(g, "s2", MoneyKind::Spent, 35))
             .await
             .expect("s2"),
-        MoneyOutcome::Applied { balance: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
 
     // At kill level 3 every new event of a call is refused and writes nothing, while a
@@ -323,6 +346,23 @@ async fn state(store: &SharedStore, game: Uuid, events: &[MoneyOp]) -> Vec<Strin
         let mut spends = store.spends(game, env).await.expect("spends");
         spends.sort();
         out.push(format!("{env:?} spends {spends:?}"));
+        let mut totals: Vec<String> = store
+            .player_day_totals(game, env, &days)
+            .await
+            .expect("player day totals")
+            .iter()
+            .map(|t| format!("{t:?}"))
+            .collect();
+        totals.sort();
+        out.push(format!("{env:?} player days {totals:?}"));
+        let currencies = ["gold".to_owned(), "gems".to_owned()];
+        for event in events {
+            let left_out = store
+                .player_left_out(game, env, &event.player_id, &currencies, &days)
+                .await
+                .expect("left out");
+            out.push(format!("{env:?} {} left out {left_out:?}", event.player_id));
+        }
         for event in events {
             for currency in ["gold", "gems"] {
                 let balance = store
@@ -364,6 +404,10 @@ async fn redis_one_call_across_environments_days_and_kinds_leaves_what_lone_call
         cohort: Some("2025-W01".into()),
         ..event
     };
+    let capped = |event: MoneyOp, cap: i64| MoneyOp {
+        day_cap: Some(cap),
+        ..event
+    };
     let events = [
         in_cohort(op(g, "e1", MoneyKind::Earned, 50)),
         // The same tx id in the other environment is another record.
@@ -386,19 +430,71 @@ async fn redis_one_call_across_environments_days_and_kinds_leaves_what_lone_call
             ..by("p4", op(g, "s3", MoneyKind::Spent, 30))
         },
         sandbox(op(g, "e1", MoneyKind::Earned, 8)),
+        // Day caps: a player id with the fingerprint's separator in it, an imported spend,
+        // and a player whose uncapped events earlier in the call already reached the cap.
+        capped(by("p|x", op(g, "c1", MoneyKind::Earned, 40)), 30),
+        capped(by("p|x", op(g, "c2", MoneyKind::Earned, 15)), 30),
+        capped(
+            MoneyOp {
+                import: true,
+                ..by("p5", op(g, "c3", MoneyKind::Spent, 30))
+            },
+            10,
+        ),
+        capped(op(g, "c4", MoneyKind::Earned, 5), 30),
     ];
     let expected = [
-        MoneyOutcome::Applied { balance: 50 },
-        MoneyOutcome::Applied { balance: 7 },
-        MoneyOutcome::Applied { balance: 9 },
-        MoneyOutcome::Applied { balance: 30 },
+        MoneyOutcome::Applied {
+            balance: 50,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 7,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 9,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 30,
+            left_out: 0,
+        },
         MoneyOutcome::InsufficientFunds { balance: 7 },
-        MoneyOutcome::Applied { balance: 0 },
-        MoneyOutcome::Applied { balance: 0 },
-        MoneyOutcome::Applied { balance: 35 },
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0,
+        },
+        MoneyOutcome::Applied {
+            balance: 35,
+            left_out: 0,
+        },
         MoneyOutcome::Duplicate { balance: 50 },
-        MoneyOutcome::Applied { balance: -30 },
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 0,
+        },
         MoneyOutcome::TxConflict,
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 10,
+        },
+        MoneyOutcome::Applied {
+            balance: 55,
+            left_out: 15,
+        },
+        MoneyOutcome::Applied {
+            balance: -30,
+            left_out: 20,
+        },
+        MoneyOutcome::Applied {
+            balance: 40,
+            left_out: 5,
+        },
     ];
     let answers: Vec<MoneyOutcome> = one_call(&combined, g, &events)
         .await

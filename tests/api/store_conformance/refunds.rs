@@ -29,7 +29,10 @@ pub(super) async fn case_refunds_take_revenue_back(ctx: Ctx) {
     let refund = on("refund:app_store:1", MoneyKind::Refund, "p1", 499, 2);
     assert_eq!(
         apply(s, &refund).await,
-        MoneyOutcome::Applied { balance: 0 }
+        MoneyOutcome::Applied {
+            balance: 0,
+            left_out: 0
+        }
     );
     let partial = MoneyOp {
         holdout: true,
@@ -111,7 +114,10 @@ pub(super) async fn case_many_refunds_at_once_count_once_each(ctx: Ctx) {
     for answer in futures::future::join_all(buys.iter().map(|o| s.apply_money(o))).await {
         assert_eq!(
             answer.expect("applied"),
-            MoneyOutcome::Applied { balance: 0 }
+            MoneyOutcome::Applied {
+                balance: 0,
+                left_out: 0
+            }
         );
     }
     // Every refund twice, all in flight at once (on Redis they share script calls).

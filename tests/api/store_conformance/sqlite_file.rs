@@ -157,7 +157,10 @@ async fn sqlite_forgets_tx_ids_after_the_retention() {
         let s = open_file(&file, Duration::ZERO).await;
         assert_eq!(
             apply(&s, &earn).await,
-            MoneyOutcome::Applied { balance: 10 }
+            MoneyOutcome::Applied {
+                balance: 10,
+                left_out: 0
+            }
         );
         assert_eq!(
             apply(&s, &earn).await,
@@ -177,7 +180,10 @@ async fn sqlite_forgets_tx_ids_after_the_retention() {
     let s = open_file(&file, Duration::ZERO).await;
     assert_eq!(
         apply(&s, &earn).await,
-        MoneyOutcome::Applied { balance: 20 }
+        MoneyOutcome::Applied {
+            balance: 20,
+            left_out: 0
+        }
     );
     let ledger = s.ledger(g, Environment::Production).await.expect("ledger");
     assert_eq!(ledger.len(), 2);

@@ -212,6 +212,7 @@ pub(crate) fn money_op(
         import: false,
         cohort: None,
         proof: None,
+        day_cap: None,
     }
 }
 

@@ -9,6 +9,7 @@ use super::context::{Context, Origin, announce_balance, announce_inventory};
 use super::outcome::{Applied, Balance, Refusal};
 use super::purchase::{Purchase, purchase};
 use crate::service::ServiceResult;
+use crate::service::economy::day_caps;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::offers::learn;
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
@@ -119,7 +120,8 @@ async fn item_used(
 }
 
 /// `currency_earned` and `currency_spent`: refused above the currency's `max_per_event`, else
-/// the wallet step, answered with the new balance.
+/// the wallet step under the player's day cap of the currency (what is above it moves the
+/// balance but is left out of the economy's figures), answered with the new balance.
 async fn currency(cx: &Context<'_>, op: MoneyOp) -> ServiceResult<Applied> {
     cx.session.event_seen();
     let bound = cx
@@ -139,12 +141,21 @@ async fn currency(cx: &Context<'_>, op: MoneyOp) -> ServiceResult<Applied> {
             max,
         }));
     }
+    let mut op = op;
+    op.day_cap = day_caps::cap_for(
+        cx.state,
+        &cx.game.view().game,
+        cx.env,
+        op.kind,
+        &op.currency_id,
+    )
+    .await?;
     let outcome = cx.state.store.apply_money(&op).await?;
     if cx.origin == Origin::Rest && matches!(outcome, MoneyOutcome::Applied { .. }) {
         announce_balance(cx, &op.currency_id).await;
     }
     Ok(match outcome {
-        MoneyOutcome::Applied { balance } | MoneyOutcome::Duplicate { balance } => {
+        MoneyOutcome::Applied { balance, .. } | MoneyOutcome::Duplicate { balance } => {
             Applied::Accepted {
                 balance: Some(Balance {
                     currency_id: op.currency_id,

@@ -63,6 +63,7 @@ impl Context<'_> {
             import: false,
             cohort: player.install_day.map(cohort_of),
             proof: None,
+            day_cap: None,
         }
     }
 

@@ -77,6 +77,7 @@ async fn money(
         import: false,
         cohort: None,
         proof: Some(Proof::Verified),
+        day_cap: None,
     };
     match state.store.apply_money(&op).await? {
         MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(()),

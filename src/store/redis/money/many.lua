@@ -3,22 +3,23 @@
 local call, try = redis.call, redis.pcall
 local format, sub, find, byte = string.format, string.sub, string.find, string.byte
 local type, tonumber, unpack, ipairs = type, tonumber, unpack, ipairs
-local group_count, run_count = tonumber(ARGV[1]), tonumber(ARGV[2])
+local group_count, run_count, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 -- ARGV[runs_at + 2r - 1 .. runs_at + 2r] is run r; the columns start after ids_at.
-local runs_at = 2 + 10 * group_count
+local runs_at = 3 + 12 * group_count
 local ids_at = runs_at + 2 * run_count
 local n = (#ARGV - ids_at) / 5
 local amounts_at, heads_at = ids_at + n, ids_at + 2 * n
 local prints_at, times_at = ids_at + 3 * n, ids_at + 4 * n
 local groups, tx_keys, kill_keys = {}, {}, {}
 for g = 1, group_count do
-  local at = 2 + 10 * (g - 1)
+  local at = 3 + 12 * (g - 1)
   local group = {
     txs = KEYS[tonumber(ARGV[at + 1])], kill = KEYS[tonumber(ARGV[at + 2])],
     ledger = KEYS[tonumber(ARGV[at + 3])], day = KEYS[tonumber(ARGV[at + 4])],
     spend = KEYS[tonumber(ARGV[at + 5])], txr = KEYS[tonumber(ARGV[at + 6])],
-    spend_day = KEYS[tonumber(ARGV[at + 7])],
-    code = ARGV[at + 8], cur = ARGV[at + 9], cohort = ARGV[at + 10],
+    spend_day = KEYS[tonumber(ARGV[at + 7])], totals = KEYS[tonumber(ARGV[at + 8])],
+    code = ARGV[at + 9], cur = ARGV[at + 10], cohort = ARGV[at + 11],
+    cap = tonumber(ARGV[at + 12]),
   }
   groups[g] = group
   if not tx_keys[group.txs] then
@@ -100,6 +101,8 @@ end
 -- Per tx hash: how many of its records were taken from its HMGET reply, and the records
 -- written by this call (a tx id twice in a call sees its first application).
 local taken, applied = {}, {}
+-- The players' day-total hashes written, to expire once each at the end.
+local touched = {}
 local out = {}
 local e = 0
 for r = 1, run_count do
@@ -127,6 +130,16 @@ for r = 1, run_count do
     field = 'rev_t'
   end
   local cohort_field = balance_kind and cohort ~= '' and field .. '@' .. cohort
+  -- A player's day-total field is `<e|s>|<currency>|<player>`; the player is what the
+  -- fingerprint `<player>|<Earned|Spent>|<currency>|<amount>` holds before its last fields.
+  local totals, cap = group.totals, group.cap
+  local own_head = code == 'e' and 'e|' .. cur .. '|' or 's|' .. cur .. '|'
+  local print_tail = (code == 'e' and 9 or 8) + #cur
+  local left_field, capped_field = 'x' .. field, 'c' .. field
+  if balance_kind and not touched[totals] then
+    touched[totals] = true
+    touched[#touched + 1] = totals
+  end
   -- The run's day sums, opened on its first applied event; the last amount and its number.
   local opened, sum, cohort_sum
   local last, v, small
@@ -213,26 +226,53 @@ for r = 1, run_count do
         nr = nr + 1
         rp[nr] = ARGV[heads_at + e] .. ',"balance_after":' .. b .. '}'
         if nr == 1 then lists.RPUSH[#lists.RPUSH + 1] = group.ledger end
+        -- The player's day total, and the part of the event above the day cap: counted (cv,
+        -- cs its text) is what the day aggregate gets.
+        local cv, cs, left = v, amount, 0
+        if balance_kind and small then
+          local print = ARGV[prints_at + e]
+          local own = own_head .. sub(print, 1, #print - #amount - print_tail)
+          -- Under pcall, as the balance: a total the server refuses counts the event whole
+          -- and stops nothing, so every balance written still gets its record below.
+          local after = try('HINCRBY', totals, own, amount)
+          if cap and type(after) == 'number' then
+            local room = cap - (after - v)
+            if room < 0 then room = 0 end
+            if v > room then
+              left = v - room
+              cv, cs = room, format('%d', room)
+              local l = format('%d', left)
+              if try('HINCRBY', totals, 'x' .. own, l) == left then
+                try('HINCRBY', day, capped_field, 1)
+              end
+              try('HINCRBY', day, left_field, l)
+            end
+          end
+        end
         if not opened then
           opened = true
           sum = open(day, field)
           if cohort_field then cohort_sum = open(day, cohort_field) end
         end
-        local next_sum = small and (sum or 0) + v
+        local next_sum = small and (sum or 0) + cv
         if next_sum and next_sum < EXACT and next_sum > -EXACT then
           sum = next_sum
         else
-          sum = plus(day, field, sum, v, amount)
+          sum = plus(day, field, sum, cv, cs)
         end
         if cohort_field then
-          next_sum = small and (cohort_sum or 0) + v
+          next_sum = small and (cohort_sum or 0) + cv
           if next_sum and next_sum < EXACT and next_sum > -EXACT then
             cohort_sum = next_sum
           else
-            cohort_sum = plus(day, cohort_field, cohort_sum, v, amount)
+            cohort_sum = plus(day, cohort_field, cohort_sum, cv, cs)
           end
         end
-        out[e] = b
+        if left > 0 then
+          out[e] = b .. 'x' .. format('%d', left)
+        else
+          out[e] = b
+        end
       end
     end
   end
@@ -257,4 +297,5 @@ for k = 1, #order, 2 do
     if x[1] == key and x[2] == field then call('HINCRBY', key, field, x[3]) end
   end
 end
+for _, key in ipairs(touched) do call('EXPIRE', key, ttl) end
 return table.concat(out, '\n')

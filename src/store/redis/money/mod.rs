@@ -39,8 +39,8 @@ pub(super) use self::script::{MoneyCall, MoneyScripts, run};
 use super::money_keys::MoneyKeys;
 use super::{RedisStore, bounded, tx_layout};
 use crate::store::{
-    COHORT_SEPARATOR, DayAggregate, LedgerEntry, Money, MoneyOp, MoneyOutcome, StoreError,
-    StoreResult,
+    COHORT_SEPARATOR, DayAggregate, LedgerEntry, LeftOutDay, Money, MoneyKind, MoneyOp,
+    MoneyOutcome, PlayerDayTotal, StoreError, StoreResult,
 };
 
 impl RedisStore {
@@ -69,6 +69,19 @@ fn parse_day(fields: HashMap<String, i64>) -> DayAggregate {
     for (field, value) in fields {
         let (side, rest) = match field.split_once(':') {
             Some((side @ ("earned" | "spent"), rest)) => (side, rest),
+            Some((day_cap, currency)) => {
+                let map = match day_cap {
+                    "xearned" => Some(&mut day.left_out_earned),
+                    "xspent" => Some(&mut day.left_out_spent),
+                    "cearned" => Some(&mut day.capped_earned),
+                    "cspent" => Some(&mut day.capped_spent),
+                    _ => None,
+                };
+                if let Some(map) = map {
+                    map.insert(currency.to_owned(), value);
+                }
+                continue;
+            }
             _ => ("", field.as_str()),
         };
         let target = match rest.split_once(COHORT_SEPARATOR) {
@@ -185,6 +198,92 @@ impl Money for RedisStore {
             out.push(day);
         }
         Ok(out)
+    }
+
+    async fn player_day_totals(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<PlayerDayTotal>> {
+        if days.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = ::redis::pipe();
+        for day in days {
+            pipe.cmd("HGETALL")
+                .arg(self.keys.player_days(game_id, env, *day));
+        }
+        let mut conn = self.conn.clone();
+        let hashes: Vec<Vec<(String, i64)>> = bounded(
+            self.timeout,
+            "player_day_totals",
+            pipe.query_async(&mut conn),
+        )
+        .await?;
+        Ok(hashes
+            .into_iter()
+            .flatten()
+            .filter_map(|(field, total)| {
+                let (kind, rest) = field.split_once('|')?;
+                let kind = match kind {
+                    "e" => MoneyKind::Earned,
+                    "s" => MoneyKind::Spent,
+                    _ => return None,
+                };
+                let (currency, _player) = rest.split_once('|')?;
+                Some(PlayerDayTotal {
+                    kind,
+                    currency_id: currency.to_owned(),
+                    total,
+                })
+            })
+            .collect())
+    }
+
+    async fn player_left_out(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+        player_id: &str,
+        currencies: &[String],
+        days: &[NaiveDate],
+    ) -> StoreResult<Vec<LeftOutDay>> {
+        let mut days = days.to_vec();
+        days.sort_unstable();
+        let asked: Vec<(NaiveDate, MoneyKind, &String)> = days
+            .iter()
+            .flat_map(|day| {
+                currencies.iter().flat_map(move |currency| {
+                    [MoneyKind::Earned, MoneyKind::Spent].map(|kind| (*day, kind, currency))
+                })
+            })
+            .collect();
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = ::redis::pipe();
+        for (day, kind, currency) in &asked {
+            let side = if *kind == MoneyKind::Earned { "e" } else { "s" };
+            pipe.cmd("HGET")
+                .arg(self.keys.player_days(game_id, env, *day))
+                .arg(format!("x{side}|{currency}|{player_id}"));
+        }
+        let mut conn = self.conn.clone();
+        let got: Vec<Option<i64>> =
+            bounded(self.timeout, "player_left_out", pipe.query_async(&mut conn)).await?;
+        Ok(asked
+            .into_iter()
+            .zip(got)
+            .filter_map(|((day, kind, currency), left_out)| {
+                left_out.filter(|l| *l > 0).map(|left_out| LeftOutDay {
+                    day,
+                    kind,
+                    currency_id: currency.clone(),
+                    left_out,
+                })
+            })
+            .collect())
     }
 
     async fn day_revenues(

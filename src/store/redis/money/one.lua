@@ -41,6 +41,27 @@ local function step(k, a)
   else
     bal = first
   end
+  -- The player's day total of this kind and currency, and the part above the day cap.
+  local left, counted = 0, amount
+  if kind == 'earned' or kind == 'spent' then
+    local totals = KEYS[k + 9]
+    local own = string.sub(kind, 1, 1) .. '|' .. cur .. '|' .. ARGV[a + 10]
+    local after = redis.call('HINCRBY', totals, own, amount)
+    redis.call('EXPIRE', totals, ARGV[a + 14])
+    local cap, v = tonumber(ARGV[a + 13]), tonumber(amount)
+    if cap and v then
+      local room = cap - (after - v)
+      if room < 0 then room = 0 end
+      if v > room then
+        left = v - room
+        counted = string.format('%d', room)
+        local l = string.format('%d', left)
+        local held = redis.call('HINCRBY', totals, 'x' .. own, l)
+        add(KEYS[k + 5], 'x' .. kind .. ':' .. cur, l)
+        if held == left then add(KEYS[k + 5], 'c' .. kind .. ':' .. cur, 1) end
+      end
+    end
+  end
   local b = string.format('%d', bal)
   redis.call('HSET', KEYS[k + 1], ARGV[a + 1], b .. '|' .. ARGV[a + 9])
   redis.call('ZADD', KEYS[k + 7], ARGV[a + 11], ARGV[a + 1])
@@ -48,14 +69,14 @@ local function step(k, a)
   local cohort = ARGV[a + 12]
   if kind == 'earned' or kind == 'spent' then
     local field = kind .. ':' .. cur
-    add(KEYS[k + 5], field, amount)
-    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, amount) end
+    add(KEYS[k + 5], field, counted)
+    if cohort ~= '' then add(KEYS[k + 5], field .. '@' .. cohort, counted) end
   elseif ARGV[a + 7] == '1' then
     add(KEYS[k + 5], 'rev_c', amount)
   else
     add(KEYS[k + 5], 'rev_t', amount)
   end
-  return 'applied', b
+  return 'applied', b, string.format('%d', left)
 end
-local outcome, balance = step(0, 0)
-return {outcome, balance}
+local outcome, balance, left = step(0, 0)
+return {outcome, balance, left or '0'}

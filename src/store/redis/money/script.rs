@@ -7,7 +7,7 @@
 //! each key and argument copied once into the command (loading the script and sending again
 //! when the server answers `NOSCRIPT`).
 //!
-//! [`ONE_LUA`] takes its event as eight keys and twelve arguments and makes every check
+//! [`ONE_LUA`] takes its event as nine keys and fourteen arguments and makes every check
 //! before its first write, then writes one command at a time: the idempotency hash (a known
 //! tx id answers `Duplicate` with the stored balance, or `conflict` when the change differs),
 //! the kill level (3 answers `KillSwitch`), for a non-imported spend the balance; then the
@@ -49,6 +49,12 @@
 //! *groups*, consecutive events of one group as one *run*; what is left per event is its
 //! wallet key and five arguments. Its reply is one string.
 //!
+//! An earned or spent event also adds its amount to its player's field of the day's
+//! player-totals hash (one per game, environment and day, expiring after
+//! [`PLAYER_DAYS_TTL_SECS`]); the part of it above the event's day cap is left out of the
+//! day's earned or spent sum and added to `x<earned|spent>:<cur>` instead, and the player's
+//! first capped event of the day adds 1 to `c<earned|spent>:<cur>`.
+//!
 //! A refund ([`MoneyKind::Refund`]) is handed to the scripts as a purchase of the negated
 //! amount, so it moves the lifetime spend, the payer's day and the day's revenue of its group
 //! down by what was refunded; its ledger entry keeps kind `refund` and the positive amount.
@@ -65,6 +71,7 @@ use std::time::Duration;
 use ::redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKind};
 use chrono::Utc;
 
+use crate::store::keys::PLAYER_DAYS_TTL_SECS;
 use crate::store::redis::conn::CommandConn;
 use crate::store::redis::money_keys::MoneyKeys;
 use crate::store::redis::tx_layout::tx_field;
@@ -76,23 +83,31 @@ use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, StoreError, StoreResult};
 /// deferred writes pay off only from a few events a call.
 ///
 /// KEYS: tx hash, kill key, wallet hash, ledger list, day hash, spend hash, tx receive-time
-/// sorted set, spend-day hash. ARGV: tx id, kind, currency, amount, -amount, import (1/0),
-/// holdout (1/0), ledger JSON without its closing brace, fingerprint, player id, receive
-/// time, install cohort (empty when unknown). Replies the outcome and the balance (or
-/// `error` and the server's message).
+/// sorted set, spend-day hash, the day's player-totals hash. ARGV: tx id, kind, currency,
+/// amount, -amount, import (1/0), holdout (1/0), ledger JSON without its closing brace,
+/// fingerprint, player id, receive time, install cohort (empty when unknown), day cap (empty
+/// when none), the player totals' time to live in seconds. Replies the outcome, the balance
+/// (or `error` and the server's message) and the units left out by the day cap.
 pub(in crate::store::redis) const ONE_LUA: &str = include_str!("one.lua");
 
 /// The wallet step over two or more events (it is correct for one too).
 ///
 /// KEYS: the wallet hash of each event, in order, then every other key of the call once.
-/// ARGV: the number of groups and the number of runs; per group ten values: the KEYS indexes
-/// of its tx hash, kill key, ledger list, day hash, spend hash, tx receive-time sorted set
-/// and spend-day hash, then its kind code ([`kind_code`]), currency and install cohort (empty
-/// when unknown); per run two: its group (from 1) and its number of events; then five
-/// columns of one value per event, in order: tx id, amount, ledger JSON without its closing
-/// brace, fingerprint, receive time.
+/// ARGV: the number of groups, the number of runs and the player totals' time to live in
+/// seconds; per group twelve values: the KEYS indexes of its tx hash, kill key, ledger list,
+/// day hash, spend hash, tx receive-time sorted set, spend-day hash and player-totals hash,
+/// then its kind code ([`kind_code`]), currency, install cohort (empty when unknown) and day
+/// cap (empty when none); per run two: its group (from 1) and its number of events; then
+/// five columns of one value per event, in order: tx id, amount, ledger JSON without its
+/// closing brace, fingerprint, receive time.
 ///
-/// Replies one string, a line per event: the balance for an applied event, `d<balance>` for a
+/// An earned or spent event adds its amount to its player's day total (`HINCRBY` under
+/// `redis.pcall`, so that a total the server refuses counts the event whole and stops
+/// nothing); the part above the group's day cap goes to the day's left-out total instead of
+/// its earned or spent sum.
+///
+/// Replies one string, a line per event: the balance for an applied event (followed by
+/// `x<units>` when the day cap left units out), `d<balance>` for a
 /// duplicate, `i<balance>` for insufficient funds, `k` for the kill switch, `c` for a tx
 /// conflict, `e<message>` for the server refusing the event's first write (a server's error
 /// message has no line break).
@@ -105,7 +120,7 @@ pub(in crate::store::redis) const MANY_LUA: &str = include_str!("many.lua");
 /// for a call, so that a call of many events only copies them into one command.
 #[derive(Debug)]
 pub(in crate::store::redis) struct MoneyCall {
-    keys: [Arc<str>; 8],
+    keys: [Arc<str>; 9],
     /// The name of the event's idempotency record: the player's `tx_id` ([`tx_field`]).
     tx_field: String,
     kind: &'static str,
@@ -118,6 +133,8 @@ pub(in crate::store::redis) struct MoneyCall {
     player_id: String,
     received_ms: i64,
     cohort: String,
+    /// The day cap, empty when none.
+    day_cap: String,
 }
 
 impl MoneyCall {
@@ -146,6 +163,7 @@ impl MoneyCall {
                 spend,
                 Arc::clone(&keys.tx_received),
                 spend_day,
+                day.players,
             ],
             tx_field: tx_field(&op.player_id, &op.tx_id),
             kind: match op.kind {
@@ -162,6 +180,7 @@ impl MoneyCall {
             player_id: op.player_id.clone(),
             received_ms,
             cohort: op.cohort.clone().unwrap_or_default(),
+            day_cap: op.day_cap.map(|cap| cap.to_string()).unwrap_or_default(),
         })
     }
 }
@@ -204,7 +223,7 @@ pub(in crate::store::redis) async fn run(
             let reply: Vec<String> =
                 bounded(timeout, "apply_money", eval(&mut conn, &scripts.one, &cmd)).await?;
             match reply.as_slice() {
-                [outcome, balance] => Ok(vec![parse_outcome(outcome, balance)]),
+                [outcome, balance, left_out] => Ok(vec![parse_outcome(outcome, balance, left_out)]),
                 _ => Err(StoreError::Corrupt(format!(
                     "wallet script answered {} values for one event",
                     reply.len()
@@ -250,8 +269,8 @@ const WALLET: usize = 2;
 
 /// The indexes in [`MoneyCall`]'s keys of the keys a group of [`MANY_LUA`] names, in its
 /// order: tx hash, kill key, ledger list, day hash, spend hash, receive-time set, spend-day
-/// hash.
-const GROUP_KEYS: [usize; 7] = [0, 1, 3, 4, 5, 6, 7];
+/// hash, player-totals hash.
+const GROUP_KEYS: [usize; 8] = [0, 1, 3, 4, 5, 6, 7, 8];
 
 /// The `EVALSHA` of [`ONE_LUA`] over one event.
 fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
@@ -262,8 +281,9 @@ fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
         + call.fingerprint.len()
         + call.player_id.len()
         + call.cohort.len()
-        + 120;
-    let mut cmd = Cmd::with_capacity(3 + 8 + 12, bytes);
+        + call.day_cap.len()
+        + 140;
+    let mut cmd = Cmd::with_capacity(3 + 9 + 14, bytes);
     cmd.arg("EVALSHA")
         .arg(script.get_hash())
         .arg(call.keys.len());
@@ -282,18 +302,21 @@ fn one_command(script: &Script, call: &MoneyCall) -> Cmd {
         .arg(call.fingerprint.as_str())
         .arg(call.player_id.as_str())
         .arg(call.received_ms)
-        .arg(call.cohort.as_str());
+        .arg(call.cohort.as_str())
+        .arg(call.day_cap.as_str())
+        .arg(PLAYER_DAYS_TTL_SECS);
     cmd
 }
 
 /// A group of [`MANY_LUA`]: what some events of a call share.
 struct Group<'a> {
     /// The indexes in the call's shared keys of the keys of [`GROUP_KEYS`].
-    keys: [usize; 7],
+    keys: [usize; 8],
     /// [`kind_code`].
     code: &'static str,
     currency: &'a str,
     cohort: &'a str,
+    day_cap: &'a str,
 }
 
 /// The `EVALSHA` of [`MANY_LUA`] over `calls`, in its layout: the wallets, then each other
@@ -311,12 +334,12 @@ fn many_command(script: &Script, calls: &[&MoneyCall]) -> Cmd {
         }
     }
     let n = calls.len();
-    let args = 3 + n + shared.len() + 2 + 10 * groups.len() + 2 * runs.len() + 5 * n;
+    let args = 3 + n + shared.len() + 3 + 12 * groups.len() + 2 * runs.len() + 5 * n;
     let bytes = 80
         + shared.iter().map(|key| key.len()).sum::<usize>()
         + groups
             .iter()
-            .map(|group| 40 + group.currency.len() + group.cohort.len())
+            .map(|group| 50 + group.currency.len() + group.cohort.len() + group.day_cap.len())
             .sum::<usize>()
         + 10 * runs.len()
         + calls
@@ -340,13 +363,18 @@ fn many_command(script: &Script, calls: &[&MoneyCall]) -> Cmd {
     for key in &shared {
         cmd.arg(*key);
     }
-    cmd.arg(groups.len()).arg(runs.len());
+    cmd.arg(groups.len())
+        .arg(runs.len())
+        .arg(PLAYER_DAYS_TTL_SECS);
     for group in &groups {
         for at in group.keys {
             // KEYS index (from 1) of the shared key, after the wallets.
             cmd.arg(n + at + 1);
         }
-        cmd.arg(group.code).arg(group.currency).arg(group.cohort);
+        cmd.arg(group.code)
+            .arg(group.currency)
+            .arg(group.cohort)
+            .arg(group.day_cap);
     }
     for (group, count) in &runs {
         cmd.arg(group + 1).arg(*count);
@@ -381,6 +409,7 @@ fn group_of<'a>(
         group.code == code
             && group.currency == call.currency_id
             && group.cohort == call.cohort
+            && group.day_cap == call.day_cap
             && group
                 .keys
                 .iter()
@@ -405,6 +434,7 @@ fn group_of<'a>(
         code,
         currency: &call.currency_id,
         cohort: &call.cohort,
+        day_cap: &call.day_cap,
     });
     groups.len() - 1
 }
@@ -476,16 +506,24 @@ fn ledger_head(op: &MoneyOp, received_ms: i64) -> StoreResult<String> {
     Ok(json)
 }
 
-/// Reads one event's `outcome, balance` pair of the reply. `error` is the server refusing
-/// the event's first write: that event is unavailable, the others of its call are not.
-fn parse_outcome(outcome: &str, balance: &str) -> StoreResult<MoneyOutcome> {
+/// Reads one event's `outcome, balance, left out` of the reply. `error` is the server
+/// refusing the event's first write: that event is unavailable, the others of its call are
+/// not.
+fn parse_outcome(outcome: &str, balance: &str, left_out: &str) -> StoreResult<MoneyOutcome> {
     if outcome == "error" {
         return Err(StoreError::Unavailable(format!("apply_money: {balance}")));
     }
-    let corrupt = || StoreError::Corrupt(format!("wallet script answered {outcome:?} {balance:?}"));
+    let corrupt = || {
+        StoreError::Corrupt(format!(
+            "wallet script answered {outcome:?} {balance:?} {left_out:?}"
+        ))
+    };
     let balance: i64 = balance.parse().map_err(|_| corrupt())?;
     match outcome {
-        "applied" => Ok(MoneyOutcome::Applied { balance }),
+        "applied" => Ok(MoneyOutcome::Applied {
+            balance,
+            left_out: left_out.parse().map_err(|_| corrupt())?,
+        }),
         "duplicate" => Ok(MoneyOutcome::Duplicate { balance }),
         "insufficient" => Ok(MoneyOutcome::InsufficientFunds { balance }),
         "kill" => Ok(MoneyOutcome::KillSwitch),
@@ -510,9 +548,13 @@ fn parse_line(line: &str) -> StoreResult<MoneyOutcome> {
         Some(b'k') if rest.is_empty() => Ok(MoneyOutcome::KillSwitch),
         Some(b'c') if rest.is_empty() => Ok(MoneyOutcome::TxConflict),
         Some(b'e') => Err(StoreError::Unavailable(format!("apply_money: {rest}"))),
-        _ => Ok(MoneyOutcome::Applied {
-            balance: balance(line)?,
-        }),
+        _ => {
+            let (counted, left_out) = line.split_once('x').unwrap_or((line, "0"));
+            Ok(MoneyOutcome::Applied {
+                balance: balance(counted)?,
+                left_out: balance(left_out)?,
+            })
+        }
     }
 }
 
@@ -527,11 +569,17 @@ mod tests {
     fn a_line_of_the_combined_reply_reads_as_its_outcome() {
         assert_eq!(
             parse_line("110").ok(),
-            Some(MoneyOutcome::Applied { balance: 110 })
+            Some(MoneyOutcome::Applied {
+                balance: 110,
+                left_out: 0
+            })
         );
         assert_eq!(
             parse_line("-5").ok(),
-            Some(MoneyOutcome::Applied { balance: -5 })
+            Some(MoneyOutcome::Applied {
+                balance: -5,
+                left_out: 0
+            })
         );
         assert_eq!(
             parse_line("d110").ok(),
@@ -541,13 +589,20 @@ mod tests {
             parse_line("i30").ok(),
             Some(MoneyOutcome::InsufficientFunds { balance: 30 })
         );
+        assert_eq!(
+            parse_line("110x25").ok(),
+            Some(MoneyOutcome::Applied {
+                balance: 110,
+                left_out: 25
+            })
+        );
         assert_eq!(parse_line("k").ok(), Some(MoneyOutcome::KillSwitch));
         assert_eq!(parse_line("c").ok(), Some(MoneyOutcome::TxConflict));
         assert!(matches!(
             parse_line("eWRONGTYPE Operation against a key"),
             Err(StoreError::Unavailable(message)) if message == "apply_money: WRONGTYPE Operation against a key"
         ));
-        for bad in ["", "d", "x1", "k1", "applied", "1 2"] {
+        for bad in ["", "d", "x1", "k1", "applied", "1 2", "1x", "1x2x3"] {
             assert!(
                 matches!(parse_line(bad), Err(StoreError::Corrupt(_))),
                 "{bad:?}"
@@ -572,6 +627,7 @@ mod tests {
             import: false,
             cohort: None,
             proof: None,
+            day_cap: None,
         };
         let print = op.fingerprint();
         let suffix = format!("|Purchase|{}|{}", op.currency_id, op.amount);
