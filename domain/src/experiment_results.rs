@@ -31,11 +31,6 @@ use crate::environment::Environment;
 use crate::holdout_arpu::RevenueBasis;
 use crate::mann_whitney::{self, Group};
 
-/// Exposed players per variant before results stop being provisional, when the experiment
-/// names none.
-pub const DEFAULT_MIN_SAMPLE: u64 = 1_000;
-/// The largest `min_sample` an experiment may ask for.
-pub const MAX_MIN_SAMPLE: u64 = 10_000_000;
 /// A sample-ratio p-value below this flags a mismatch: the assignment or the exposure is
 /// broken, and the comparison is not to be trusted.
 pub const SRM_ALPHA: f64 = 0.001;

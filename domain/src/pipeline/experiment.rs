@@ -175,6 +175,7 @@ mod tests {
         fx.experiments = vec![Experiment {
             experiment_id: exp_id,
             variants: vec![variant(Some(7.99), None)],
+            min_sample: 1_000,
         }];
         let o = offer(&run(&fx.snapshot(), &player(), "first_loss")).clone();
         assert_eq!(o.price_cents, 799);

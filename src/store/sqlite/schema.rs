@@ -14,6 +14,7 @@
 //! | `spend_days` | game, env, day, player | a payer's real-money spend on one day, in cents |
 //! | `decisions` | decision id | a game's decision record and when it expires ([`super::decisions`]) |
 //! | `expiring` | scope, collection, id | a short-lived document and when it expires ([`super::expiring`]) |
+//! | `exposures` | game, env, experiment, variant, player | offers shown, purchases and revenue of one player in an experiment ([`super::exposures`]) |
 //!
 //! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
 //! a kind and a day field are small integers ([`env_code`], [`kind_code`], [`DayField`]); a
@@ -46,8 +47,19 @@ use super::SyncMode;
 
 /// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
 /// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]), 5 adds the
-/// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)).
-const VERSION: i64 = 5;
+/// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)),
+/// 6 adds `exposures`.
+const VERSION: i64 = 6;
+
+/// The per-player totals of price experiments (layout 6).
+const EXPOSURES: &str = "
+CREATE TABLE exposures (
+  game BLOB NOT NULL, env INTEGER NOT NULL, experiment BLOB NOT NULL, variant TEXT NOT NULL,
+  player TEXT NOT NULL, shown INTEGER NOT NULL, purchases INTEGER NOT NULL,
+  revenue INTEGER NOT NULL,
+  PRIMARY KEY (game, env, experiment, variant, player)
+) WITHOUT ROWID;
+";
 
 /// Layout 5: the ledger line's proof (0 for every line written before).
 const PROOF: &str = "ALTER TABLE ledger ADD COLUMN proof INTEGER NOT NULL DEFAULT 0;";
@@ -187,10 +199,11 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let steps = match version {
-        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
-        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF}"),
-        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF}"),
-        3 | 4 => PROOF.to_owned(),
+        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {EXPOSURES}"),
+        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {EXPOSURES}"),
+        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF} {EXPOSURES}"),
+        3 | 4 => format!("{PROOF} {EXPOSURES}"),
+        5 => EXPOSURES.to_owned(),
         VERSION => return Ok(()),
         other => {
             return Err(StoreError::Corrupt(format!(
