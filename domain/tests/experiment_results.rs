@@ -94,7 +94,12 @@ fn the_z_test_and_wald_interval_match_statsmodels() {
         );
         let ci = got.wald_ci95.expect("both groups have players");
         for (a, b) in ci.iter().zip(&c.wald_ci95) {
-            assert!(close(*a, *b, 1e-9), "{}: Wald {ci:?} vs {:?}", c.name, c.wald_ci95);
+            assert!(
+                close(*a, *b, 1e-9),
+                "{}: Wald {ci:?} vs {:?}",
+                c.name,
+                c.wald_ci95
+            );
         }
     }
 }
@@ -133,8 +138,18 @@ fn the_sample_ratio_check_matches_scipy_chisquare() {
     for c in &f.ratios {
         let (chi, df, p) = chi_square_fit(&c.observed, &c.weights);
         assert_eq!(df as usize, c.observed.len() - 1, "{}", c.name);
-        assert!(close(chi, c.chi_square, 1e-9), "{}: chi {chi} vs {}", c.name, c.chi_square);
-        assert!(close(p, c.p_value, 1e-8), "{}: p {p} vs scipy {}", c.name, c.p_value);
+        assert!(
+            close(chi, c.chi_square, 1e-9),
+            "{}: chi {chi} vs {}",
+            c.name,
+            c.chi_square
+        );
+        assert!(
+            close(p, c.p_value, 1e-8),
+            "{}: p {p} vs scipy {}",
+            c.name,
+            c.p_value
+        );
     }
 }
 
@@ -147,5 +162,8 @@ fn the_two_sided_p_value_doubles_the_upper_tail() {
     let (ga, gb) = (Group { zeros: 0, paid: &a }, Group { zeros: 0, paid: &b });
     let one = offer_domain::mann_whitney::greater(ga, gb).p_value;
     let two = two_sided(ga, gb).p_value;
-    assert!(close(two, (2.0 * one).min(1.0), 1e-12), "{two} vs 2 x {one}");
+    assert!(
+        close(two, (2.0 * one).min(1.0), 1e-12),
+        "{two} vs 2 x {one}"
+    );
 }

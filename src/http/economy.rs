@@ -22,9 +22,7 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::play::import::{self, ImportOutcome};
-use crate::service::{
-    economy::billing, economy::experiments, economy::health, economy::holdout,
-};
+use crate::service::{economy::billing, economy::experiments, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.

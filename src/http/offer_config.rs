@@ -5,9 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode};
-use offer_domain::offer::{
-    Bundle, DEFAULT_MIN_SAMPLE, Experiment, KillSwitch, Template, Variant,
-};
+use offer_domain::offer::{Bundle, DEFAULT_MIN_SAMPLE, Experiment, KillSwitch, Template, Variant};
 use offer_domain::offer_validation::MAX_CONFIG_ENTRIES;
 use offer_domain::product_ids::StoreProducts;
 use offer_domain::schema::{DisplayName, PriceUsd, SnakeCaseId};

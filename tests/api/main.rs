@@ -21,6 +21,7 @@ mod custom_pages;
 mod device;
 mod economy;
 mod edge;
+mod experiments;
 mod fixtures;
 mod helpers;
 mod http;

@@ -40,19 +40,19 @@ pub async fn results(
         };
         (view.game.game_id, experiment, basis)
     };
-    let rows = state
-        .store
-        .exposures(game_id, env, experiment_id)
-        .await?;
+    let rows = state.store.exposures(game_id, env, experiment_id).await?;
     // Ranking the payers sorts them: on a blocking thread, not the request threads.
     tokio::task::spawn_blocking(move || {
         let mut by_variant: HashMap<String, Vec<PlayerTotals>> = HashMap::new();
         for row in rows {
-            by_variant.entry(row.variant).or_default().push(PlayerTotals {
-                shown: row.totals.shown,
-                purchases: row.totals.purchases,
-                revenue_cents: row.totals.revenue_cents,
-            });
+            by_variant
+                .entry(row.variant)
+                .or_default()
+                .push(PlayerTotals {
+                    shown: row.totals.shown,
+                    purchases: row.totals.purchases,
+                    revenue_cents: row.totals.revenue_cents,
+                });
         }
         let inputs: Vec<VariantInput<'_>> = experiment
             .variants

@@ -167,7 +167,10 @@ macro_rules! conformance {
 }
 
 conformance!(get_put, documents::case_get_put);
-conformance!(exposures, exposures::case_exposures_add_up_per_player);
+conformance!(
+    experiment_totals,
+    exposures::case_exposures_add_up_per_player
+);
 conformance!(put_all, documents::case_put_all);
 conformance!(
     large_list,

@@ -10,8 +10,8 @@ use super::context::{Context, Origin, announce_balance, announce_inventory};
 use super::outcome::{Applied, Balance, Refusal};
 use super::purchase::{Purchase, purchase};
 use crate::service::ServiceResult;
-use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::exposures;
+use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::offers::learn;
 use crate::store::{ExposureTotals, MoneyKind, MoneyOp, MoneyOutcome};
 
