@@ -401,8 +401,8 @@ mod tests {
             apply(&conn, &earn(game, "p1", 40)).expect("apply"),
             MoneyOutcome::Applied { balance: 40 }
         );
-        // Make the file what layout 3 wrote: the record hashed without its player, and no
-        // proof column on the ledger.
+        // Make the file what layout 3 wrote: the record hashed without its player, no proof
+        // column on the ledger and no exposures.
         conn.execute(
             "UPDATE tx SET hash = ?1",
             params![game_wide_hash(game, "t-1")],
@@ -410,6 +410,8 @@ mod tests {
         .expect("old hash");
         conn.execute("ALTER TABLE ledger DROP COLUMN proof", [])
             .expect("layout 3 ledger");
+        conn.execute("DROP TABLE exposures", [])
+            .expect("layout 3 tables");
         conn.pragma_update(None, "user_version", 3)
             .expect("layout 3");
         migrate(&conn).expect("migrate");
