@@ -49,7 +49,7 @@ async fn results_count_shows_and_purchases_and_flag_a_skewed_split() {
     let sdk = app.game_with(mixed_catalogue()).await;
     let exp: Value = app
         .post(
-            &format!("/v1/games/{}/experiments", sdk.game),
+            format!("/v1/games/{}/experiments", sdk.game),
             json!({"variants": [{"name": "control", "weight": 1},
                 {"name": "cheap", "weight": 1, "price_usd": 1.23}], "min_sample": 2}),
         )
@@ -94,7 +94,7 @@ async fn results_count_shows_and_purchases_and_flag_a_skewed_split() {
     .expect_error(StatusCode::NOT_FOUND, "not_found")
     .await;
     app.post(
-        &format!("/v1/games/{}/experiments", sdk.game),
+        format!("/v1/games/{}/experiments", sdk.game),
         json!({"variants": [{"name": "a", "weight": 1}], "min_sample": 0}),
     )
     .expect_error(StatusCode::UNPROCESSABLE_ENTITY, "validation_failed")

@@ -25,6 +25,7 @@ mod ws_client;
 mod browser;
 mod console;
 mod custom_pages;
+mod experiments;
 mod item_art;
 mod members;
 mod model;
