@@ -27,6 +27,8 @@
 //! - [`fsr`]: the faucet/sink ratio report over rolling 7-day windows.
 //! - [`mann_whitney`]: the one-sided rank test behind the holdout ARPU p-value.
 //! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
+//! - [`experiment_results`]: a price experiment's figures per variant, its tests against
+//!   the control and the sample-ratio check.
 //! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players and
 //!   its base fee, the revenue share and the amount due, next billing day.
 //! - [`statement`]: a closed month's statement as CSV.
@@ -54,6 +56,7 @@ pub mod custom_page;
 pub mod day_caps;
 pub mod economy;
 pub mod environment;
+pub mod experiment_results;
 pub mod fsr;
 pub mod game;
 pub mod holdout;

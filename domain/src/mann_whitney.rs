@@ -1,10 +1,13 @@
-//! One-sided Mann-Whitney U test of "treatment revenue is greater than control revenue".
+//! Mann-Whitney U tests of revenue: one-sided ("treatment revenue is greater than control
+//! revenue", [`greater`]) for the holdout, two-sided ([`two_sided`]) for price experiments.
 //!
 //! The holdout ARPU comparison needs a significance test that makes no assumption about the
 //! shape of revenue (most players pay nothing, a few pay a lot), so it ranks the players
 //! instead of averaging them. The result equals
 //! `scipy.stats.mannwhitneyu(treatment, control, alternative="greater", method="asymptotic")`:
-//! normal approximation, tie correction and continuity correction.
+//! normal approximation, tie correction and continuity correction; [`two_sided`] equals the
+//! same call with `alternative="two-sided"` (the larger of the two U statistics, the same
+//! corrections, the upper tail doubled and capped at 1).
 //!
 //! Revenue is heavily tied at zero, so a group is given as a count of players who paid
 //! nothing plus the amounts of its payers: every zero forms one tie block whose rank is
@@ -52,6 +55,26 @@ pub struct MannWhitney {
 
 /// Tests whether `treatment` tends to be greater than `control` (one-sided).
 pub fn greater(treatment: Group<'_>, control: Group<'_>) -> MannWhitney {
+    test(treatment, control, Tail::Greater)
+}
+
+/// Tests whether `a` and `b` differ in either direction (two-sided); `u` is the U statistic
+/// of `a`, as scipy reports it.
+pub fn two_sided(a: Group<'_>, b: Group<'_>) -> MannWhitney {
+    test(a, b, Tail::Both)
+}
+
+/// Which alternative a test weighs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tail {
+    /// The first group is greater.
+    Greater,
+    /// The groups differ.
+    Both,
+}
+
+/// The asymptotic test with tie and continuity corrections.
+fn test(treatment: Group<'_>, control: Group<'_>, tail: Tail) -> MannWhitney {
     let (n1, n2) = (treatment.len(), control.len());
     if n1 == 0 || n2 == 0 {
         return MannWhitney {
@@ -79,8 +102,13 @@ pub fn greater(treatment: Group<'_>, control: Group<'_>) -> MannWhitney {
             p_value: 1.0,
         };
     }
-    let z = (u1 - mu - 0.5) / variance.sqrt();
-    let p_value = (0.5 * erfc(z / std::f64::consts::SQRT_2)).clamp(0.0, 1.0);
+    let (u, factor) = match tail {
+        Tail::Greater => (u1, 0.5),
+        // U1 + U2 = n1 n2: the larger of the two is the one further above the mean.
+        Tail::Both => (u1.max(n1f * n2f - u1), 1.0),
+    };
+    let z = (u - mu - 0.5) / variance.sqrt();
+    let p_value = (factor * erfc(z / std::f64::consts::SQRT_2)).clamp(0.0, 1.0);
     MannWhitney {
         u: Some(u1),
         p_value,

@@ -102,6 +102,22 @@ pub struct Experiment {
     /// Arms with their weights, 1 to 10.
     #[schema(min_items = 1, max_items = 10)]
     pub variants: Vec<Variant>,
+    /// Exposed players every variant with a weight needs before its results stop being
+    /// provisional, 1 to 10,000,000 (1,000 when not given).
+    #[serde(default = "default_min_sample")]
+    #[schema(minimum = 1, maximum = 10000000, default = 1000)]
+    pub min_sample: u64,
+}
+
+/// Exposed players per variant before an experiment's results stop being provisional, when
+/// it names none.
+pub const DEFAULT_MIN_SAMPLE: u64 = 1_000;
+/// The largest `min_sample` an experiment may ask for.
+pub const MAX_MIN_SAMPLE: u64 = 10_000_000;
+
+/// The `min_sample` of an experiment that names none (and of those stored before it existed).
+fn default_min_sample() -> u64 {
+    DEFAULT_MIN_SAMPLE
 }
 
 /// A game's kill switch: `0` normal, `1` AI off (L1 and L2 never serve), `2` offers off,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::catalogue::{Item, MAX_PRICE_CENTS, usd_to_cents};
 use crate::category::Category;
-use crate::offer::{Bundle, Experiment, Template};
+use crate::offer::{Bundle, Experiment, MAX_MIN_SAMPLE, Template};
 use crate::pipeline::MAX_DISCOUNT_PCT;
 use crate::validation::{Errors, FieldError, MAX_NAME_LEN, is_snake_case};
 
@@ -79,7 +79,8 @@ pub fn validate_bundle(bundle: &Bundle, items: &[Item], e: &mut Errors) {
 }
 
 /// Checks an experiment: 1 to 10 uniquely named variants whose weights are not all 0, each
-/// changing the price at most one way (a fixed price or a multiplier, within bounds).
+/// changing the price at most one way (a fixed price or a multiplier, within bounds), and a
+/// `min_sample` from 1 to 10,000,000.
 pub fn validate_experiment(exp: &Experiment, e: &mut Errors) {
     if exp.variants.is_empty() || exp.variants.len() > 10 {
         e.push("variants", "between 1 and 10 variants");
@@ -92,6 +93,9 @@ pub fn validate_experiment(exp: &Experiment, e: &mut Errors) {
         == 0
     {
         e.push("variants", "the weights must not all be 0");
+    }
+    if !(1..=MAX_MIN_SAMPLE).contains(&exp.min_sample) {
+        e.push("min_sample", "between 1 and 10000000");
     }
     let mut names = HashSet::new();
     for (i, v) in exp.variants.iter().enumerate() {

@@ -188,6 +188,7 @@ pub fn experiment(
             arm("control", control_weight, None),
             arm(treated, treated_weight, Some(multiplier)),
         ],
+        min_sample: crate::offer::DEFAULT_MIN_SAMPLE,
     }
 }
 

@@ -32,12 +32,14 @@ pub enum Tab {
     Approvals,
     /// The economy's health and the measured uplift.
     Economy,
+    /// The results of the price experiments.
+    Experiments,
     /// Settings, API Keys.
     Keys,
 }
 
 impl Tab {
-    const ALL: [Tab; 9] = [
+    const ALL: [Tab; 10] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Offers,
@@ -46,6 +48,7 @@ impl Tab {
         Tab::CustomPages,
         Tab::Approvals,
         Tab::Economy,
+        Tab::Experiments,
         Tab::Keys,
     ];
 
@@ -59,6 +62,7 @@ impl Tab {
             Self::CustomPages => "Custom pages",
             Self::Approvals => "Approvals",
             Self::Economy => "Economy",
+            Self::Experiments => "Experiments",
             Self::Keys => "Settings, API Keys",
         }
     }
@@ -73,6 +77,7 @@ impl Tab {
             Self::CustomPages => "/custom-pages",
             Self::Approvals => "/approvals",
             Self::Economy => "/economy",
+            Self::Experiments => "/experiments",
             Self::Keys => "/keys",
         }
     }

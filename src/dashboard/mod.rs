@@ -20,6 +20,7 @@ pub mod custom_pages;
 pub mod device;
 pub mod document;
 pub mod economy;
+pub mod experiments;
 pub mod extract;
 pub mod failure;
 pub mod forms;
@@ -183,6 +184,10 @@ pub fn routes() -> Router<AppState> {
             get(approvals::queue),
         )
         .route("/dashboard/games/{game_id}/economy", get(economy::page))
+        .route(
+            "/dashboard/games/{game_id}/experiments",
+            get(experiments::page),
+        )
         .route(
             "/dashboard/games/{game_id}/economy/samples.csv",
             get(economy::samples),

@@ -8,7 +8,8 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use offer_domain::offer::Experiment;
+use offer_domain::offer::{DEFAULT_MIN_SAMPLE, Experiment};
+use offer_domain::validation::FieldError;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -79,6 +80,9 @@ pub async fn set_templates(
 pub struct ExperimentForm {
     #[serde(default)]
     variants: String,
+    /// Empty for the default.
+    #[serde(default)]
+    min_sample: String,
 }
 
 /// `POST /dashboard/games/{game_id}/offers/experiments` (developer): a new experiment.
@@ -94,9 +98,21 @@ pub async fn create_experiment(
             return Ok(offers_page(&at, Some(refused)));
         }
     };
+    let min_sample = match form.min_sample.trim() {
+        "" => DEFAULT_MIN_SAMPLE,
+        text => match text.parse() {
+            Ok(n) => n,
+            Err(_) => {
+                let e = FieldError::new("min_sample", "a whole number from 1 to 10000000");
+                let refused = Refused::Experiment(&form.variants, vec![e]);
+                return Ok(offers_page(&at, Some(refused)));
+            }
+        },
+    };
     let experiment = Experiment {
         experiment_id: Uuid::new_v4(),
         variants,
+        min_sample,
     };
     match offer_config::add_experiment(&state.services, &at.game, experiment).await {
         Ok(_) => Ok(saved(&at)),

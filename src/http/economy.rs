@@ -1,11 +1,13 @@
-//! Economy endpoints (dashboard): the faucet/sink ratio report and the holdout comparison
-//! with its samples (viewer or above), and the history import (admin).
+//! Economy endpoints (dashboard): the faucet/sink ratio report, the holdout comparison with
+//! its samples and the results of price experiments (viewer or above), and the history
+//! import (admin).
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use offer_domain::environment::Environment;
+use offer_domain::experiment_results::ExperimentResults;
 use offer_domain::fsr::FsrReport;
 use offer_domain::holdout_arpu::HoldoutArpu;
 use offer_domain::revenue_share::RevenueShare;
@@ -16,11 +18,11 @@ use offer_wire::event::SdkEvent;
 use utoipa::ToSchema;
 
 use super::access::{Admin, GameAccess, Viewer};
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::play::import::{self, ImportOutcome};
-use crate::service::{economy::billing, economy::health, economy::holdout};
+use crate::service::{economy::billing, economy::experiments, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.
@@ -133,7 +135,7 @@ pub async fn import_events(
     Ok(Json(outcome))
 }
 
-/// Query of the holdout comparison and its samples.
+/// Query of the holdout comparison, its samples and an experiment's results.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -208,5 +210,35 @@ pub async fn revenue_share(
 ) -> ApiResult<Json<RevenueShare>> {
     Ok(Json(
         billing::revenue_share(&state.services, &access.game, &access.caller.studio_id).await?,
+    ))
+}
+
+/// The results of a price experiment in one environment: per variant, the players exposed
+/// (shown at least one offer the experiment priced), the exposed players who bought one,
+/// conversion, offers shown, purchases and revenue per exposed player.
+///
+/// Each variant is compared with the first (the control): the conversion difference with a
+/// pooled two-sided two-proportion z-test and its 95% Wald interval; the difference in
+/// revenue per exposed player with a two-sided Mann-Whitney U test (tie and continuity
+/// corrections) and, for description only, a Welch 95% interval. `sample_ratio` tests the
+/// exposed players of the variants with a weight against the weights (chi-square goodness of
+/// fit); `mismatch` is `true` below p = 0.001, and the comparison is then not to be trusted.
+/// `provisional` stays `true` until every variant with a weight has the experiment's
+/// `min_sample` exposed players. Computed from per-player totals kept as the events arrive.
+/// An experiment the game does not have is a 404.
+#[utoipa::path(get, path = "/v1/games/{game_id}/experiments/{experiment_id}/results",
+    tag = "economy", operation_id = "get_experiment_results",
+    params(("game_id" = Uuid, Path), ("experiment_id" = Uuid, Path), EnvironmentQuery),
+    responses((status = 200, description = "The experiment's results", body = ExperimentResults),
+        AuthErrors, QueryError, NotFound, Unavailable))]
+pub async fn experiment_results(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiPath((_, experiment_id)): ApiPath<(uuid::Uuid, uuid::Uuid)>,
+    ApiQuery(q): ApiQuery<EnvironmentQuery>,
+) -> ApiResult<Json<ExperimentResults>> {
+    let env = q.environment.unwrap_or(Environment::Production);
+    Ok(Json(
+        experiments::results(&state.services, &access.game, env, experiment_id).await?,
     ))
 }

@@ -130,6 +130,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::import_events))
         .routes(routes!(economy::holdout_arpu))
         .routes(routes!(economy::holdout_samples))
+        .routes(routes!(economy::experiment_results))
         .routes(routes!(economy::revenue_share))
         .routes(routes!(statements::get_statement))
         .routes(routes!(refused_events::refused_events))

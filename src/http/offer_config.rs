@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode};
-use offer_domain::offer::{Bundle, Experiment, KillSwitch, Template, Variant};
+use offer_domain::offer::{Bundle, DEFAULT_MIN_SAMPLE, Experiment, KillSwitch, Template, Variant};
 use offer_domain::offer_validation::MAX_CONFIG_ENTRIES;
 use offer_domain::product_ids::StoreProducts;
 use offer_domain::schema::{DisplayName, PriceUsd, SnakeCaseId};
@@ -114,13 +114,19 @@ pub struct BundleList {
 }
 
 /// Body of an experiment create. Its variant names are unique, its weights are not all 0,
-/// and a game has at most 100 experiments (each refused with 422).
+/// its `min_sample` is within bounds, and a game has at most 100 experiments (each refused
+/// with 422).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentInput {
     /// Arms, 1 to 10; each changes the price only.
     #[schema(min_items = 1, max_items = 10)]
     pub variants: Vec<Variant>,
+    /// Exposed players every variant with a weight needs before the results stop being
+    /// provisional, 1 to 10,000,000 (default 1,000).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 10000000)]
+    pub min_sample: Option<u64>,
 }
 
 /// The experiments of a game.
@@ -322,6 +328,7 @@ pub async fn create_experiment(
     let exp = Experiment {
         experiment_id: Uuid::new_v4(),
         variants: input.variants,
+        min_sample: input.min_sample.unwrap_or(DEFAULT_MIN_SAMPLE),
     };
     let exp = offer_config::add_experiment(&state.services, &handle, exp).await?;
     Ok((StatusCode::CREATED, Json(exp)))

@@ -15,6 +15,7 @@
 //! | `<prefix>:{<game_id>}:<env>:day:<YYYY-MM-DD>` | hash | `earned:<currency>`, `spent:<currency>`, `rev_t`, `rev_c`; `xearned:<currency>`, `xspent:<currency>` units left out by the day caps, `cearned:<currency>`, `cspent:<currency>` players capped |
 //! | `<prefix>:{<game_id>}:<env>:pday:<YYYY-MM-DD>` | hash, expiring | `<e\|s>\|<currency>\|<player>` a player's units that day, `x<e\|s>\|<currency>\|<player>` the part left out |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
+//! | `<prefix>:{<game_id>}:<env>:exp:<experiment_id>` | hash | per variant and player: `s`, `p`, `r` (shown, purchases, revenue cents), see [`Keys::experiment`] |
 //! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
 //! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
 //! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](offer_wire::bus::BusMessage) |
@@ -140,6 +141,18 @@ impl Keys {
         format!("{}:{{{game_id}}}:kill", self.prefix)
     }
 
+    /// The per-player totals of one experiment: a hash whose fields are
+    /// `<kind><variant length>:<variant><player_id>`, `kind` one of `s` (offers shown), `p`
+    /// (purchases) and `r` (revenue in cents), the length in bytes; so neither a variant name
+    /// nor a player id can run into the other.
+    pub fn experiment(&self, game_id: Uuid, env: Environment, experiment_id: Uuid) -> String {
+        format!(
+            "{}:{{{game_id}}}:{}:exp:{experiment_id}",
+            self.prefix,
+            env.tag()
+        )
+    }
+
     /// One decision record, which Redis deletes when its time to live ends.
     pub fn decision(&self, game_id: Uuid, decision_id: Uuid) -> String {
         format!("{}:{{{game_id}}}:decision:{decision_id}", self.prefix)
@@ -187,6 +200,7 @@ mod tests {
             ),
             keys.kill(game),
             keys.decision(game, Uuid::nil()),
+            keys.experiment(game, Environment::Sandbox, Uuid::nil()),
             keys.expiring(Collection::game(game, "codes"), "x"),
         ];
         for key in &all {

@@ -19,6 +19,7 @@
 //!   aggregates;
 //! - [`Retention`]: forgetting old idempotency records and raw ledger lines;
 //! - [`Decisions`]: decision records with a time to live;
+//! - [`Exposures`]: the per-player totals of price experiments;
 //! - [`Expiring`]: short-lived documents;
 //! - [`Bus`]: messages between engine nodes.
 //!
@@ -30,6 +31,7 @@ pub mod codec;
 mod decisions;
 mod documents;
 mod expiring;
+mod exposures;
 pub mod inventory;
 pub mod keys;
 mod money;
@@ -46,6 +48,7 @@ pub use self::bus::Bus;
 pub use self::decisions::Decisions;
 pub use self::documents::{Documents, VersionedWrite};
 pub use self::expiring::Expiring;
+pub use self::exposures::{Exposure, ExposureKey, ExposureTotals, Exposures};
 pub use self::money::{
     COHORT_SEPARATOR, CohortFlows, DayAggregate, LedgerEntry, LeftOutDay, Money, MoneyKind,
     MoneyOp, MoneyOutcome, PLAYER_DAYS_KEPT, PlayerDayTotal, Proof,
@@ -126,7 +129,7 @@ impl Collection {
 /// and answer [`StoreError::Unavailable`] instead of hanging.
 #[async_trait]
 pub trait Store:
-    Documents + Money + Retention + Decisions + Expiring + Bus + Send + Sync + 'static
+    Documents + Money + Retention + Decisions + Expiring + Exposures + Bus + Send + Sync + 'static
 {
     /// Answers when the backend is reachable (`/readyz`).
     async fn ping(&self) -> StoreResult<()>;

@@ -22,6 +22,7 @@ mod day_caps;
 mod device;
 mod economy;
 mod edge;
+mod experiments;
 mod fixtures;
 mod helpers;
 mod http;

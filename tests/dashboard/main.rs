@@ -26,6 +26,7 @@ mod browser;
 mod console;
 mod custom_pages;
 mod economy_caps;
+mod experiments;
 mod item_art;
 mod members;
 mod model;

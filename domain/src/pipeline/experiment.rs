@@ -177,6 +177,7 @@ mod tests {
         fx.kill_level = KillLevel::AiOff;
         let exp = Experiment {
             experiment_id: Uuid::from_u128(78),
+            min_sample: 1_000,
             variants: ["a", "b", "c"]
                 .map(|name| Variant {
                     name: name.into(),
@@ -215,6 +216,7 @@ mod tests {
         fx.experiments = vec![Experiment {
             experiment_id: exp_id,
             variants: vec![variant(Some(7.99), None)],
+            min_sample: 1_000,
         }];
         let o = offer(&run(&fx.snapshot(), &player(), "first_loss")).clone();
         assert_eq!(o.price_cents, 799);

@@ -10,6 +10,7 @@ pub mod chart;
 pub mod custom_pages;
 pub mod device;
 pub mod economy;
+pub mod experiments;
 pub mod games;
 pub mod live;
 pub mod model;

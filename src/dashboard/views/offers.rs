@@ -24,7 +24,13 @@ const TEMPLATE_FIELDS: [&str; 5] = [
 ];
 
 /// The fields an experiment's errors name.
-const EXPERIMENT_FIELDS: [&str; 4] = ["variants", "name", "price_usd", "price_multiplier"];
+const EXPERIMENT_FIELDS: [&str; 5] = [
+    "variants",
+    "name",
+    "price_usd",
+    "price_multiplier",
+    "min_sample",
+];
 
 /// A form of the page sent back with what the member typed and why it was refused.
 pub enum Refused<'a> {
@@ -128,12 +134,13 @@ pub fn page(user: &SignedIn, view: &GameView, refused: Option<&Refused<'_>>) -> 
             h2 { "Price experiments" }
             p.muted { "Each experiment splits players between variants by weight; a variant changes the price only. The oldest experiment prices offers." }
             div.table-wrap { table #experiments {
-                thead { tr { th { "Experiment" } th { "Variants (name, weight, price)" } @if writes { th { span.muted { "Action" } } } } }
+                thead { tr { th { "Experiment" } th { "Variants (name, weight, price)" } th { "Minimum sample" } @if writes { th { span.muted { "Action" } } } } }
                 tbody {
                     @for x in view.experiments.iter() {
                         tr data-experiment-id=(x.experiment_id) {
-                            td { code { (x.experiment_id) } }
+                            td { a href={ "/dashboard/games/" (view.game.game_id) "/experiments#experiment-" (x.experiment_id) } { code { (x.experiment_id) } } }
                             td { ul.plain { @for v in &x.variants { li { (variant_text(v)) } } } }
+                            td { (x.min_sample) }
                             @if writes {
                                 td {
                                     form method="post" action={ (base) "/experiments/" (x.experiment_id) "/delete" } data-confirm="Delete this experiment? Its players go back to the offer's own price." {
@@ -151,6 +158,8 @@ pub fn page(user: &SignedIn, view: &GameView, refused: Option<&Refused<'_>>) -> 
                     (csrf(user))
                     label for="variants" { "Variants, one a line: name, weight, then an optional price (4.99 sets it, x0.8 multiplies it)" }
                     textarea #variants name="variants" rows="4" spellcheck="false" placeholder="control 1\ncheaper 1 x0.8" { (variants_text) }
+                    label for="min_sample" { "Minimum sample: exposed players per variant before the results stop being provisional (1,000 when left empty)" }
+                    input #min_sample name="min_sample" type="number" min="1" max="10000000" step="1" placeholder="1000";
                     @for field in EXPERIMENT_FIELDS { (field_errors(experiment_errors, field)) }
                     (other_errors(experiment_errors, &EXPERIMENT_FIELDS))
                     button type="submit" { "Create experiment" }

@@ -1,10 +1,11 @@
 //! Economy and billing: the faucet/sink report and the quadrant it sets, the per-player day
-//! caps that keep a few players from moving them, the player population,
-//! the holdout comparison and its cache, the revenue-share standing, and what verified figures
-//! leave out of the day receipt checks began.
+//! caps that keep a few players from moving them, the player population, the holdout
+//! comparison and its cache, the revenue-share standing, what verified figures leave out of
+//! the day receipt checks began, and the results of price experiments.
 
 pub mod billing;
 pub mod day_caps;
+pub mod experiments;
 pub mod figures_cache;
 pub mod health;
 pub mod holdout;

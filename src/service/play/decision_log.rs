@@ -20,7 +20,7 @@ use offer_actors::SessionInfo;
 use offer_domain::catalogue::Item;
 use offer_domain::environment::Environment;
 use offer_domain::learner::Features;
-use offer_domain::offer::ServedOffer;
+use offer_domain::offer::{ExperimentRef, ServedOffer};
 use offer_domain::pipeline::{
     Candidate, Decision, Explanation, Lesson, NoOfferReason, Outcome, TraceStep,
 };
@@ -128,6 +128,10 @@ pub struct DecisionRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub learning: Option<Lesson>,
+    /// The experiment and variant that priced the served offer, if one did: what a later
+    /// `offer_shown` or `purchase` of it counts in, on whichever node the event arrives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentRef>,
     /// Whether the game had a frequency cap when this was decided: only then are the
     /// session's counters written beside the record (see `service::caps`).
     #[serde(skip)]
@@ -170,6 +174,10 @@ impl DecisionRecord {
             ),
             (Served::NoOffer(reason, _), _) => (reason.as_str(), None, Vec::new(), None, None),
         };
+        let experiment = match served {
+            Served::Offer(o) => o.experiment.clone(),
+            Served::NoOffer(..) => None,
+        };
         Self {
             offer_id: id,
             game_id: session.game_id,
@@ -186,6 +194,7 @@ impl DecisionRecord {
             approval_candidate: approval_candidates.into_iter().next(),
             l1: explanation,
             learning,
+            experiment,
             capped,
         }
     }
@@ -407,6 +416,7 @@ mod tests {
                 approval_candidate: None,
                 l1: None,
                 learning: None,
+                experiment: None,
                 capped: false,
             });
         }

@@ -4,9 +4,9 @@
 //! Each group of store calls is implemented in a file of its own: `documents.rs` (documents,
 //! compare-and-swap, versioned writes, counters), `money/` (the wallet step and its reads),
 //! `retention.rs` (old idempotency records and ledger lines), `decisions.rs`, `expiring.rs`
-//! (short-lived documents) and `bus.rs` (the inter-node bus); this file holds the connection
-//! and the readiness check. Every script is a file of its own (`scripts/*.lua`, and the
-//! wallet's in `money/`).
+//! (short-lived documents), `exposures.rs` (the per-player totals of experiments) and
+//! `bus.rs` (the inter-node bus); this file holds the connection and the readiness check.
+//! Every script is a file of its own (`scripts/*.lua`, and the wallet's in `money/`).
 //!
 //! Commands go through one command connection (`redis/conn.rs`: a multiplexed connection
 //! to the server, or the cluster-aware connection that sends each command to the master
@@ -34,6 +34,7 @@
 //! - a versioned write (the catalogue's compare-and-swap) is one script over two hashes of
 //!   one game (its version document and its collection), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
+//! - an experiment exposure is one `MULTI` of `HINCRBY`s of one hash (one key);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
 //!   ledger, one decision record, one short-lived document and its compare-and-swap script)
 //!   names exactly one key;
@@ -64,6 +65,7 @@ mod conn;
 mod decisions;
 mod documents;
 mod expiring;
+mod exposures;
 mod money;
 mod money_keys;
 mod retention;

@@ -3,10 +3,11 @@
 //!
 //! Everything the Redis backend keeps is kept here too, in one file (`schema.rs` lists the
 //! tables): every document collection, the kill levels, wallets, lifetime spend, the
-//! append-only ledger, the idempotency records, the day aggregates, the decision records and
-//! the short-lived documents (until they expire). Each group of store calls is implemented
-//! beside the SQL of its concern: `documents.rs`, `money.rs`, `retention.rs`, `decisions.rs`,
-//! `expiring.rs` and `bus.rs`; this file holds the connections and the readiness check.
+//! append-only ledger, the idempotency records, the day aggregates, the decision records, the
+//! short-lived documents (until they expire) and the experiments' per-player totals. Each
+//! group of store calls is implemented beside the SQL of its concern: `documents.rs`, `money.rs`, `retention.rs`, `decisions.rs`,
+//! `expiring.rs`, `exposures.rs` and `bus.rs`; this file holds the connections and the
+//! readiness check.
 //!
 //! # Threads
 //!
@@ -44,6 +45,7 @@ mod decisions;
 mod documents;
 mod error;
 mod expiring;
+mod exposures;
 mod money;
 mod retention;
 mod schema;

@@ -14,6 +14,7 @@
 //! | `spend_days` | game, env, day, player | a payer's real-money spend on one day, in cents |
 //! | `decisions` | decision id | a game's decision record and when it expires ([`super::decisions`]) |
 //! | `expiring` | scope, collection, id | a short-lived document and when it expires ([`super::expiring`]) |
+//! | `exposures` | game, env, experiment, variant, player | offers shown, purchases and revenue of one player in an experiment ([`super::exposures`]) |
 //!
 //! A game is its 16 UUID bytes, the deployment-wide scope the empty blob; an environment,
 //! a kind and a day field are small integers ([`env_code`], [`kind_code`], [`DayField`]); a
@@ -47,8 +48,9 @@ use super::SyncMode;
 /// The layout this build writes: 1 the first, 2 added `decisions`, 3 `expiring` and
 /// `spend_days`, 4 keys each idempotency record by player as well ([`tx_hash`]), 5 adds the
 /// ledger's `proof` column (how a purchase was proven, [`Proof::code`](super::super::Proof::code)),
-/// 6 adds `player_days` (each player's day totals, what the day caps count against).
-const VERSION: i64 = 6;
+/// 6 adds `player_days` (each player's day totals, what the day caps count against), 7
+/// `exposures` (the per-player totals of price experiments).
+const VERSION: i64 = 7;
 
 /// Layout 6: each player's units per day, kind and currency, every unit reported (`total`)
 /// and the part of them left out of the figures by the day cap (`left_out`). Keyed by day
@@ -65,6 +67,16 @@ CREATE TABLE IF NOT EXISTS player_days (
   PRIMARY KEY (game, env, day, player, kind, currency)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS player_days_by_day ON player_days (day);
+";
+
+/// The per-player totals of price experiments (layout 7).
+const EXPOSURES: &str = "
+CREATE TABLE IF NOT EXISTS exposures (
+  game BLOB NOT NULL, env INTEGER NOT NULL, experiment BLOB NOT NULL, variant TEXT NOT NULL,
+  player TEXT NOT NULL, shown INTEGER NOT NULL, purchases INTEGER NOT NULL,
+  revenue INTEGER NOT NULL,
+  PRIMARY KEY (game, env, experiment, variant, player)
+) WITHOUT ROWID;
 ";
 
 /// Layout 5: the ledger line's proof (0 for every line written before).
@@ -205,11 +217,14 @@ pub fn open_reader(path: &Path, busy: Duration) -> StoreResult<Connection> {
 fn migrate(conn: &Connection) -> StoreResult<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let steps = match version {
-        0 => format!("{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
-        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
-        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS}"),
-        3 | 4 => format!("{PROOF} {PLAYER_DAYS}"),
-        5 => PLAYER_DAYS.to_owned(),
+        0 => format!(
+            "{CREATE} {DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS} {EXPOSURES}"
+        ),
+        1 => format!("{DECISIONS} {EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS} {EXPOSURES}"),
+        2 => format!("{EXPIRING} {SPEND_DAYS} {PROOF} {PLAYER_DAYS} {EXPOSURES}"),
+        3 | 4 => format!("{PROOF} {PLAYER_DAYS} {EXPOSURES}"),
+        5 => format!("{PLAYER_DAYS} {EXPOSURES}"),
+        6 => EXPOSURES.to_owned(),
         VERSION => return Ok(()),
         other => {
             return Err(StoreError::Corrupt(format!(
@@ -427,8 +442,8 @@ mod tests {
                 left_out: 0
             }
         );
-        // Make the file what layout 3 wrote: the record hashed without its player, and no
-        // proof column on the ledger.
+        // Make the file what layout 3 wrote: the record hashed without its player, no proof
+        // column on the ledger, no player days and no exposures.
         conn.execute(
             "UPDATE tx SET hash = ?1",
             params![game_wide_hash(game, "t-1")],
@@ -436,6 +451,10 @@ mod tests {
         .expect("old hash");
         conn.execute("ALTER TABLE ledger DROP COLUMN proof", [])
             .expect("layout 3 ledger");
+        for table in ["exposures", "player_days"] {
+            conn.execute(&format!("DROP TABLE {table}"), [])
+                .expect("layout 3 tables");
+        }
         conn.pragma_update(None, "user_version", 3)
             .expect("layout 3");
         migrate(&conn).expect("migrate");

@@ -15,6 +15,7 @@ mod bus_decisions;
 mod documents;
 mod economy;
 mod expiring_docs;
+mod exposures;
 mod inventories;
 mod money;
 mod redis_batch;
@@ -166,6 +167,10 @@ macro_rules! conformance {
 }
 
 conformance!(get_put, documents::case_get_put);
+conformance!(
+    experiment_totals,
+    exposures::case_exposures_add_up_per_player
+);
 conformance!(put_all, documents::case_put_all);
 conformance!(
     large_list,

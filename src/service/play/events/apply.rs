@@ -1,7 +1,8 @@
 //! What each event changes, once its batch passed the checks: telemetry feeds the session's
-//! live features and the L1 model; money events go through the store's atomic wallet step
-//! (idempotent by `tx_id`); `item_used` takes items out of the player's inventory; a
-//! purchase is the `purchase` module's. One function per kind of event.
+//! live features and the L1 model (and a show counts in its price experiment); money events
+//! go through the store's atomic wallet step (idempotent by `tx_id`); `item_used` takes items
+//! out of the player's inventory; a purchase is the `purchase` module's. One function per
+//! kind of event.
 
 use offer_wire::event::SdkEvent;
 
@@ -10,9 +11,10 @@ use super::outcome::{Applied, Balance, Refusal};
 use super::purchase::{Purchase, purchase};
 use crate::service::ServiceResult;
 use crate::service::economy::day_caps;
+use crate::service::play::exposures;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::offers::learn;
-use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+use crate::store::{ExposureTotals, MoneyKind, MoneyOp, MoneyOutcome};
 
 /// Applies one checked event.
 pub(super) async fn apply(cx: &Context<'_>, event: &SdkEvent) -> ServiceResult<Applied> {
@@ -30,6 +32,11 @@ pub(super) async fn apply(cx: &Context<'_>, event: &SdkEvent) -> ServiceResult<A
                 *offer_id,
                 false,
             );
+            let shown = ExposureTotals {
+                shown: 1,
+                ..ExposureTotals::default()
+            };
+            exposures::count(cx.state, cx.session.info(), cx.env, *offer_id, shown).await;
             Ok(Applied::NOTHING)
         }
         SdkEvent::CurrencyLow { .. }

@@ -16,7 +16,8 @@
 //! Then, as for every purchase, the wallet step records the revenue; when it applied the
 //! purchase or recognised a replay, the inventory step adds the items under the same
 //! `tx_id` (each step is idempotent on its own). Only a purchase applied now whose revenue
-//! counts raises the player's spend and teaches the offer it bought.
+//! counts raises the player's spend, teaches the offer it bought and counts in that offer's
+//! price experiment.
 
 use chrono::{DateTime, Utc};
 use offer_actors::session::SessionChange;
@@ -32,12 +33,13 @@ use super::context::{Context, announce_inventory};
 use super::outcome::{Applied, Refusal};
 use super::validate::find_item;
 use crate::service::ServiceResult;
+use crate::service::play::exposures;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOutcome};
 use crate::service::play::offers::learn;
 use crate::service::play::receipts::redemptions::{Claim, Redeemed, redeem};
 use crate::service::play::receipts::verify::Expected;
 use crate::service::play::refunds;
-use crate::store::{MoneyKind, MoneyOutcome, Proof, StoreError};
+use crate::store::{ExposureTotals, MoneyKind, MoneyOutcome, Proof, StoreError};
 
 /// A purchase event as the game sent it.
 pub(super) struct Purchase<'a> {
@@ -241,6 +243,12 @@ async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult
                 offer_id,
                 true,
             );
+            let bought = ExposureTotals {
+                shown: 0,
+                purchases: 1,
+                revenue_cents: u64::try_from(op.amount).unwrap_or(0),
+            };
+            exposures::count(cx.state, cx.session.info(), cx.env, offer_id, bought).await;
         }
     }
     Ok(Applied::Accepted {
