@@ -4,7 +4,7 @@
 //!
 //! Deriving reads every player's day totals of the seven days before today (one store read
 //! per day, never the ledger), so each node derives a game's caps once per
-//! `economy.day_caps_refresh_ms` per environment and keeps them ([`Services::day_caps`]):
+//! `economy.day_caps_refresh_ms` per environment and keeps them ([`Inner::day_caps`](crate::service::Inner::day_caps)):
 //! a money event only looks the cap of its currency up. A currency the studio capped needs
 //! no derivation at all. Each node derives from the shared store, so nodes agree within one
 //! refresh interval.
