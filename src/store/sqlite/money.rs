@@ -421,6 +421,12 @@ pub fn day_revenues(
     )
 }
 
+/// A row of `(code, currency, total)`: a day aggregate's field or a player day's kind, with
+/// its currency and units.
+fn code_currency_total(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, i64)> {
+    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+}
+
 /// The day aggregates of the given days (missing days are empty).
 pub fn day_aggregates(
     conn: &Connection,
@@ -432,13 +438,7 @@ pub fn day_aggregates(
         conn,
         "SELECT field, currency, total FROM days WHERE game = ?1 AND env = ?2 AND day = ?3",
         (game_id, env, days),
-        |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, i64>(2)?,
-            ))
-        },
+        code_currency_total,
     )?;
     by_day
         .into_iter()
@@ -463,13 +463,7 @@ pub fn player_day_totals(
         conn,
         "SELECT kind, currency, total FROM player_days WHERE game = ?1 AND env = ?2 AND day = ?3",
         (game_id, env, days),
-        |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, i64>(2)?,
-            ))
-        },
+        code_currency_total,
     )?;
     by_day
         .into_iter()
