@@ -116,8 +116,11 @@ pub async fn receive(
         !matches!(e, SdkEvent::SessionStart { .. }) && !matches!(a, Applied::Rejected(_))
     });
     if played {
+        // The events are applied whatever happens here: a store failure leaves the player
+        // uncounted until its next batch, which tries again, rather than answering an error
+        // for events that took effect.
         let player = session.player(false);
-        population::count_played(
+        if let Err(e) = population::count_played(
             state,
             game_id,
             env,
@@ -125,7 +128,10 @@ pub async fn receive(
             chrono::Utc::now().date_naive(),
             player.platform.as_deref(),
         )
-        .await?;
+        .await
+        {
+            tracing::warn!(error = %e, "counting a player that played failed; its next batch retries");
+        }
     }
     Ok(applied)
 }
