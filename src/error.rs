@@ -129,6 +129,9 @@ impl ApiError {
                 (self.to_string(), json!({ "scope": scope, "limit": limit }))
             }
             Self::Service(ServiceError::PageInvalid(verdict)) => (self.to_string(), json!(verdict)),
+            Self::Service(ServiceError::PlayerToken(refusal)) => {
+                (self.to_string(), json!({ "reason": refusal.reason() }))
+            }
             _ => (self.to_string(), json!({})),
         };
         ErrorBody {

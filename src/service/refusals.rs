@@ -192,6 +192,22 @@ impl PlayerTokenRefusal {
         }
     }
 
+    /// The reason, as a stable word a client can act on (`expired`: ask the studio's backend
+    /// for a fresh token), answered as `details.reason`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Malformed => "malformed",
+            Self::Algorithm => "algorithm",
+            Self::UnknownKey => "unknown_key",
+            Self::Expired => "expired",
+            Self::TooLongLived => "too_long_lived",
+            Self::NotYetValid => "not_yet_valid",
+            Self::OtherGame => "wrong_audience",
+            Self::OtherPlayer => "other_player",
+        }
+    }
+
     /// What a person reads: the reason, named.
     pub fn message(self) -> &'static str {
         match self {

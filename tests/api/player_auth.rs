@@ -100,8 +100,13 @@ async fn a_required_game_opens_sessions_only_for_the_signed_player() {
 
     let other_game = Uuid::new_v4().to_string();
     for (player, sent, code, reason) in [
-        ("alice", None, "player_token_required", ""),
-        ("bob", Some(good.clone()), "player_token_mismatch", ""),
+        ("alice", None, "player_token_required", "required"),
+        (
+            "bob",
+            Some(good.clone()),
+            "player_token_mismatch",
+            "other_player",
+        ),
         (
             "alice",
             Some(token(a, "alice", game, -600)),
@@ -148,8 +153,11 @@ async fn a_required_game_opens_sessions_only_for_the_signed_player() {
         let (status, body) = open(&app, &sdk, player, sent.as_deref()).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{code} {reason}: {body}");
         assert_eq!(body["error"]["code"], code, "{body}");
-        let message = body["error"]["message"].as_str().expect("message");
-        assert!(message.contains(reason), "{reason}: {message}");
+        assert_eq!(body["error"]["details"]["reason"], reason, "{body}");
+        if code == "player_token_invalid" {
+            let message = body["error"]["message"].as_str().expect("message");
+            assert!(message.contains(reason), "{reason}: {message}");
+        }
     }
 
     // The socket's hello follows the same rule.
