@@ -174,20 +174,6 @@ pub async fn count_played(
     Ok(())
 }
 
-/// Whether a player id is new to a game's environment: it never played there.
-pub async fn is_new(
-    state: &Services,
-    game_id: Uuid,
-    env: Environment,
-    player_id: &str,
-) -> ServiceResult<bool> {
-    Ok(state
-        .store
-        .get(collection(game_id, env), player_id)
-        .await?
-        .is_none())
-}
-
 /// The players of a game and environment whose latest session is on `since` or later.
 pub async fn population_since(
     state: &Services,

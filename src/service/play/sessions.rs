@@ -15,6 +15,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
+use crate::service::economy::population::{self, PlayerEntry};
 use crate::service::game::{games, player_auth};
 use crate::service::{ServiceError, ServiceResult, Services, access};
 use crate::store::Collection;
@@ -169,13 +170,16 @@ pub async fn open_session(
         body.player_token.as_deref(),
     )
     .map_err(ServiceError::PlayerToken)?;
-    if crate::service::economy::population::is_new(state, game_id, env, &body.player_id).await? {
+    // Read once: it says whether the player is new, and the session's profile takes its
+    // install day.
+    let entry = population::entry(state, game_id, env, &body.player_id).await?;
+    if entry.is_none() {
         admit_new()?;
     }
     let (session, created) = open(
         state,
-        game_id,
-        env,
+        (game_id, env),
+        entry,
         SessionRecord {
             session_id: body.session_id,
             player_id: body.player_id,
@@ -264,11 +268,12 @@ pub fn player_context(
 }
 
 /// Stores a new session; an existing id is returned as is when it belongs to the same
-/// player (a retried open), and refused with 409 otherwise.
+/// player (a retried open), and refused with 409 otherwise. `entry` is the player's
+/// population entry, as the caller read it.
 async fn open(
     state: &Services,
-    game_id: Uuid,
-    env: Environment,
+    (game_id, env): (Uuid, Environment),
+    entry: Option<PlayerEntry>,
     record: SessionRecord,
 ) -> ServiceResult<(SessionHandle, bool)> {
     let coll = sessions(game_id, env);
@@ -291,7 +296,8 @@ async fn open(
         }
         stored
     };
-    Ok((activate(state, game_id, env, &record).await?, created))
+    let session = activate(state, (game_id, env), &record, entry.as_ref()).await?;
+    Ok((session, created))
 }
 
 /// The open session, from this node's registry or (after a move between nodes) the store.
@@ -316,16 +322,18 @@ pub async fn resolve(
         .await?
         .ok_or(ServiceError::NotFound("session"))?;
     let record: SessionRecord = decode(&bytes)?;
-    activate(state, game_id, env, &record).await
+    let entry = population::entry(state, game_id, env, &record.player_id).await?;
+    activate(state, (game_id, env), &record, entry.as_ref()).await
 }
 
+/// Starts the session of `record` on this node, its player's population `entry` given.
 async fn activate(
     state: &Services,
-    game_id: Uuid,
-    env: Environment,
+    (game_id, env): (Uuid, Environment),
     record: &SessionRecord,
+    entry: Option<&PlayerEntry>,
 ) -> ServiceResult<SessionHandle> {
-    let profile = profile(state, game_id, env, &record.player_id).await?;
+    let profile = profile(state, game_id, env, &record.player_id, entry).await?;
     let info = SessionInfo {
         session_id: record.session_id,
         game_id,
@@ -339,16 +347,16 @@ async fn activate(
     Ok(session)
 }
 
-/// What outlives a session, read from the store's money aggregates.
-pub async fn profile(
+/// What outlives a session: the spend from the store's money aggregates, the install day
+/// from the player's population `entry` (today for a player that never played).
+async fn profile(
     state: &Services,
     game_id: Uuid,
     env: Environment,
     player_id: &str,
+    entry: Option<&PlayerEntry>,
 ) -> ServiceResult<PlayerProfile> {
-    let install_day = crate::service::economy::population::entry(state, game_id, env, player_id)
-        .await?
-        .map_or_else(|| Utc::now().date_naive(), |e| e.install_day);
+    let install_day = entry.map_or_else(|| Utc::now().date_naive(), |e| e.install_day);
     Ok(PlayerProfile {
         spend_cents: state.store.spend_cents(game_id, env, player_id).await?,
         install_day: Some(install_day),
