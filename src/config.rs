@@ -65,6 +65,17 @@ pub struct Settings {
     pub billing: BillingSettings,
     /// Store receipts: Apple's root certificates and the public address of notifications.
     pub stores: StoresSettings,
+    /// The audit trail: how long its records are kept.
+    pub audit: AuditSettings,
+}
+
+/// `[audit]`: the audit trail.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSettings {
+    /// Days a record is kept before the hourly sweep forgets it; at least 366, so a year of
+    /// changes can always be read back.
+    pub retention_days: u32,
 }
 
 /// `[stores]`: what receipt verification needs from the deployment.
@@ -434,6 +445,11 @@ impl Settings {
         if self.offers.model_sync_ms < 100 {
             return Err(ConfigError(
                 "offers.model_sync_ms must be at least 100".into(),
+            ));
+        }
+        if self.audit.retention_days < 366 {
+            return Err(ConfigError(
+                "audit.retention_days must be at least 366 (a year of changes)".into(),
             ));
         }
         if self.offers.approval_expiry_s == 0 {

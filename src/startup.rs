@@ -119,6 +119,10 @@ impl Application {
             crate::server::bind(addr).map_err(|source| StartError::Bind { addr, source })?;
         let limits = Limits::from_settings(&settings.server);
         let services = Services::new(settings, store, actors, genres, plans);
+        crate::service::audit::intent::settle_pending(&*services.store).await?;
+        crate::service::audit::operator::record_at_start(&services)
+            .await
+            .map_err(|e| StartError::Other(format!("recording the operator's settings: {e}")))?;
         let state = AppState::new(services, auth, metrics);
         Ok(Self {
             listener,
@@ -165,6 +169,10 @@ impl Application {
             shutdown.clone(),
         ));
         tokio::spawn(crate::service::workers::retention::keep_pruning(
+            state.services.clone(),
+            shutdown.clone(),
+        ));
+        tokio::spawn(crate::service::workers::audit::keep_settling(
             state.services.clone(),
             shutdown.clone(),
         ));

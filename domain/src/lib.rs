@@ -48,6 +48,7 @@
 //!   load tool.
 
 pub mod approval;
+pub mod audit;
 pub mod bandit;
 pub mod catalogue;
 pub mod category;

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod audit;
 pub mod callers;
 pub mod custom_pages;
 pub mod device;
@@ -69,6 +70,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(keys::revoke_authoring_key))
         .routes(routes!(members::create_member, members::list_members))
         .routes(routes!(members::revoke_member_sessions))
+        .routes(routes!(audit::get_audit))
         .routes(routes!(device::start))
         .routes(routes!(device::token))
         .routes(routes!(device::approve))

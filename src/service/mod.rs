@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod approval;
+pub mod audit;
 pub mod authoring;
 pub mod economy;
 pub mod error;

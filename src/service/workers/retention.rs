@@ -1,7 +1,8 @@
 //! Forgetting idempotency records past `store.idempotency_retention_days`, and raw ledger
 //! lines past `store.ledger_retention_days` (when set), on stores that do not sweep their
 //! own (Redis); and, on every store, authoring runs past their 30 days
-//! ([`runs::purge`](crate::service::authoring::runs::purge)).
+//! ([`runs::purge`](crate::service::authoring::runs::purge)) and audit records past
+//! `audit.retention_days`.
 //!
 //! Every node runs the sweep at start and then hourly: for each game and environment it asks
 //! the store to drop what was received before each cutoff, a chunk at a time, so no single
@@ -17,6 +18,7 @@ use offer_domain::environment::Environment;
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use crate::service::audit::trail;
 use crate::service::{ServiceResult, Services};
 use crate::store::Sweep;
 
@@ -39,7 +41,7 @@ pub async fn keep_pruning(state: Services, mut shutdown: watch::Receiver<bool>) 
             Ok(0) => {}
             Ok(n) => tracing::info!(
                 dropped = n,
-                "idempotency records, ledger lines and authoring runs past their retention dropped"
+                "idempotency records, ledger lines, authoring runs and audit records past their retention dropped"
             ),
             Err(e) => {
                 tracing::warn!(error = %e, "dropping entries past their retention failed; retried at the next sweep")
@@ -55,7 +57,8 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
     let before = now - chrono::Duration::days(i64::from(settings.idempotency_retention_days));
     let ledger_before = (settings.ledger_retention_days > 0)
         .then(|| now - chrono::Duration::days(i64::from(settings.ledger_retention_days)));
-    let mut forgotten = 0;
+    let audit_before = now - chrono::Duration::days(i64::from(state.settings.audit.retention_days));
+    let mut forgotten = trail::forget(&*state.store, trail::studio_log(), audit_before).await?;
     for (id, _) in state
         .store
         .list(crate::service::game::games::games_collection())
@@ -65,6 +68,7 @@ pub async fn prune(state: &Services) -> ServiceResult<usize> {
             continue;
         };
         forgotten += crate::service::authoring::runs::purge(state, game_id).await?;
+        forgotten += trail::forget(&*state.store, trail::game_log(game_id), audit_before).await?;
         for env in [Environment::Production, Environment::Sandbox] {
             loop {
                 let n = state

@@ -1,0 +1,254 @@
+//! An audited change: the intent written before it, the record appended after it, and the
+//! sweep that settles the intents a stopped node left.
+//!
+//! [`audited`] reads the documents the change will touch, writes an intent (the
+//! record to be, with those documents as they were), runs the change, reads the documents
+//! again and settles the intent: when they differ, the record is appended with the fields
+//! that changed; when they do not (the change was refused or failed before writing), the
+//! intent is dropped and nothing is recorded. The answer of the change is returned as it
+//! was; a failure to settle is logged and left to the sweep, since the change stands.
+//!
+//! The sweep ([`settle_pending`]) settles every intent older than [`IN_FLIGHT`] the same
+//! way: a change still running on another node is younger than that. The record of a change
+//! interrupted by a crash therefore appears at the next sweep (a node's start, then hourly),
+//! and a change that never reached the store leaves no record.
+//!
+//! Two people changing one object within the same instant each get a record; each record's
+//! before and after are read around its own change, so one may show the other's fields too.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use offer_domain::audit::{
+    AuditEntry, ChangedBy, ObjectRef, changed_fields, entry_id, is_unchanged, sealed,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::trail;
+use crate::service::{ServiceError, ServiceResult};
+use crate::store::codec::{decode, encode};
+use crate::store::{Collection, Scope, Store, StoreResult};
+
+/// Age past which an intent is settled by the sweep: no change runs this long.
+pub const IN_FLIGHT: Duration = Duration::from_secs(60);
+
+/// The collections a change may be audited on. A watched collection is stored by name in
+/// an intent, so the sweep must find it again here; an unlisted one is refused before
+/// anything is written.
+const AUDITED: &[&str] = &[
+    "games",
+    "config",
+    "items",
+    "bundles",
+    "keys",
+    "members",
+    "web_sessions",
+    "approvals",
+    "custom_pages",
+    "device_sign_ins",
+    "operator_settings",
+];
+
+/// A stored document a change may touch.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    /// Its collection: one of the audited ones.
+    pub coll: Collection,
+    /// Its id.
+    pub id: String,
+}
+
+impl Watched {
+    /// The document `id` of `coll`.
+    pub fn new(coll: Collection, id: impl ToString) -> Self {
+        Self {
+            coll,
+            id: id.to_string(),
+        }
+    }
+}
+
+/// What an audited change is: its action, its object, whose it is, and the documents that
+/// hold the object (several for a change of many objects at once, such as a catalogue
+/// import; their records then give each changed document's fields under its id).
+#[derive(Debug, Clone)]
+pub struct Audit {
+    /// The studio whose object it is (`None`: the operator's deployment-wide settings).
+    pub studio_id: Option<String>,
+    /// The game, when the object belongs to one.
+    pub game_id: Option<Uuid>,
+    /// What is done: `object.verb`, for example `kill_switch.set`.
+    pub action: &'static str,
+    /// The object.
+    pub object: ObjectRef,
+    /// The documents that hold it.
+    pub watch: Vec<Watched>,
+}
+
+/// The intents of changes in flight, deployment-wide so one sweep finds them all.
+fn intents() -> Collection {
+    Collection::global("audit_intents")
+}
+
+/// A watched document as an intent keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredWatch {
+    game_id: Option<Uuid>,
+    collection: String,
+    id: String,
+}
+
+/// The record to be, with the watched documents as they were, and where they are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Intent {
+    entry: AuditEntry,
+    watch: Vec<StoredWatch>,
+}
+
+/// Runs `change` and records it in the audit trail when it changed the documents of
+/// `audit` (see the module's documentation). An intent that cannot be written refuses the
+/// change before it runs (the store is unavailable: nothing is changed unrecorded).
+pub async fn audited<T>(
+    store: &dyn Store,
+    by: &ChangedBy,
+    audit: Audit,
+    change: impl AsyncFnOnce() -> ServiceResult<T>,
+) -> ServiceResult<T> {
+    let watch = stored_watch(&audit.watch)?;
+    let before = snapshot(store, &audit.watch).await?;
+    let at = Utc::now();
+    let intent = Intent {
+        entry: AuditEntry {
+            id: entry_id(at, Uuid::new_v4()),
+            at,
+            actor: by.actor.clone(),
+            via: by.via,
+            studio_id: audit.studio_id,
+            game_id: audit.game_id,
+            action: audit.action.to_owned(),
+            object: audit.object,
+            before,
+            after: Value::Null,
+        },
+        watch,
+    };
+    store
+        .put_all(intents(), vec![(intent.entry.id.clone(), encode(&intent)?)])
+        .await?;
+    let result = change().await;
+    if let Err(e) = settle(store, &intent).await {
+        tracing::warn!(error = %e, action = %intent.entry.action,
+            "recording a change in the audit trail failed; the sweep records it");
+    }
+    result
+}
+
+/// The watched documents as an intent keeps them; a collection outside [`AUDITED`] is a
+/// bug of the caller, refused before anything is written.
+fn stored_watch(watch: &[Watched]) -> ServiceResult<Vec<StoredWatch>> {
+    watch
+        .iter()
+        .map(|w| {
+            if !AUDITED.contains(&w.coll.name) {
+                return Err(ServiceError::Internal(format!(
+                    "the audit trail does not know the collection `{}`",
+                    w.coll.name
+                )));
+            }
+            Ok(StoredWatch {
+                game_id: match w.coll.scope {
+                    Scope::Game(game_id) => Some(game_id),
+                    Scope::Global => None,
+                },
+                collection: w.coll.name.to_owned(),
+                id: w.id.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The watched documents of a stored intent, found again among [`AUDITED`].
+fn watched(stored: &[StoredWatch]) -> Vec<Watched> {
+    stored
+        .iter()
+        .filter_map(|w| {
+            let name = AUDITED.iter().find(|name| **name == w.collection)?;
+            let coll = match w.game_id {
+                Some(game_id) => Collection::game(game_id, name),
+                None => Collection::global(name),
+            };
+            Some(Watched::new(coll, &w.id))
+        })
+        .collect()
+}
+
+/// The watched documents now, their secrets sealed ([`sealed`]): the one document's JSON
+/// (`null`: absent), or for several an object of each one's JSON by id.
+async fn snapshot(store: &dyn Store, watch: &[Watched]) -> StoreResult<Value> {
+    let mut docs = Map::new();
+    for w in watch {
+        let doc = match store.get(w.coll, &w.id).await? {
+            Some(bytes) => sealed(&decode::<Value>(&bytes)?),
+            None => Value::Null,
+        };
+        if watch.len() == 1 {
+            return Ok(doc);
+        }
+        docs.insert(w.id.clone(), doc);
+    }
+    Ok(Value::Object(docs))
+}
+
+/// The changed fields between two snapshots of `count` documents: for one document its
+/// changed fields; for several, each changed document's fields under its id.
+fn difference(count: usize, before: &Value, after: &Value) -> (Value, Value) {
+    if count == 1 {
+        return changed_fields(before, after);
+    }
+    let (mut old, mut new) = (Map::new(), Map::new());
+    let empty = Map::new();
+    let before = before.as_object().unwrap_or(&empty);
+    let after = after.as_object().unwrap_or(&empty);
+    for (id, doc) in after {
+        let was = before.get(id).unwrap_or(&Value::Null);
+        let (b, a) = changed_fields(was, doc);
+        if !is_unchanged(&b, &a) {
+            old.insert(id.clone(), b);
+            new.insert(id.clone(), a);
+        }
+    }
+    (Value::Object(old), Value::Object(new))
+}
+
+/// Settles `intent`: appends its record when its documents changed, then drops it.
+async fn settle(store: &dyn Store, intent: &Intent) -> StoreResult<()> {
+    let watch = watched(&intent.watch);
+    let now = snapshot(store, &watch).await?;
+    let (before, after) = difference(watch.len(), &intent.entry.before, &now);
+    if !is_unchanged(&before, &after) {
+        let entry = AuditEntry {
+            before,
+            after,
+            ..intent.entry.clone()
+        };
+        trail::append(store, &entry).await?;
+    }
+    store.delete(intents(), &intent.entry.id).await?;
+    Ok(())
+}
+
+/// Settles every intent older than [`IN_FLIGHT`]; how many it settled.
+pub async fn settle_pending(store: &dyn Store) -> StoreResult<usize> {
+    let cutoff = Utc::now() - IN_FLIGHT;
+    let mut settled = 0;
+    for (_, bytes) in store.list(intents()).await? {
+        let intent: Intent = decode(&bytes)?;
+        if intent.entry.at < cutoff {
+            settle(store, &intent).await?;
+            settled += 1;
+        }
+    }
+    Ok(settled)
+}
