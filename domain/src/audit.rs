@@ -44,6 +44,15 @@ pub enum Via {
     Startup,
 }
 
+impl Actor {
+    /// The member's address, the key's id or the operator's tool.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Member(name) | Self::Key(name) | Self::Operator(name) => name,
+        }
+    }
+}
+
 /// Who made a change and through which surface: what every audited use case is handed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedBy {

@@ -27,7 +27,9 @@ pub async fn create(
     CsrfForm { form, .. }: CsrfForm<BundleForm>,
 ) -> Result<Response, PageError> {
     let saved = match form.bundle(Uuid::new_v4()) {
-        Ok(bundle) => offer_config::put_bundle(&state.services, &at.game, bundle).await,
+        Ok(bundle) => {
+            offer_config::put_bundle(&state.services, &at.user.by(), &at.game, bundle).await
+        }
         Err(errors) => Err(ServiceError::Validation(errors)),
     };
     match saved {
@@ -90,7 +92,9 @@ pub async fn edit(
         return Err(ServiceError::NotFound("bundle").into());
     }
     let saved = match form.bundle(bundle_id) {
-        Ok(bundle) => offer_config::put_bundle(&state.services, &at.game, bundle).await,
+        Ok(bundle) => {
+            offer_config::put_bundle(&state.services, &at.user.by(), &at.game, bundle).await
+        }
         Err(errors) => Err(ServiceError::Validation(errors)),
     };
     match saved {
@@ -112,6 +116,6 @@ pub async fn delete(
     PagePath((_, bundle_id)): PagePath<(Uuid, Uuid)>,
     _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    offer_config::delete_bundle(&state.services, &at.game, bundle_id).await?;
+    offer_config::delete_bundle(&state.services, &at.user.by(), &at.game, bundle_id).await?;
     Ok(Redirect::to(&Tab::Offers.href(at.game_id())).into_response())
 }

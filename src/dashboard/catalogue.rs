@@ -110,7 +110,15 @@ async fn upsert_file<R>(
         Ok(entries) => entries,
         Err(e) => return Ok(Err(vec![e])),
     };
-    match items::upsert(&state.services, &at.game, entries, OnConflict::Update).await {
+    match items::upsert(
+        &state.services,
+        &at.user.by(),
+        &at.game,
+        entries,
+        OnConflict::Update,
+    )
+    .await
+    {
         Ok(done) => Ok(Ok(format!(
             "Uploaded {name}: {} created, {} updated.",
             done.created, done.updated
@@ -140,7 +148,7 @@ pub async fn edit(
         Ok(patch) => patch,
         Err(errors) => return item_page(&at, &item_id, Some(&form), &errors),
     };
-    match items::patch(&state.services, &at.game, &item_id, patch).await {
+    match items::patch(&state.services, &at.user.by(), &at.game, &item_id, patch).await {
         Ok(_) => Ok(
             Redirect::to(&format!("/dashboard/games/{game_id}/items/{item_id}")).into_response(),
         ),
@@ -158,6 +166,6 @@ pub async fn delete(
     PagePath((_, item_id)): PagePath<(Uuid, String)>,
     _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    items::soft_delete(&state.services, &at.game, &item_id).await?;
+    items::soft_delete(&state.services, &at.user.by(), &at.game, &item_id).await?;
     Ok(Redirect::to(&Tab::Catalogue.href(at.game_id())).into_response())
 }

@@ -50,7 +50,7 @@ pub async fn create(
         Ok(new) => new,
         Err(errors) => return list_page(&state, &user, &form, &errors).await,
     };
-    match games::create(&state.services, &user.caller.studio_id, new).await {
+    match games::create(&state.services, &user.by(), &user.caller.studio_id, new).await {
         Ok(handle) => {
             Ok(Redirect::to(&Tab::Overview.href(handle.view().game.game_id)).into_response())
         }
@@ -115,7 +115,7 @@ pub async fn set_mode(
     State(state): State<AppState>,
     CsrfForm { form, .. }: CsrfForm<ModeForm>,
 ) -> Result<Response, PageError> {
-    match games::set_mode(&state.services, &at.game, form.mode).await {
+    match games::set_mode(&state.services, &at.user.by(), &at.game, form.mode).await {
         Err(ServiceError::Conflict(why)) => {
             Ok(show_page(&at, &[], Some(&why), StatusCode::CONFLICT))
         }
@@ -140,6 +140,6 @@ pub async fn set_guardrails(
             ));
         }
     };
-    let result = games::patch_guardrails(&state.services, &at.game, patch).await;
+    let result = games::patch_guardrails(&state.services, &at.user.by(), &at.game, patch).await;
     after_write(&at, result)
 }

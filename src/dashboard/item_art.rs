@@ -39,7 +39,8 @@ pub async fn upload(
                     image: Some(asset_id),
                     ..ItemPatch::default()
                 };
-                match items::patch(&state.services, &at.game, &item_id, patch).await {
+                match items::patch(&state.services, &at.user.by(), &at.game, &item_id, patch).await
+                {
                     Ok(_) => {
                         return Ok(Redirect::to(&format!(
                             "/dashboard/games/{game_id}/items/{item_id}"

@@ -146,7 +146,7 @@ async fn issue(
 ) -> Result<Response, PageError> {
     let key = state
         .auth
-        .issue(at.game_id(), &user.caller.studio_id, &user.caller.sub, kind)
+        .issue(at.game_id(), &user.caller.studio_id, &user.by(), kind)
         .await?;
     let label = match kind {
         KeyKind::Sdk(_) => "SDK key",
@@ -161,11 +161,14 @@ async fn issue(
 
 /// `POST /dashboard/games/{game_id}/keys/{key_id}/revoke` (admin).
 pub async fn revoke(
-    _: DashGame<Admin>,
+    at: DashGame<Admin>,
     State(state): State<AppState>,
     PagePath((game_id, key_id)): PagePath<(Uuid, Uuid)>,
     _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    state.auth.revoke(game_id, |_| true, key_id).await?;
+    state
+        .auth
+        .revoke(&at.user.by(), game_id, |_| true, key_id)
+        .await?;
     Ok(Redirect::to(&format!("/dashboard/games/{game_id}/keys")).into_response())
 }

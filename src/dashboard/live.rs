@@ -73,7 +73,15 @@ pub async fn kill_switch(
         let body = views::confirm(&at.user, &at.game.view().game, form.level, &form.reason);
         return Ok(at.page(StatusCode::OK, "Confirm", Tab::Live, body));
     }
-    match offer_config::set_kill_switch(&state.services, &at.game, form.level, form.reason).await {
+    match offer_config::set_kill_switch(
+        &state.services,
+        &at.user.by(),
+        &at.game,
+        form.level,
+        form.reason,
+    )
+    .await
+    {
         Ok(_) => Ok(Redirect::to(&Tab::Live.href(at.game_id())).into_response()),
         Err(ServiceError::Validation(errors)) => {
             live_page(&state, &at, &errors, StatusCode::UNPROCESSABLE_ENTITY).await

@@ -65,7 +65,7 @@ pub async fn set_templates(
             return Ok(offers_page(&at, Some(refused)));
         }
     };
-    match offer_config::put_templates(&state.services, &at.game, templates).await {
+    match offer_config::put_templates(&state.services, &at.user.by(), &at.game, templates).await {
         Ok(_) => Ok(saved(&at)),
         Err(ServiceError::Validation(errors)) => {
             let refused = Refused::Templates(&form.templates, errors);
@@ -114,7 +114,7 @@ pub async fn create_experiment(
         variants,
         min_sample,
     };
-    match offer_config::add_experiment(&state.services, &at.game, experiment).await {
+    match offer_config::add_experiment(&state.services, &at.user.by(), &at.game, experiment).await {
         Ok(_) => Ok(saved(&at)),
         Err(ServiceError::Validation(errors)) => {
             let refused = Refused::Experiment(&form.variants, errors);
@@ -131,6 +131,7 @@ pub async fn delete_experiment(
     PagePath((_, experiment_id)): PagePath<(Uuid, Uuid)>,
     _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    offer_config::delete_experiment(&state.services, &at.game, experiment_id).await?;
+    offer_config::delete_experiment(&state.services, &at.user.by(), &at.game, experiment_id)
+        .await?;
     Ok(saved(&at))
 }

@@ -13,6 +13,7 @@ use axum::extract::{FromRequest, FromRequestParts, Multipart, Request};
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
+use offer_domain::audit::{ChangedBy, Via};
 use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
 
@@ -41,6 +42,11 @@ pub struct SignedIn {
 }
 
 impl SignedIn {
+    /// The member as the audit trail names a change of theirs: through the dashboard.
+    pub fn by(&self) -> ChangedBy {
+        self.caller.changed_by(Via::Dashboard)
+    }
+
     /// Whether the member has at least `role` (what the pages show).
     pub fn can(&self, role: Role) -> bool {
         self.caller.role >= role

@@ -60,7 +60,7 @@ pub async fn save(
     CsrfForm { form, .. }: CsrfForm<StoresForm>,
 ) -> Result<Response, PageError> {
     let saved = match form.input() {
-        Ok(input) => stores::put(&state.services, &at.game, input).await,
+        Ok(input) => stores::put(&state.services, &at.user.by(), &at.game, input).await,
         Err(errors) => Err(ServiceError::Validation(errors)),
     };
     match saved {
@@ -76,7 +76,7 @@ pub async fn rotate(
     State(state): State<AppState>,
     _: CsrfForm<NoFields>,
 ) -> Result<Response, PageError> {
-    stores::rotate_google_play_token(&state.services, &at.game).await?;
+    stores::rotate_google_play_token(&state.services, &at.user.by(), &at.game).await?;
     Ok(Redirect::to(&href(&at)).into_response())
 }
 

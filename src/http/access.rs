@@ -12,6 +12,7 @@ use std::marker::PhantomData;
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::http::request::Parts;
 use offer_actors::GameHandle;
+use offer_domain::audit::{ChangedBy, Via};
 use uuid::Uuid;
 
 use super::callers::{CatalogueReader, Dashboard, GameCaller};
@@ -57,6 +58,11 @@ impl<R> GameAccess<R> {
     /// The game's id.
     pub fn game_id(&self) -> Uuid {
         self.game.view().game.game_id
+    }
+
+    /// The caller as the audit trail names a change of theirs: a member, over REST.
+    pub fn by(&self) -> ChangedBy {
+        self.caller.changed_by(Via::Rest)
     }
 }
 

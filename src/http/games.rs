@@ -4,6 +4,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use offer_domain::audit::Via;
 use offer_domain::catalogue::ItemInput;
 use offer_domain::currency::Currency;
 use offer_domain::economy::Quadrant;
@@ -154,6 +155,7 @@ pub async fn create_game(
     caller.require(Role::Developer)?;
     let handle = games::create(
         &state.services,
+        &caller.changed_by(Via::Rest),
         &caller.studio_id,
         games::NewGame {
             name: body.name,
@@ -233,6 +235,6 @@ pub async fn patch_game(
         learner: body.learner,
     };
     Ok(Json(
-        games::patch(&state.services, &access.game, patch).await?,
+        games::patch(&state.services, &access.by(), &access.game, patch).await?,
     ))
 }

@@ -139,6 +139,7 @@ pub async fn create_item(
     let handle = access.game.clone();
     let mut out = repo::upsert(
         &state.services,
+        &access.by(),
         &handle,
         vec![Ok(input)],
         OnConflict::Refuse,
@@ -163,7 +164,14 @@ pub async fn bulk_items(
 ) -> ApiResult<Json<BulkResult>> {
     let handle = access.game.clone();
     let entries = body.items.into_iter().map(|item| item.0).collect();
-    let out = repo::upsert(&state.services, &handle, entries, OnConflict::Update).await?;
+    let out = repo::upsert(
+        &state.services,
+        &access.by(),
+        &handle,
+        entries,
+        OnConflict::Update,
+    )
+    .await?;
     Ok(Json(BulkResult {
         created: out.created,
         updated: out.updated,
@@ -184,7 +192,7 @@ pub async fn patch_item(
 ) -> ApiResult<Json<Item>> {
     let handle = access.game.clone();
     Ok(Json(
-        repo::patch(&state.services, &handle, &item_id, patch).await?,
+        repo::patch(&state.services, &access.by(), &handle, &item_id, patch).await?,
     ))
 }
 
@@ -198,6 +206,6 @@ pub async fn delete_item(
     ApiPath((_, item_id)): ApiPath<(Uuid, String)>,
 ) -> ApiResult<StatusCode> {
     let handle = access.game.clone();
-    repo::soft_delete(&state.services, &handle, &item_id).await?;
+    repo::soft_delete(&state.services, &access.by(), &handle, &item_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use offer_domain::audit::Via;
 use offer_domain::environment::Environment;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -122,7 +123,7 @@ pub async fn issue_sdk_key(
         .issue(
             access.game_id(),
             &caller.studio_id,
-            &caller.sub,
+            &caller.changed_by(Via::Rest),
             KeyKind::Sdk(body.environment),
         )
         .await?;
@@ -156,7 +157,11 @@ pub async fn issue_authoring_key(
     let caller = &access.caller;
     let key = state
         .auth
-        .issue_authoring(access.game_id(), &caller.studio_id, &caller.sub)
+        .issue_authoring(
+            access.game_id(),
+            &caller.studio_id,
+            &caller.changed_by(Via::Rest),
+        )
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -217,6 +222,9 @@ async fn revoke(
 ) -> ApiResult<StatusCode> {
     access::for_studio(&state.services, &caller.studio_id, game_id).await?;
     caller.require(Role::Admin)?;
-    state.auth.revoke(game_id, of_kind, key_id).await?;
+    state
+        .auth
+        .revoke(&caller.changed_by(Via::Rest), game_id, of_kind, key_id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -164,7 +164,7 @@ pub struct KillSwitchChange {
     responses((status = 200, description = "The templates", body = TemplateList),
         AuthErrors, NotFound, Unavailable))]
 pub async fn get_templates(access: GameAccess<Viewer>) -> ApiResult<Json<TemplateList>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(TemplateList {
         templates: handle.view().templates.clone(),
     }))
@@ -180,8 +180,9 @@ pub async fn put_templates(
     access: GameAccess<Developer>,
     ApiJsonList(templates): ApiJsonList<Template>,
 ) -> ApiResult<Json<TemplateList>> {
-    let handle = access.game;
-    let templates = offer_config::put_templates(&state.services, &handle, templates).await?;
+    let handle = access.game.clone();
+    let templates =
+        offer_config::put_templates(&state.services, &access.by(), &handle, templates).await?;
     Ok(Json(TemplateList { templates }))
 }
 
@@ -212,7 +213,7 @@ pub async fn create_bundle(
     access: GameAccess<Developer>,
     ApiJson(input): ApiJson<BundleInput>,
 ) -> ApiResult<(StatusCode, Json<Bundle>)> {
-    let handle = access.game;
+    let handle = access.game.clone();
     let bundle = Bundle {
         bundle_id: Uuid::new_v4(),
         name: input.name,
@@ -221,7 +222,7 @@ pub async fn create_bundle(
         triggers: input.triggers,
         store_products: input.store_products,
     };
-    let bundle = offer_config::put_bundle(&state.services, &handle, bundle).await?;
+    let bundle = offer_config::put_bundle(&state.services, &access.by(), &handle, bundle).await?;
     Ok((StatusCode::CREATED, Json(bundle)))
 }
 
@@ -231,7 +232,7 @@ pub async fn create_bundle(
     responses((status = 200, description = "The bundles", body = BundleList),
         AuthErrors, NotFound, Unavailable))]
 pub async fn list_bundles(access: GameAccess<Viewer>) -> ApiResult<Json<BundleList>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(BundleList {
         bundles: handle.view().bundles.clone(),
     }))
@@ -256,7 +257,7 @@ pub async fn get_bundle(
     access: GameAccess<Viewer>,
     ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<Json<Bundle>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(find_bundle(&handle, bundle_id)?))
 }
 
@@ -271,7 +272,7 @@ pub async fn patch_bundle(
     ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
     ApiJson(patch): ApiJson<BundlePatch>,
 ) -> ApiResult<Json<Bundle>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     let mut bundle = find_bundle(&handle, bundle_id)?;
     if let Some(v) = patch.name {
         bundle.name = v;
@@ -289,7 +290,7 @@ pub async fn patch_bundle(
         bundle.store_products = v;
     }
     Ok(Json(
-        offer_config::put_bundle(&state.services, &handle, bundle).await?,
+        offer_config::put_bundle(&state.services, &access.by(), &handle, bundle).await?,
     ))
 }
 
@@ -302,8 +303,8 @@ pub async fn delete_bundle(
     access: GameAccess<Developer>,
     ApiPath((_, bundle_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
-    let handle = access.game;
-    offer_config::delete_bundle(&state.services, &handle, bundle_id).await?;
+    let handle = access.game.clone();
+    offer_config::delete_bundle(&state.services, &access.by(), &handle, bundle_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -324,13 +325,13 @@ pub async fn create_experiment(
     access: GameAccess<Developer>,
     ApiJson(input): ApiJson<ExperimentInput>,
 ) -> ApiResult<(StatusCode, Json<Experiment>)> {
-    let handle = access.game;
+    let handle = access.game.clone();
     let exp = Experiment {
         experiment_id: Uuid::new_v4(),
         variants: input.variants,
         min_sample: input.min_sample.unwrap_or(DEFAULT_MIN_SAMPLE),
     };
-    let exp = offer_config::add_experiment(&state.services, &handle, exp).await?;
+    let exp = offer_config::add_experiment(&state.services, &access.by(), &handle, exp).await?;
     Ok((StatusCode::CREATED, Json(exp)))
 }
 
@@ -344,7 +345,8 @@ pub async fn delete_experiment(
     access: GameAccess<Developer>,
     ApiPath((_, experiment_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
-    offer_config::delete_experiment(&state.services, &access.game, experiment_id).await?;
+    offer_config::delete_experiment(&state.services, &access.by(), &access.game, experiment_id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -354,7 +356,7 @@ pub async fn delete_experiment(
     responses((status = 200, description = "The experiments", body = ExperimentList),
         AuthErrors, NotFound, Unavailable))]
 pub async fn list_experiments(access: GameAccess<Viewer>) -> ApiResult<Json<ExperimentList>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(ExperimentList {
         experiments: handle.view().experiments.clone(),
     }))
@@ -366,7 +368,7 @@ pub async fn list_experiments(access: GameAccess<Viewer>) -> ApiResult<Json<Expe
     responses((status = 200, description = "The guardrails", body = Guardrails),
         AuthErrors, NotFound, Unavailable))]
 pub async fn get_guardrails(access: GameAccess<Viewer>) -> ApiResult<Json<Guardrails>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(handle.view().game.guardrails.clone()))
 }
 
@@ -380,8 +382,7 @@ pub async fn patch_guardrails(
     access: GameAccess<Developer>,
     ApiJson(patch): ApiJson<GuardrailsPatch>,
 ) -> ApiResult<Json<Guardrails>> {
-    let handle = access.game;
-    let game = games::patch_guardrails(&state.services, &handle, patch).await?;
+    let game = games::patch_guardrails(&state.services, &access.by(), &access.game, patch).await?;
     Ok(Json(game.guardrails))
 }
 
@@ -397,8 +398,7 @@ pub async fn set_mode(
     access: GameAccess<Admin>,
     ApiJson(change): ApiJson<ModeChange>,
 ) -> ApiResult<Json<Game>> {
-    let handle = access.game;
-    let game = games::set_mode(&state.services, &handle, change.mode).await?;
+    let game = games::set_mode(&state.services, &access.by(), &access.game, change.mode).await?;
     Ok(Json(game))
 }
 
@@ -408,7 +408,7 @@ pub async fn set_mode(
     responses((status = 200, description = "The kill switch", body = KillSwitch),
         AuthErrors, NotFound, Unavailable))]
 pub async fn get_kill_switch(access: GameAccess<Viewer>) -> ApiResult<Json<KillSwitch>> {
-    let handle = access.game;
+    let handle = access.game.clone();
     Ok(Json(handle.view().kill_switch.clone()))
 }
 
@@ -422,8 +422,14 @@ pub async fn put_kill_switch(
     access: GameAccess<Admin>,
     ApiJson(change): ApiJson<KillSwitchChange>,
 ) -> ApiResult<Json<KillSwitch>> {
-    let handle = access.game;
-    let ks = offer_config::set_kill_switch(&state.services, &handle, change.level, change.reason)
-        .await?;
+    let handle = access.game.clone();
+    let ks = offer_config::set_kill_switch(
+        &state.services,
+        &access.by(),
+        &handle,
+        change.level,
+        change.reason,
+    )
+    .await?;
     Ok(Json(ks))
 }

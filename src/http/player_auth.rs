@@ -35,6 +35,6 @@ pub async fn put_player_auth(
     ApiJson(input): ApiJson<PlayerAuth>,
 ) -> ApiResult<Json<PlayerAuth>> {
     Ok(Json(
-        player_auth::put(&state.services, &access.game, input).await?,
+        player_auth::put(&state.services, &access.by(), &access.game, input).await?,
     ))
 }

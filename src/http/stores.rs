@@ -102,7 +102,7 @@ pub async fn put_stores(
     access: GameAccess<Admin>,
     ApiJson(input): ApiJson<StoreSettingsInput>,
 ) -> ApiResult<Json<StoreSettingsAnswer>> {
-    let settings = stores::put(&state.services, &access.game, input).await?;
+    let settings = stores::put(&state.services, &access.by(), &access.game, input).await?;
     Ok(Json(StoreSettingsAnswer::of(
         &state,
         access.game_id(),
@@ -121,7 +121,8 @@ pub async fn rotate_google_play_token(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
 ) -> ApiResult<Json<StoreSettingsAnswer>> {
-    let settings = stores::rotate_google_play_token(&state.services, &access.game).await?;
+    let settings =
+        stores::rotate_google_play_token(&state.services, &access.by(), &access.game).await?;
     Ok(Json(StoreSettingsAnswer::of(
         &state,
         access.game_id(),

@@ -29,6 +29,10 @@ pub fn with_services(test: impl AsyncFnOnce(Services)) {
 pub async fn new_game(services: &Services, name: &str) -> GameHandle {
     games::create(
         services,
+        &offer_domain::audit::ChangedBy::member(
+            "tester@example.com",
+            offer_domain::audit::Via::Rest,
+        ),
         "studio",
         NewGame {
             name: name.into(),

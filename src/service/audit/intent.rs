@@ -87,6 +87,25 @@ pub struct Audit {
     pub watch: Vec<Watched>,
 }
 
+impl Audit {
+    /// A change of `object` of a game of `studio_id`, held in the documents `watch`.
+    pub fn of_game(
+        studio_id: &str,
+        game_id: Uuid,
+        action: &'static str,
+        object: ObjectRef,
+        watch: Vec<Watched>,
+    ) -> Self {
+        Self {
+            studio_id: Some(studio_id.to_owned()),
+            game_id: Some(game_id),
+            action,
+            object,
+            watch,
+        }
+    }
+}
+
 /// The intents of changes in flight, deployment-wide so one sweep finds them all.
 fn intents() -> Collection {
     Collection::global("audit_intents")

@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use offer_domain::audit::{ChangedBy, Via};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -278,7 +279,11 @@ pub async fn redeem(
                     continue;
                 }
                 let key = auth
-                    .issue_authoring(*game_id, studio_id, approved_by)
+                    .issue_authoring(
+                        *game_id,
+                        studio_id,
+                        &ChangedBy::member(approved_by, Via::Rest),
+                    )
                     .await?;
                 return Ok(Ok(key));
             }

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use offer_actors::{GameChange, GameConfig, GameHandle};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::catalogue::{Item, ItemInput, recompute_values};
 use offer_domain::currency::Currency;
 use offer_domain::game::{Game, Guardrails, GuardrailsPatch, Mode, validate_currencies};
@@ -14,6 +15,7 @@ use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
 
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services, game::items, game::offer_config};
 use crate::store::Collection;
@@ -94,7 +96,12 @@ fn check_genre(state: &Services, genre: &str, errors: &mut Errors) {
 }
 
 /// Creates a game with its inline items; all or nothing.
-pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceResult<GameHandle> {
+pub async fn create(
+    state: &Services,
+    by: &ChangedBy,
+    studio_id: &str,
+    new: NewGame,
+) -> ServiceResult<GameHandle> {
     let mut errors = Errors::default();
     errors.text("name", &new.name, offer_domain::validation::MAX_NAME_LEN);
     check_genre(state, &new.genre, &mut errors);
@@ -143,24 +150,33 @@ pub async fn create(state: &Services, studio_id: &str, new: NewGame) -> ServiceR
         created_at: now,
         updated_at: now,
     };
-    // Items first: a game record without its items never becomes visible.
-    if !items.is_empty() {
-        let entries = items
-            .iter()
-            .map(|i| Ok((i.item_id.clone(), encode(i)?)))
-            .collect::<ServiceResult<Vec<_>>>()?;
-        state
-            .store
-            .put_all(Collection::game(game.game_id, "items"), entries)
-            .await?;
-    }
-    state
-        .store
-        .put_all(
-            games_collection(),
-            vec![(game.game_id.to_string(), encode(&game)?)],
-        )
-        .await?;
+    audited(
+        &*state.store,
+        by,
+        audit_of(&game, "game.create"),
+        async || {
+            // Items first: a game record without its items never becomes visible.
+            if !items.is_empty() {
+                let entries = items
+                    .iter()
+                    .map(|i| Ok((i.item_id.clone(), encode(i)?)))
+                    .collect::<ServiceResult<Vec<_>>>()?;
+                state
+                    .store
+                    .put_all(Collection::game(game.game_id, "items"), entries)
+                    .await?;
+            }
+            state
+                .store
+                .put_all(
+                    games_collection(),
+                    vec![(game.game_id.to_string(), encode(&game)?)],
+                )
+                .await?;
+            Ok(())
+        },
+    )
+    .await?;
     let config = GameConfig {
         game: Some(game.clone()),
         items,
@@ -199,36 +215,45 @@ fn check_inline_products(items: &[Item], at: &[usize], errors: &mut Errors) {
 /// Applies a patch to the game's record. Replacing the currencies recomputes every item's
 /// value, and is refused while a live item still uses a currency it removes (that item could
 /// never be saved again).
-pub async fn patch(state: &Services, handle: &GameHandle, patch: GamePatch) -> ServiceResult<Game> {
-    let game = update(state, handle, |game| {
-        let mut errors = Errors::default();
-        if let Some(name) = &patch.name {
-            errors.text("name", name, offer_domain::validation::MAX_NAME_LEN);
-            game.name.clone_from(name);
-        }
-        if let Some(genre) = &patch.genre {
-            check_genre(state, genre, &mut errors);
-            game.genre.clone_from(genre);
-        }
-        if let Some(currencies) = &patch.currencies {
-            validate_currencies(currencies, &mut errors);
-            offer_domain::catalogue::check_currency_removal(
-                &handle.view().items,
-                currencies,
-                &mut errors,
-            );
-            game.currencies.clone_from(currencies);
-        }
-        if let Some(guardrails) = patch.guardrails.clone() {
-            game.guardrails.merge(guardrails);
-            game.guardrails.validate(&mut errors);
-        }
-        if let Some(learner) = patch.learner.clone() {
-            game.learner.merge(learner);
-            game.learner.validate(&mut errors);
-        }
-        game.check_mode_guardrails(&mut errors);
-        errors.finish(true).map_err(ServiceError::Validation)
+pub async fn patch(
+    state: &Services,
+    by: &ChangedBy,
+    handle: &GameHandle,
+    patch: GamePatch,
+) -> ServiceResult<Game> {
+    let audit = audit_of(&handle.view().game, "game.update");
+    let game = audited(&*state.store, by, audit, async || {
+        update(state, handle, |game| {
+            let mut errors = Errors::default();
+            if let Some(name) = &patch.name {
+                errors.text("name", name, offer_domain::validation::MAX_NAME_LEN);
+                game.name.clone_from(name);
+            }
+            if let Some(genre) = &patch.genre {
+                check_genre(state, genre, &mut errors);
+                game.genre.clone_from(genre);
+            }
+            if let Some(currencies) = &patch.currencies {
+                validate_currencies(currencies, &mut errors);
+                offer_domain::catalogue::check_currency_removal(
+                    &handle.view().items,
+                    currencies,
+                    &mut errors,
+                );
+                game.currencies.clone_from(currencies);
+            }
+            if let Some(guardrails) = patch.guardrails.clone() {
+                game.guardrails.merge(guardrails);
+                game.guardrails.validate(&mut errors);
+            }
+            if let Some(learner) = patch.learner.clone() {
+                game.learner.merge(learner);
+                game.learner.validate(&mut errors);
+            }
+            game.check_mode_guardrails(&mut errors);
+            errors.finish(true).map_err(ServiceError::Validation)
+        })
+        .await
     })
     .await?;
     if patch.currencies.is_some() {
@@ -238,18 +263,30 @@ pub async fn patch(state: &Services, handle: &GameHandle, patch: GamePatch) -> S
 }
 
 /// Changes the operating mode, by the promotion rules of [`Mode::promote_to`].
-pub async fn set_mode(state: &Services, handle: &GameHandle, to: Mode) -> ServiceResult<Game> {
-    update(state, handle, |game| match game.mode.promote_to(to) {
-        Err(refusal) => Err(ServiceError::Conflict(refusal.to_string())),
-        Ok(None) => Ok(false),
-        Ok(Some(mode)) => {
-            game.mode = mode;
-            let mut errors = Errors::default();
-            game.check_mode_guardrails(&mut errors);
-            errors.finish(true).map_err(|_| {
-                ServiceError::invalid("mode", "Autonomous mode needs a max_price_cents guardrail")
-            })
-        }
+pub async fn set_mode(
+    state: &Services,
+    by: &ChangedBy,
+    handle: &GameHandle,
+    to: Mode,
+) -> ServiceResult<Game> {
+    let audit = audit_of(&handle.view().game, "game.mode");
+    audited(&*state.store, by, audit, async || {
+        update(state, handle, |game| match game.mode.promote_to(to) {
+            Err(refusal) => Err(ServiceError::Conflict(refusal.to_string())),
+            Ok(None) => Ok(false),
+            Ok(Some(mode)) => {
+                game.mode = mode;
+                let mut errors = Errors::default();
+                game.check_mode_guardrails(&mut errors);
+                errors.finish(true).map_err(|_| {
+                    ServiceError::invalid(
+                        "mode",
+                        "Autonomous mode needs a max_price_cents guardrail",
+                    )
+                })
+            }
+        })
+        .await
     })
     .await
 }
@@ -257,17 +294,33 @@ pub async fn set_mode(state: &Services, handle: &GameHandle, to: Mode) -> Servic
 /// Merges a guardrails patch into the game's record.
 pub async fn patch_guardrails(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     patch: GuardrailsPatch,
 ) -> ServiceResult<Game> {
-    update(state, handle, |game| {
-        let mut errors = Errors::default();
-        game.guardrails.merge(patch.clone());
-        game.guardrails.validate(&mut errors);
-        game.check_mode_guardrails(&mut errors);
-        errors.finish(true).map_err(ServiceError::Validation)
+    let audit = audit_of(&handle.view().game, "game.guardrails");
+    audited(&*state.store, by, audit, async || {
+        update(state, handle, |game| {
+            let mut errors = Errors::default();
+            game.guardrails.merge(patch.clone());
+            game.guardrails.validate(&mut errors);
+            game.check_mode_guardrails(&mut errors);
+            errors.finish(true).map_err(ServiceError::Validation)
+        })
+        .await
     })
     .await
+}
+
+/// The audit of a change of `game`'s record.
+fn audit_of(game: &Game, action: &'static str) -> Audit {
+    Audit::of_game(
+        &game.studio_id,
+        game.game_id,
+        action,
+        ObjectRef::new("game", game.game_id),
+        vec![Watched::new(games_collection(), game.game_id)],
+    )
 }
 
 /// Records the game's launch at its first `session_start` of the environment, live or

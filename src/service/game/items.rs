@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::catalogue::{
     Item, ItemInput, ItemPatch, MAX_BULK_ITEMS, apply_patch, recompute_values,
 };
@@ -27,6 +28,7 @@ use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services, game::assets, game::offer_config};
 use crate::store::codec::{decode, encode};
@@ -114,6 +116,7 @@ pub type ItemEntry = Result<ItemInput, Vec<FieldError>>;
 /// and writes them all or none.
 pub async fn upsert(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     inputs: Vec<ItemEntry>,
     on_conflict: OnConflict,
@@ -125,98 +128,125 @@ pub async fn upsert(
         )));
     }
     let game = handle.view().game.clone();
-    state
-        .commit(handle, async || {
-            let game = &game;
-            let inputs = &inputs;
-            let (order, items) = retry(state, game, |mut items| async move {
-                let now = Utc::now();
-                let mut errors = Vec::new();
-                let mut deleted = Vec::new();
-                let mut seen = HashSet::new();
-                let (mut created, mut updated) = (0, 0);
-                let mut order = Vec::with_capacity(inputs.len());
-                for (i, input) in inputs.iter().cloned().enumerate() {
-                    let input = match input {
-                        Ok(input) => input,
-                        Err(unreadable) => {
-                            errors.extend(unreadable.into_iter().map(|e| e.at(i)));
+    let ids: Vec<&str> = inputs
+        .iter()
+        .filter_map(|input| input.as_ref().ok().map(|i| i.item_id.as_str()))
+        .collect();
+    let audit = match ids.as_slice() {
+        [one] => audit_of(&game, "item.upsert", one, &[one]),
+        many => audit_of(&game, "item.bulk_upsert", "*", many),
+    };
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let game = &game;
+                let inputs = &inputs;
+                let (order, items) = retry(state, game, |mut items| async move {
+                    let now = Utc::now();
+                    let mut errors = Vec::new();
+                    let mut deleted = Vec::new();
+                    let mut seen = HashSet::new();
+                    let (mut created, mut updated) = (0, 0);
+                    let mut order = Vec::with_capacity(inputs.len());
+                    for (i, input) in inputs.iter().cloned().enumerate() {
+                        let input = match input {
+                            Ok(input) => input,
+                            Err(unreadable) => {
+                                errors.extend(unreadable.into_iter().map(|e| e.at(i)));
+                                continue;
+                            }
+                        };
+                        if !seen.insert(input.item_id.clone()) {
+                            errors.push(
+                                FieldError::new("item_id", "duplicate item_id in this request")
+                                    .at(i),
+                            );
                             continue;
                         }
-                    };
-                    if !seen.insert(input.item_id.clone()) {
-                        errors.push(
-                            FieldError::new("item_id", "duplicate item_id in this request").at(i),
-                        );
-                        continue;
-                    }
-                    let existing = items.get(&input.item_id);
-                    if existing.is_some_and(|e| !e.is_live()) && !input.restore {
-                        deleted.push(FieldError::new("item_id", "deleted").at(i));
-                    }
-                    if existing.is_some() && on_conflict == OnConflict::Refuse {
-                        return Err(ServiceError::Conflict(format!(
-                            "item `{}` already exists; PATCH it or use the bulk upsert",
-                            input.item_id
-                        )));
-                    }
-                    match input.into_item(&game.currencies, existing, now) {
-                        Ok(item) => {
-                            if existing.is_some() {
-                                updated += 1;
-                            } else {
-                                created += 1;
-                            }
-                            order.push((i, item.item_id.clone()));
-                            items.insert(item.item_id.clone(), item);
+                        let existing = items.get(&input.item_id);
+                        if existing.is_some_and(|e| !e.is_live()) && !input.restore {
+                            deleted.push(FieldError::new("item_id", "deleted").at(i));
                         }
-                        Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+                        if existing.is_some() && on_conflict == OnConflict::Refuse {
+                            return Err(ServiceError::Conflict(format!(
+                                "item `{}` already exists; PATCH it or use the bulk upsert",
+                                input.item_id
+                            )));
+                        }
+                        match input.into_item(&game.currencies, existing, now) {
+                            Ok(item) => {
+                                if existing.is_some() {
+                                    updated += 1;
+                                } else {
+                                    created += 1;
+                                }
+                                order.push((i, item.item_id.clone()));
+                                items.insert(item.item_id.clone(), item);
+                            }
+                            Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+                        }
                     }
-                }
-                let bundles = offer_config::bundles(state, game.game_id).await?;
-                let written: Vec<(Option<usize>, &str)> = order
-                    .iter()
-                    .map(|(i, id)| (Some(*i), id.as_str()))
-                    .collect();
-                check_products(&items, &written, &bundles, &mut errors, &mut deleted);
-                for (i, id) in &order {
-                    if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
-                        && !assets::exists(state, game.game_id, asset).await?
-                    {
-                        errors.push(
-                            FieldError::new("image", "no such asset in this game's library").at(*i),
-                        );
+                    let bundles = offer_config::bundles(state, game.game_id).await?;
+                    let written: Vec<(Option<usize>, &str)> = order
+                        .iter()
+                        .map(|(i, id)| (Some(*i), id.as_str()))
+                        .collect();
+                    check_products(&items, &written, &bundles, &mut errors, &mut deleted);
+                    for (i, id) in &order {
+                        if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
+                            && !assets::exists(state, game.game_id, asset).await?
+                        {
+                            errors.push(
+                                FieldError::new("image", "no such asset in this game's library")
+                                    .at(*i),
+                            );
+                        }
                     }
-                }
-                if !errors.is_empty() {
-                    return Err(ServiceError::Validation(errors));
-                }
-                if !deleted.is_empty() {
-                    return Err(ServiceError::Conflicts(deleted));
-                }
-                let changed = order.iter().map(|(_, id)| id.clone()).collect();
-                Ok(Change {
-                    items,
-                    changed,
-                    output: (created, updated, order),
+                    if !errors.is_empty() {
+                        return Err(ServiceError::Validation(errors));
+                    }
+                    if !deleted.is_empty() {
+                        return Err(ServiceError::Conflicts(deleted));
+                    }
+                    let changed = order.iter().map(|(_, id)| id.clone()).collect();
+                    Ok(Change {
+                        items,
+                        changed,
+                        output: (created, updated, order),
+                    })
                 })
+                .await?;
+                let (created, updated, order) = order;
+                let by_id: HashMap<&str, &Item> =
+                    items.iter().map(|i| (i.item_id.as_str(), i)).collect();
+                let written = order
+                    .iter()
+                    .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+                    .collect();
+                let upserted = Upserted {
+                    created,
+                    updated,
+                    items: written,
+                };
+                Ok(Committed::changed(upserted, GameChange::Items(items)))
             })
-            .await?;
-            let (created, updated, order) = order;
-            let by_id: HashMap<&str, &Item> =
-                items.iter().map(|i| (i.item_id.as_str(), i)).collect();
-            let written = order
-                .iter()
-                .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
-                .collect();
-            let upserted = Upserted {
-                created,
-                updated,
-                items: written,
-            };
-            Ok(Committed::changed(upserted, GameChange::Items(items)))
-        })
-        .await
+            .await
+    })
+    .await
+}
+
+/// The audit of a change of the items `ids` of `game`, the object being `object` (an item's
+/// id, or `*` for several).
+fn audit_of(game: &Game, action: &'static str, object: &str, ids: &[&str]) -> Audit {
+    Audit::of_game(
+        &game.studio_id,
+        game.game_id,
+        action,
+        ObjectRef::new("item", object),
+        ids.iter()
+            .map(|id| Watched::new(collection(game.game_id), id))
+            .collect(),
+    )
 }
 
 /// The rule that a store product pays for one thing only, on the items of a change
@@ -264,83 +294,93 @@ fn check_products(
 /// Applies a patch to one live item.
 pub async fn patch(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     item_id: &str,
     patch: ItemPatch,
 ) -> ServiceResult<Item> {
     let game = handle.view().game.clone();
-    state
-        .commit(handle, async || {
-            let game = &game;
-            let patch = &patch;
-            let ((), items) = retry(state, game, |mut items| async move {
-                let current = items
-                    .get(item_id)
-                    .filter(|i| i.is_live())
-                    .cloned()
-                    .ok_or(ServiceError::NotFound("item"))?;
-                let item = apply_patch(current, patch.clone(), &game.currencies, Utc::now())
-                    .map_err(ServiceError::Validation)?;
-                if let Some(asset) = item.image.as_deref()
-                    && !assets::exists(state, game.game_id, asset).await?
-                {
-                    return Err(ServiceError::invalid(
-                        "image",
-                        "no such asset in this game's library",
-                    ));
-                }
-                items.insert(item.item_id.clone(), item);
-                if patch.store_products.is_some() {
-                    let bundles = offer_config::bundles(state, game.game_id).await?;
-                    let (mut errors, mut taken) = (Vec::new(), Vec::new());
-                    check_products(
-                        &items,
-                        &[(None, item_id)],
-                        &bundles,
-                        &mut errors,
-                        &mut taken,
-                    );
-                    // One item cannot clash with itself: `errors` stays empty.
-                    if !taken.is_empty() {
-                        return Err(ServiceError::Conflicts(taken));
+    let audit = audit_of(&game, "item.patch", item_id, &[item_id]);
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let game = &game;
+                let patch = &patch;
+                let ((), items) = retry(state, game, |mut items| async move {
+                    let current = items
+                        .get(item_id)
+                        .filter(|i| i.is_live())
+                        .cloned()
+                        .ok_or(ServiceError::NotFound("item"))?;
+                    let item = apply_patch(current, patch.clone(), &game.currencies, Utc::now())
+                        .map_err(ServiceError::Validation)?;
+                    if let Some(asset) = item.image.as_deref()
+                        && !assets::exists(state, game.game_id, asset).await?
+                    {
+                        return Err(ServiceError::invalid(
+                            "image",
+                            "no such asset in this game's library",
+                        ));
                     }
-                }
-                Ok(Change::of_one(items, item_id))
+                    items.insert(item.item_id.clone(), item);
+                    if patch.store_products.is_some() {
+                        let bundles = offer_config::bundles(state, game.game_id).await?;
+                        let (mut errors, mut taken) = (Vec::new(), Vec::new());
+                        check_products(
+                            &items,
+                            &[(None, item_id)],
+                            &bundles,
+                            &mut errors,
+                            &mut taken,
+                        );
+                        // One item cannot clash with itself: `errors` stays empty.
+                        if !taken.is_empty() {
+                            return Err(ServiceError::Conflicts(taken));
+                        }
+                    }
+                    Ok(Change::of_one(items, item_id))
+                })
+                .await?;
+                let patched = items
+                    .iter()
+                    .find(|i| i.item_id == item_id)
+                    .cloned()
+                    .ok_or_else(|| ServiceError::Internal("patched item vanished".into()))?;
+                Ok(Committed::changed(patched, GameChange::Items(items)))
             })
-            .await?;
-            let patched = items
-                .iter()
-                .find(|i| i.item_id == item_id)
-                .cloned()
-                .ok_or_else(|| ServiceError::Internal("patched item vanished".into()))?;
-            Ok(Committed::changed(patched, GameChange::Items(items)))
-        })
-        .await
+            .await
+    })
+    .await
 }
 
 /// Soft-deletes one live item; it never appears in offers again.
 pub async fn soft_delete(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     item_id: &str,
 ) -> ServiceResult<()> {
     let game = handle.view().game.clone();
-    state
-        .commit(handle, async || {
-            let ((), items) = retry(state, &game, |mut items| async move {
-                let item = items
-                    .get_mut(item_id)
-                    .filter(|i| i.is_live())
-                    .ok_or(ServiceError::NotFound("item"))?;
-                let now = Utc::now();
-                item.deleted_at = Some(now);
-                item.updated_at = now;
-                Ok(Change::of_one(items, item_id))
+    let audit = audit_of(&game, "item.delete", item_id, &[item_id]);
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let ((), items) = retry(state, &game, |mut items| async move {
+                    let item = items
+                        .get_mut(item_id)
+                        .filter(|i| i.is_live())
+                        .ok_or(ServiceError::NotFound("item"))?;
+                    let now = Utc::now();
+                    item.deleted_at = Some(now);
+                    item.updated_at = now;
+                    Ok(Change::of_one(items, item_id))
+                })
+                .await?;
+                Ok(Committed::changed((), GameChange::Items(items)))
             })
-            .await?;
-            Ok(Committed::changed((), GameChange::Items(items)))
-        })
-        .await
+            .await
+    })
+    .await
 }
 
 /// Recomputes values after a game's currencies changed.

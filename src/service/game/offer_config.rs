@@ -4,6 +4,7 @@
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::catalogue::Item;
 use offer_domain::game::Game;
 use offer_domain::kill_level::KillLevel;
@@ -16,6 +17,7 @@ use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
 
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
@@ -23,6 +25,42 @@ use crate::store::codec::{decode, encode};
 
 fn config(game_id: Uuid) -> Collection {
     Collection::game(game_id, "config")
+}
+
+/// The audit of a change of `object` of `handle`'s game, held in `watched` (a document of
+/// the game's configuration, by id, or any other document).
+fn audit_of(
+    handle: &GameHandle,
+    action: &'static str,
+    object: ObjectRef,
+    watched: impl Into<Watch>,
+) -> Audit {
+    let game = &handle.view().game;
+    let watched = match watched.into() {
+        Watch::Config(id) => Watched::new(config(game.game_id), id),
+        Watch::Other(w) => w,
+    };
+    Audit::of_game(&game.studio_id, game.game_id, action, object, vec![watched])
+}
+
+/// What an audited change of the offer configuration watches.
+enum Watch {
+    /// A document of the game's `config` collection.
+    Config(&'static str),
+    /// Another document.
+    Other(Watched),
+}
+
+impl From<&'static str> for Watch {
+    fn from(id: &'static str) -> Self {
+        Self::Config(id)
+    }
+}
+
+impl From<Watched> for Watch {
+    fn from(w: Watched) -> Self {
+        Self::Other(w)
+    }
 }
 
 fn bundles_collection(game_id: Uuid) -> Collection {
@@ -50,6 +88,7 @@ pub async fn templates(state: &Services, game: &Game) -> ServiceResult<Vec<Templ
 /// Validates and stores the templates (a full replacement).
 pub async fn put_templates(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     templates: Vec<Template>,
 ) -> ServiceResult<Vec<Template>> {
@@ -57,21 +96,30 @@ pub async fn put_templates(
     validate_templates(&templates, &mut e);
     e.finish(()).map_err(ServiceError::Validation)?;
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            state
-                .store
-                .put_all(
-                    config(game_id),
-                    vec![("templates".into(), encode(&templates)?)],
-                )
-                .await?;
-            Ok(Committed::changed(
-                templates.clone(),
-                GameChange::Templates(templates),
-            ))
-        })
-        .await
+    let audit = audit_of(
+        handle,
+        "templates.put",
+        ObjectRef::new("templates", "templates"),
+        "templates",
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                state
+                    .store
+                    .put_all(
+                        config(game_id),
+                        vec![("templates".into(), encode(&templates)?)],
+                    )
+                    .await?;
+                Ok(Committed::changed(
+                    templates.clone(),
+                    GameChange::Templates(templates),
+                ))
+            })
+            .await
+    })
+    .await
 }
 
 /// The game's bundles, oldest first.
@@ -96,6 +144,7 @@ struct StoredBundle {
 /// Creates or replaces a bundle, checked against the game's live catalogue.
 pub async fn put_bundle(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     bundle: Bundle,
 ) -> ServiceResult<Bundle> {
@@ -103,41 +152,53 @@ pub async fn put_bundle(
     validate_bundle(&bundle, &handle.view().items, &mut e);
     e.finish(()).map_err(ServiceError::Validation)?;
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            let coll = bundles_collection(game_id);
-            let id = bundle.bundle_id.to_string();
-            let created_at = match state.store.get(coll, &id).await? {
-                Some(bytes) => decode::<StoredBundle>(&bytes)?.created_at,
-                None => {
-                    if bundles(state, game_id).await?.len() >= MAX_CONFIG_ENTRIES {
-                        return Err(ServiceError::invalid(
-                            "bundles",
-                            format!("at most {MAX_CONFIG_ENTRIES} bundles"),
-                        ));
+    let audit = audit_of(
+        handle,
+        "bundle.put",
+        ObjectRef::new("bundle", bundle.bundle_id),
+        Watched::new(
+            bundles_collection(handle.view().game.game_id),
+            bundle.bundle_id,
+        ),
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let coll = bundles_collection(game_id);
+                let id = bundle.bundle_id.to_string();
+                let created_at = match state.store.get(coll, &id).await? {
+                    Some(bytes) => decode::<StoredBundle>(&bytes)?.created_at,
+                    None => {
+                        if bundles(state, game_id).await?.len() >= MAX_CONFIG_ENTRIES {
+                            return Err(ServiceError::invalid(
+                                "bundles",
+                                format!("at most {MAX_CONFIG_ENTRIES} bundles"),
+                            ));
+                        }
+                        Utc::now()
                     }
-                    Utc::now()
+                };
+                let others = bundles(state, game_id).await?;
+                let taken = products_taken(&bundle, &handle.view().items, &others);
+                if !taken.is_empty() {
+                    return Err(ServiceError::Conflicts(taken));
                 }
-            };
-            let others = bundles(state, game_id).await?;
-            let taken = products_taken(&bundle, &handle.view().items, &others);
-            if !taken.is_empty() {
-                return Err(ServiceError::Conflicts(taken));
-            }
-            let stored = StoredBundle {
-                created_at,
-                bundle: bundle.clone(),
-            };
-            state
-                .store
-                .put_all(coll, vec![(id, encode(&stored)?)])
-                .await?;
-            Ok(Committed::changed(
-                bundle,
-                GameChange::Bundles(bundles(state, game_id).await?),
-            ))
-        })
-        .await
+                let stored = StoredBundle {
+                    created_at,
+                    bundle: bundle.clone(),
+                };
+                state
+                    .store
+                    .put_all(coll, vec![(id, encode(&stored)?)])
+                    .await?;
+                Ok(Committed::changed(
+                    bundle,
+                    GameChange::Bundles(bundles(state, game_id).await?),
+                ))
+            })
+            .await
+    })
+    .await
 }
 
 /// The store products of `bundle` that a live item or another bundle already sells under
@@ -161,25 +222,35 @@ fn products_taken(bundle: &Bundle, items: &[Item], bundles: &[Bundle]) -> Vec<Fi
 /// Deletes a bundle.
 pub async fn delete_bundle(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     bundle_id: Uuid,
 ) -> ServiceResult<()> {
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            if !state
-                .store
-                .delete(bundles_collection(game_id), &bundle_id.to_string())
-                .await?
-            {
-                return Err(ServiceError::NotFound("bundle"));
-            }
-            Ok(Committed::changed(
-                (),
-                GameChange::Bundles(bundles(state, game_id).await?),
-            ))
-        })
-        .await
+    let audit = audit_of(
+        handle,
+        "bundle.delete",
+        ObjectRef::new("bundle", bundle_id),
+        Watched::new(bundles_collection(handle.view().game.game_id), bundle_id),
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                if !state
+                    .store
+                    .delete(bundles_collection(game_id), &bundle_id.to_string())
+                    .await?
+                {
+                    return Err(ServiceError::NotFound("bundle"));
+                }
+                Ok(Committed::changed(
+                    (),
+                    GameChange::Bundles(bundles(state, game_id).await?),
+                ))
+            })
+            .await
+    })
+    .await
 }
 
 /// The game's experiments, oldest first (the first one prices offers).
@@ -193,6 +264,7 @@ pub async fn experiments(state: &Services, game_id: Uuid) -> ServiceResult<Vec<E
 /// Adds an experiment.
 pub async fn add_experiment(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     exp: Experiment,
 ) -> ServiceResult<Experiment> {
@@ -200,44 +272,63 @@ pub async fn add_experiment(
     validate_experiment(&exp, &mut e);
     e.finish(()).map_err(ServiceError::Validation)?;
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            let mut all = experiments(state, game_id).await?;
-            if all.len() >= MAX_CONFIG_ENTRIES {
-                return Err(ServiceError::invalid("experiments", "too many experiments"));
-            }
-            all.push(exp.clone());
-            state
-                .store
-                .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
-                .await?;
-            Ok(Committed::changed(exp, GameChange::Experiments(all)))
-        })
-        .await
+    let audit = audit_of(
+        handle,
+        "experiment.add",
+        ObjectRef::new("experiment", exp.experiment_id),
+        "experiments",
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let mut all = experiments(state, game_id).await?;
+                if all.len() >= MAX_CONFIG_ENTRIES {
+                    return Err(ServiceError::invalid("experiments", "too many experiments"));
+                }
+                all.push(exp.clone());
+                state
+                    .store
+                    .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
+                    .await?;
+                Ok(Committed::changed(exp, GameChange::Experiments(all)))
+            })
+            .await
+    })
+    .await
 }
 
 /// Removes an experiment: offers are priced by the next oldest one, or by none.
 pub async fn delete_experiment(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     experiment_id: Uuid,
 ) -> ServiceResult<()> {
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            let mut all = experiments(state, game_id).await?;
-            let before = all.len();
-            all.retain(|x| x.experiment_id != experiment_id);
-            if all.len() == before {
-                return Err(ServiceError::NotFound("experiment"));
-            }
-            state
-                .store
-                .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
-                .await?;
-            Ok(Committed::changed((), GameChange::Experiments(all)))
-        })
-        .await
+    let audit = audit_of(
+        handle,
+        "experiment.delete",
+        ObjectRef::new("experiment", experiment_id),
+        "experiments",
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let mut all = experiments(state, game_id).await?;
+                let before = all.len();
+                all.retain(|x| x.experiment_id != experiment_id);
+                if all.len() == before {
+                    return Err(ServiceError::NotFound("experiment"));
+                }
+                state
+                    .store
+                    .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
+                    .await?;
+                Ok(Committed::changed((), GameChange::Experiments(all)))
+            })
+            .await
+    })
+    .await
 }
 
 /// The game's kill switch: level 0 since the game's creation when never set.
@@ -255,6 +346,7 @@ pub async fn kill_switch(state: &Services, game: &Game) -> ServiceResult<KillSwi
 /// node's actor, then broadcast to every node and their sockets.
 pub async fn set_kill_switch(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     level: u8,
     reason: String,
@@ -266,22 +358,31 @@ pub async fn set_kill_switch(
         return Err(ServiceError::invalid("reason", "at most 500 characters"));
     }
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            let ks = KillSwitch {
-                level,
-                reason,
-                updated_at: Utc::now(),
-            };
-            // The record first, then the level the wallet step reads, so a failure in
-            // between (answered 503, safe to retry) never leaves the wallet enforcing a
-            // level the record does not show.
-            state
-                .store
-                .put_all(config(game_id), vec![("kill_switch".into(), encode(&ks)?)])
-                .await?;
-            state.store.set_kill_level(game_id, level.as_u8()).await?;
-            Ok(Committed::changed(ks.clone(), GameChange::KillSwitch(ks)))
-        })
-        .await
+    let audit = audit_of(
+        handle,
+        "kill_switch.set",
+        ObjectRef::new("kill_switch", handle.view().game.game_id),
+        "kill_switch",
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                let ks = KillSwitch {
+                    level,
+                    reason,
+                    updated_at: Utc::now(),
+                };
+                // The record first, then the level the wallet step reads, so a failure in
+                // between (answered 503, safe to retry) never leaves the wallet enforcing a
+                // level the record does not show.
+                state
+                    .store
+                    .put_all(config(game_id), vec![("kill_switch".into(), encode(&ks)?)])
+                    .await?;
+                state.store.set_kill_level(game_id, level.as_u8()).await?;
+                Ok(Committed::changed(ks.clone(), GameChange::KillSwitch(ks)))
+            })
+            .await
+    })
+    .await
 }

@@ -12,10 +12,12 @@
 use chrono::Utc;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use offer_actors::{GameChange, GameHandle, SessionHandle};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::player_auth::{PlayerAuth, PlayerAuthMode};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::refusals::PlayerTokenRefusal;
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
@@ -50,6 +52,7 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<PlayerAuth> 
 /// is written when any is refused).
 pub async fn put(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     input: PlayerAuth,
 ) -> ServiceResult<PlayerAuth> {
@@ -66,21 +69,31 @@ pub async fn put(
         }
     }
     let game_id = handle.view().game.game_id;
-    state
-        .commit(handle, async || {
-            state
-                .store
-                .put_all(
-                    collection(game_id),
-                    vec![(DOCUMENT.to_owned(), encode(&input)?)],
-                )
-                .await?;
-            Ok(Committed::changed(
-                input.clone(),
-                GameChange::PlayerAuth(input.clone()),
-            ))
-        })
-        .await
+    let audit = Audit::of_game(
+        &handle.view().game.studio_id,
+        game_id,
+        "player_auth.put",
+        ObjectRef::new("player_auth", game_id),
+        vec![Watched::new(collection(game_id), DOCUMENT)],
+    );
+    audited(&*state.store, by, audit, async || {
+        state
+            .commit(handle, async || {
+                state
+                    .store
+                    .put_all(
+                        collection(game_id),
+                        vec![(DOCUMENT.to_owned(), encode(&input)?)],
+                    )
+                    .await?;
+                Ok(Committed::changed(
+                    input.clone(),
+                    GameChange::PlayerAuth(input.clone()),
+                ))
+            })
+            .await
+    })
+    .await
 }
 
 /// A key's algorithm and its verifying key: a P-256 key verifies ES256, an RSA key RS256.

@@ -11,11 +11,13 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::store_settings::{NotificationToken, StoreSettings, StoreSettingsInput};
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
 use crate::config::Settings;
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::economy::verified_baseline;
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
@@ -44,6 +46,7 @@ pub async fn load(state: &Services, game_id: Uuid) -> ServiceResult<StoreSetting
 /// any field is refused). The first save makes the Google Play notification token.
 pub async fn put(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
     input: StoreSettingsInput,
 ) -> ServiceResult<StoreSettings> {
@@ -53,14 +56,18 @@ pub async fn put(
         return Err(ServiceError::invalid("google_play.public_key", reason));
     }
     let before = handle.view().stores.verified_since;
-    let settings = change(state, handle, |current| {
-        let mut next = current
-            .replaced(input.clone(), Utc::now())
-            .map_err(ServiceError::Validation)?;
-        if next.google_play_token.is_none() {
-            next.google_play_token = Some(new_token());
-        }
-        Ok(next)
+    let audit = audit_of(handle, "store_settings.put");
+    let settings = audited(&*state.store, by, audit, async || {
+        change(state, handle, |current| {
+            let mut next = current
+                .replaced(input.clone(), Utc::now())
+                .map_err(ServiceError::Validation)?;
+            if next.google_play_token.is_none() {
+                next.google_play_token = Some(new_token());
+            }
+            Ok(next)
+        })
+        .await
     })
     .await?;
     // A new stretch of verification: what its first day counted so far is written down, so
@@ -76,16 +83,33 @@ pub async fn put(
 /// Replaces the Google Play notification token: the URL with the old one stops working.
 pub async fn rotate_google_play_token(
     state: &Services,
+    by: &ChangedBy,
     handle: &GameHandle,
 ) -> ServiceResult<StoreSettings> {
-    change(state, handle, |current| {
-        Ok(StoreSettings {
-            google_play_token: Some(new_token()),
-            updated_at: Some(Utc::now()),
-            ..current.clone()
+    let audit = audit_of(handle, "store_settings.rotate_google_play_token");
+    audited(&*state.store, by, audit, async || {
+        change(state, handle, |current| {
+            Ok(StoreSettings {
+                google_play_token: Some(new_token()),
+                updated_at: Some(Utc::now()),
+                ..current.clone()
+            })
         })
+        .await
     })
     .await
+}
+
+/// The audit of a change of the store settings of `handle`'s game.
+fn audit_of(handle: &GameHandle, action: &'static str) -> Audit {
+    let game = &handle.view().game;
+    Audit::of_game(
+        &game.studio_id,
+        game.game_id,
+        action,
+        ObjectRef::new("store_settings", game.game_id),
+        vec![Watched::new(collection(game.game_id), DOCUMENT)],
+    )
 }
 
 /// Writes `next(stored)` if the stored document did not change meanwhile, else reads again.

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use offer_domain::audit::{ChangedBy, Via};
 use offer_domain::environment::Environment;
 use uuid::Uuid;
 
@@ -24,6 +25,11 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
+    /// The user as the audit trail names a change of theirs made through `via`.
+    pub fn changed_by(&self, via: Via) -> ChangedBy {
+        ChangedBy::member(&self.sub, via)
+    }
+
     /// Refuses with 403 unless the user has at least `role`.
     pub fn require(&self, role: Role) -> ServiceResult<()> {
         if self.role >= role {
@@ -70,6 +76,15 @@ impl GameCaller {
         match self {
             Self::Dashboard(d) => &d.studio_id,
             Self::Key(k) => &k.studio_id,
+        }
+    }
+
+    /// The caller as the audit trail names a change of theirs over the REST API: the
+    /// member, or the key by its id.
+    pub fn changed_by(&self) -> ChangedBy {
+        match self {
+            Self::Dashboard(d) => d.changed_by(Via::Rest),
+            Self::Key(k) => ChangedBy::key(&k.key_id.to_string()),
         }
     }
 

@@ -11,12 +11,14 @@ use std::time::{Duration as StdDuration, Instant};
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::revocation::{RevocationWatch, Revocations};
 use crate::auth::clock::Clock;
 use crate::config::AuthSettings;
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
 use crate::store::{Collection, SharedStore};
@@ -201,10 +203,10 @@ impl AuthService {
         &self,
         game_id: Uuid,
         studio_id: &str,
-        issued_by: &str,
+        by: &ChangedBy,
     ) -> ServiceResult<AuthoringKey> {
         let IssuedKey { token, record } = self
-            .issue(game_id, studio_id, issued_by, KeyKind::Authoring)
+            .issue(game_id, studio_id, by, KeyKind::Authoring)
             .await?;
         let expires_at = record
             .expires_at
@@ -216,14 +218,14 @@ impl AuthService {
         })
     }
 
-    /// Issues a key of `kind` for a game on behalf of dashboard user `issued_by`, storing
-    /// only its hash: the one way a key is made. An SDK key never expires; an authoring key
+    /// Issues a key of `kind` for a game on behalf of `by` (a studio member), storing only
+    /// its hash: the one way a key is made, recorded in the audit trail. An SDK key never expires; an authoring key
     /// lives `auth.authoring_key_ttl_days`. Returns the key (shown once) and its record.
     pub async fn issue(
         &self,
         game_id: Uuid,
         studio_id: &str,
-        issued_by: &str,
+        by: &ChangedBy,
         kind: KeyKind,
     ) -> ServiceResult<IssuedKey> {
         let ttl = match kind {
@@ -245,25 +247,30 @@ impl AuthService {
             created_at: now,
             expires_at: ttl.map(|d| now + d),
             revoked_at: None,
-            issued_by: Some(issued_by.to_owned()),
+            issued_by: Some(by.actor.name().to_owned()),
         };
-        // The record first, the pointer second: a failure in between leaves no usable key.
-        self.store
-            .put_all(
-                Collection::game(game_id, "keys"),
-                vec![(record.key_id.to_string(), encode(&record)?)],
-            )
-            .await?;
-        let pointer = KeyPointer {
-            game_id,
-            key_id: record.key_id,
-        };
-        self.store
-            .put_all(
-                Collection::global("key_hashes"),
-                vec![(record.key_hash.clone(), encode(&pointer)?)],
-            )
-            .await?;
+        let audit = key_audit(&record, "key.issue");
+        audited(&*self.store, by, audit, async || {
+            // The record first, the pointer second: a failure in between leaves no usable key.
+            self.store
+                .put_all(
+                    Collection::game(game_id, "keys"),
+                    vec![(record.key_id.to_string(), encode(&record)?)],
+                )
+                .await?;
+            let pointer = KeyPointer {
+                game_id,
+                key_id: record.key_id,
+            };
+            self.store
+                .put_all(
+                    Collection::global("key_hashes"),
+                    vec![(record.key_hash.clone(), encode(&pointer)?)],
+                )
+                .await?;
+            Ok(())
+        })
+        .await?;
         Ok(IssuedKey { token, record })
     }
 
@@ -281,6 +288,7 @@ impl AuthService {
     /// says which keys the caller's path revokes (another kind's id is a 404).
     pub async fn revoke(
         &self,
+        by: &ChangedBy,
         game_id: Uuid,
         of_kind: fn(&KeyKind) -> bool,
         key_id: Uuid,
@@ -296,9 +304,14 @@ impl AuthService {
         }
         if record.revoked_at.is_none() {
             record.revoked_at = Some(self.clock.now());
-            self.store
-                .put_all(coll, vec![(id, encode(&record)?)])
-                .await?;
+            let audit = key_audit(&record, "key.revoke");
+            audited(&*self.store, by, audit, async || {
+                Ok(self
+                    .store
+                    .put_all(coll, vec![(id, encode(&record)?)])
+                    .await?)
+            })
+            .await?;
         }
         self.revoked(&record.key_hash);
         self.store
@@ -308,6 +321,20 @@ impl AuthService {
             .await?;
         Ok(())
     }
+}
+
+/// The audit of a change of the key of `record`.
+fn key_audit(record: &KeyRecord, action: &'static str) -> Audit {
+    Audit::of_game(
+        &record.studio_id,
+        record.game_id,
+        action,
+        ObjectRef::new("key", record.key_id),
+        vec![Watched::new(
+            Collection::game(record.game_id, "keys"),
+            record.key_id,
+        )],
+    )
 }
 
 /// Where a key hash points: the record lives with its game.
