@@ -7,6 +7,7 @@
 //! The embedded store's file is written, so the engine that owns it must be stopped first (its
 //! lock refuses a second writer); on Redis the engines keep running.
 
+use offer_domain::audit::{Actor, ChangedBy, Via};
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
@@ -66,7 +67,11 @@ pub fn run(
             password,
             role,
         };
-        members::add(store.as_ref(), studio, new, "cli")
+        let by = ChangedBy {
+            actor: Actor::Operator("cli".to_owned()),
+            via: Via::Cli,
+        };
+        members::add(store.as_ref(), studio, new, &by)
             .await
             .map_err(|e| {
                 let body = ApiError::Service(e).body();

@@ -177,7 +177,7 @@ async fn decide(
         at.approval,
         at.stored,
         verdict,
-        &at.user.caller.sub,
+        &at.user.by(),
     )
     .await
     .map(|_| ());

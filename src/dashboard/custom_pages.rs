@@ -191,19 +191,20 @@ pub async fn request_publish(
         page_id,
         version: form.version,
     };
-    let outcome = match publish_request::request(&state.services, &at.game, page).await {
-        Ok(approval) => Ok(format!("/dashboard/approvals/{}", approval.approval_id)),
-        Err(ServiceError::PayloadTooLarge(why)) => {
-            Err((StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why)))
-        }
-        Err(ServiceError::PageInvalid(verdict)) => Err((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Refused::Publish(format!(
-                "This version does not pass validation, so it cannot be published: {}",
-                blockers_text(&verdict)
+    let outcome =
+        match publish_request::request(&state.services, &at.user.by(), &at.game, page).await {
+            Ok(approval) => Ok(format!("/dashboard/approvals/{}", approval.approval_id)),
+            Err(ServiceError::PayloadTooLarge(why)) => {
+                Err((StatusCode::PAYLOAD_TOO_LARGE, Refused::Publish(why)))
+            }
+            Err(ServiceError::PageInvalid(verdict)) => Err((
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Refused::Publish(format!(
+                    "This version does not pass validation, so it cannot be published: {}",
+                    blockers_text(&verdict)
+                )),
             )),
-        )),
-        Err(e) => return Err(e.into()),
-    };
+            Err(e) => return Err(e.into()),
+        };
     after_request(&state, &at, page_id, form.version, outcome).await
 }

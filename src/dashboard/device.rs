@@ -7,6 +7,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use offer_domain::audit::Via;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -57,6 +58,7 @@ pub async fn decide(
     let by = Decider {
         studio_id: &user.caller.studio_id,
         sub: &user.caller.sub,
+        via: Via::Dashboard,
     };
     let outcome = if form.decision == "deny" {
         device::deny(&state.services, by, &form.user_code)

@@ -3,6 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use offer_domain::audit::Via;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -177,7 +178,7 @@ async fn decide(
         approval,
         bytes,
         verdict,
-        &caller.sub,
+        &caller.changed_by(Via::Rest),
     )
     .await?;
     Ok(Json(decided))

@@ -221,7 +221,8 @@ pub async fn request_publish(
         page_id,
         version: body.version,
     };
-    let approval = publish_request::request(&state.services, &access.game, page).await?;
+    let approval =
+        publish_request::request(&state.services, &access.by(), &access.game, page).await?;
     Ok((StatusCode::CREATED, Json(approval)))
 }
 

@@ -4,6 +4,7 @@
 //! (developer or above) and every attempt counts against the user's and the node's limits
 //! ([`crate::throttle::device`]), so that user codes cannot be guessed.
 
+use offer_domain::audit::Via;
 use std::net::SocketAddr;
 
 use axum::Json;
@@ -175,5 +176,6 @@ fn decider(caller: &Dashboard) -> Decider<'_> {
     Decider {
         studio_id: &caller.studio_id,
         sub: &caller.sub,
+        via: Via::Rest,
     }
 }

@@ -6,6 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use offer_domain::audit::Via;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -96,7 +97,7 @@ pub async fn create_member(
             password: body.password,
             role: body.role,
         },
-        &caller.sub,
+        &caller.changed_by(Via::Rest),
     )
     .await?;
     Ok((StatusCode::CREATED, Json(member.into())))
@@ -128,6 +129,12 @@ pub async fn revoke_member_sessions(
     ApiPath(member_id): ApiPath<Uuid>,
 ) -> ApiResult<StatusCode> {
     caller.require(Role::Admin)?;
-    members::revoke_sessions(state.services.store.as_ref(), &caller.studio_id, member_id).await?;
+    members::revoke_sessions(
+        state.services.store.as_ref(),
+        &caller.changed_by(Via::Rest),
+        &caller.studio_id,
+        member_id,
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -17,11 +17,13 @@
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
 use offer_domain::approval::{Approval, ApprovalStatus, OfferDefinition, Subject, Verdict};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::custom_page::{PageRef, SharedPage};
 use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
 use crate::service::access::{approvals_collection, for_studio};
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::write::Committed;
 use crate::service::{
     ServiceError, ServiceResult, Services, authoring::page_validation, authoring::published_page,
@@ -112,8 +114,13 @@ async fn insert(state: &Services, approval: &Approval) -> ServiceResult<()> {
 
 /// Queues a pending `custom_page` approval for one version of a page (every publish request
 /// is its own approval). The caller checked that the version exists.
-pub async fn queue_page(state: &Services, game_id: Uuid, page: PageRef) -> ServiceResult<Approval> {
-    let approval = Approval::pending(Uuid::new_v4(), game_id, Subject::Page(page), Utc::now());
+pub async fn queue_page(
+    state: &Services,
+    game_id: Uuid,
+    approval_id: Uuid,
+    page: PageRef,
+) -> ServiceResult<Approval> {
+    let approval = Approval::pending(approval_id, game_id, Subject::Page(page), Utc::now());
     insert(state, &approval).await?;
     Ok(approval)
 }
@@ -212,10 +219,10 @@ async fn settle(
 pub async fn decide(
     state: &Services,
     handle: &GameHandle,
-    mut approval: Approval,
-    mut stored: Vec<u8>,
+    approval: Approval,
+    stored: Vec<u8>,
     verdict: Verdict,
-    by: &str,
+    by: &ChangedBy,
 ) -> ServiceResult<Approval> {
     if let Verdict::Reject {
         reason: Some(reason),
@@ -227,6 +234,35 @@ pub async fn decide(
             format!("at most {MAX_REASON_CHARS} characters"),
         ));
     }
+    let game = &handle.view().game;
+    let audit = Audit::of_game(
+        &game.studio_id,
+        game.game_id,
+        match verdict {
+            Verdict::Approve => "approval.approve",
+            Verdict::Reject { .. } => "approval.reject",
+        },
+        ObjectRef::new("approval", approval.approval_id),
+        vec![Watched::new(
+            approvals_collection(game.game_id),
+            approval.approval_id,
+        )],
+    );
+    audited(&*state.store, by, audit, async || {
+        decide_now(state, handle, approval, stored, verdict, by.actor.name()).await
+    })
+    .await
+}
+
+/// [`decide`]'s compare-and-swap loop.
+async fn decide_now(
+    state: &Services,
+    handle: &GameHandle,
+    mut approval: Approval,
+    mut stored: Vec<u8>,
+    verdict: Verdict,
+    by: &str,
+) -> ServiceResult<Approval> {
     for _ in 0..CAS_ATTEMPTS {
         let next = approval
             .decide(verdict.clone(), by, Utc::now())

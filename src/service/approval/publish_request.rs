@@ -11,9 +11,13 @@
 //! accepted for publishing when its page, as JSON, fits one frame
 //! (`websocket.max_frame_bytes` less [`FRAME_HEADROOM`] for the rest of the message).
 
+use crate::service::access::approvals_collection;
+use crate::service::audit::{Audit, Watched, audited};
 use offer_actors::GameHandle;
 use offer_domain::approval::Approval;
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::custom_page::PageRef;
+use uuid::Uuid;
 
 use crate::service::authoring::published_page::content;
 use crate::service::{
@@ -29,6 +33,7 @@ pub const FRAME_HEADROOM: usize = 256;
 /// [`ServiceError::PageInvalid`]. A refused request queues nothing.
 pub async fn request(
     state: &Services,
+    by: &ChangedBy,
     game: &GameHandle,
     page: PageRef,
 ) -> ServiceResult<Approval> {
@@ -48,5 +53,17 @@ pub async fn request(
         )));
     }
     page_validation::require_valid(game, &content).await?;
-    approvals::queue_page(state, game_id, page).await
+    let approval_id = Uuid::new_v4();
+    let studio_id = game.view().game.studio_id.clone();
+    let audit = Audit::of_game(
+        &studio_id,
+        game_id,
+        "custom_page.request_publish",
+        ObjectRef::new("approval", approval_id),
+        vec![Watched::new(approvals_collection(game_id), approval_id)],
+    );
+    audited(&*state.store, by, audit, async || {
+        approvals::queue_page(state, game_id, approval_id, page).await
+    })
+    .await
 }

@@ -58,6 +58,8 @@ pub struct Watched {
     pub coll: Collection,
     /// Its id.
     pub id: String,
+    /// Whether it is a short-lived document ([`Expiring`](crate::store::Expiring)).
+    pub expiring: bool,
 }
 
 impl Watched {
@@ -66,6 +68,15 @@ impl Watched {
         Self {
             coll,
             id: id.to_string(),
+            expiring: false,
+        }
+    }
+
+    /// The short-lived document `id` of `coll` (a device sign-in).
+    pub fn expiring(coll: Collection, id: impl ToString) -> Self {
+        Self {
+            expiring: true,
+            ..Self::new(coll, id)
         }
     }
 }
@@ -117,6 +128,8 @@ struct StoredWatch {
     game_id: Option<Uuid>,
     collection: String,
     id: String,
+    #[serde(default)]
+    expiring: bool,
 }
 
 /// The record to be, with the watched documents as they were, and where they are.
@@ -183,6 +196,7 @@ fn stored_watch(watch: &[Watched]) -> ServiceResult<Vec<StoredWatch>> {
                 },
                 collection: w.coll.name.to_owned(),
                 id: w.id.clone(),
+                expiring: w.expiring,
             })
         })
         .collect()
@@ -198,7 +212,10 @@ fn watched(stored: &[StoredWatch]) -> Vec<Watched> {
                 Some(game_id) => Collection::game(game_id, name),
                 None => Collection::global(name),
             };
-            Some(Watched::new(coll, &w.id))
+            Some(Watched {
+                expiring: w.expiring,
+                ..Watched::new(coll, &w.id)
+            })
         })
         .collect()
 }
@@ -208,7 +225,12 @@ fn watched(stored: &[StoredWatch]) -> Vec<Watched> {
 async fn snapshot(store: &dyn Store, watch: &[Watched]) -> StoreResult<Value> {
     let mut docs = Map::new();
     for w in watch {
-        let doc = match store.get(w.coll, &w.id).await? {
+        let bytes = if w.expiring {
+            store.get_expiring(w.coll, &w.id).await?
+        } else {
+            store.get(w.coll, &w.id).await?
+        };
+        let doc = match bytes {
             Some(bytes) => sealed(&decode::<Value>(&bytes)?),
             None => Value::Null,
         };

@@ -16,10 +16,11 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use offer_domain::audit::{ChangedBy, Via};
+use offer_domain::audit::{ChangedBy, ObjectRef, Via};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::service::audit::{Audit, Watched, audited};
 pub use crate::service::refusals::SignInRefusal;
 use crate::service::studio::keys::{AuthService, AuthoringKey};
 use crate::service::{ServiceError, ServiceResult, Services};
@@ -151,6 +152,8 @@ pub struct Decider<'a> {
     pub studio_id: &'a str,
     /// The user.
     pub sub: &'a str,
+    /// Where the decision is made (the REST API or the dashboard).
+    pub via: Via,
 }
 
 /// Approves the sign-in of `user_code` for `game`, which the caller loaded in the decider's
@@ -162,7 +165,8 @@ pub async fn approve(
     game: &GameHandle,
 ) -> ServiceResult<()> {
     let game_id = game.view().game.game_id;
-    decide(services, user_code, |_| State::Approved {
+    let audit = (Some(game_id), "device_sign_in.approve");
+    decide(services, by, audit, user_code, |_| State::Approved {
         game_id,
         studio_id: by.studio_id.to_owned(),
         approved_by: by.sub.to_owned(),
@@ -173,9 +177,15 @@ pub async fn approve(
 
 /// Denies the sign-in of `user_code`. The caller has checked the role.
 pub async fn deny(services: &Services, by: Decider<'_>, user_code: &str) -> ServiceResult<()> {
-    decide(services, user_code, |_| State::Denied {
-        denied_by: by.sub.to_owned(),
-    })
+    decide(
+        services,
+        by,
+        (None, "device_sign_in.deny"),
+        user_code,
+        |_| State::Denied {
+            denied_by: by.sub.to_owned(),
+        },
+    )
     .await
 }
 
@@ -183,6 +193,8 @@ pub async fn deny(services: &Services, by: Decider<'_>, user_code: &str) -> Serv
 /// sign-in has this code, 409 when it was already decided.
 async fn decide(
     services: &Services,
+    by: Decider<'_>,
+    (game_id, action): (Option<Uuid>, &'static str),
     user_code: &str,
     to: impl Fn(&SignIn) -> State,
 ) -> ServiceResult<()> {
@@ -200,6 +212,27 @@ async fn decide(
         return Err(ServiceError::NotFound("sign-in with this user code"));
     };
     let pointer: Pointer = decode(&bytes)?;
+    let audit = Audit {
+        studio_id: Some(by.studio_id.to_owned()),
+        game_id,
+        action,
+        object: ObjectRef::new("device_sign_in", codes::display_user_code(&canonical)),
+        watch: vec![Watched::expiring(sign_ins(), &pointer.device_hash)],
+    };
+    let changed_by = ChangedBy::member(by.sub, by.via);
+    audited(&*services.store, &changed_by, audit, async || {
+        swap_state(services, &pointer, &to).await
+    })
+    .await
+}
+
+/// Moves the pending sign-in `pointer` leads to into the state `to` makes (compare-and-swap,
+/// retried against a concurrent change).
+async fn swap_state(
+    services: &Services,
+    pointer: &Pointer,
+    to: &impl Fn(&SignIn) -> State,
+) -> ServiceResult<()> {
     for _ in 0..CAS_ATTEMPTS {
         let Some((bytes, sign_in)) = read(services, &pointer.device_hash).await? else {
             return Err(ServiceError::NotFound("sign-in with this user code"));

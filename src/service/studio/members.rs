@@ -9,10 +9,12 @@
 //! member's sessions is needed on any backend.
 
 use chrono::{DateTime, Utc};
+use offer_domain::audit::{ChangedBy, ObjectRef};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::auth::{Role, password};
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
 use crate::store::{Collection, Store};
@@ -101,7 +103,7 @@ pub async fn add(
     store: &dyn Store,
     studio_id: &str,
     new: NewMember,
-    by: &str,
+    by: &ChangedBy,
 ) -> ServiceResult<Member> {
     let email = normalise(&new.email);
     let mut errors = Errors::default();
@@ -125,13 +127,16 @@ pub async fn add(
         role: new.role,
         password_hash,
         created_at: Utc::now(),
-        created_by: by.to_owned(),
+        created_by: by.actor.name().to_owned(),
         sessions_revoked_at: None,
     };
-    if store
-        .insert_new(members(), &email, encode(&member)?)
-        .await?
-    {
+    let audit = member_audit(studio_id, &member, "member.add");
+    let bytes = encode(&member)?;
+    let added = audited(store, by, audit, async || {
+        Ok(store.insert_new(members(), &email, bytes).await?)
+    })
+    .await?;
+    if added {
         Ok(member)
     } else {
         Err(ServiceError::Conflicts(vec![FieldError::new(
@@ -183,16 +188,37 @@ pub async fn list(store: &dyn Store, studio_id: &str) -> ServiceResult<Vec<Membe
 /// is a 404.
 pub async fn revoke_sessions(
     store: &dyn Store,
+    by: &ChangedBy,
     studio_id: &str,
     member_id: Uuid,
 ) -> ServiceResult<Member> {
+    let found = list(store, studio_id)
+        .await?
+        .into_iter()
+        .find(|m| m.member_id == member_id)
+        .ok_or(ServiceError::NotFound("member"))?;
+    let audit = member_audit(studio_id, &found, "member.revoke_sessions");
+    audited(store, by, audit, async || {
+        stamp_revoked(store, &found.email).await
+    })
+    .await
+}
+
+/// The audit of a change of `member` of `studio_id`.
+fn member_audit(studio_id: &str, member: &Member, action: &'static str) -> Audit {
+    Audit {
+        studio_id: Some(studio_id.to_owned()),
+        game_id: None,
+        action,
+        object: ObjectRef::new("member", member.member_id),
+        watch: vec![Watched::new(members(), &member.email)],
+    }
+}
+
+/// Stamps the member signing in with `email` as having every session until now revoked.
+async fn stamp_revoked(store: &dyn Store, email: &str) -> ServiceResult<Member> {
     for _ in 0..CAS_ATTEMPTS {
-        let found = list(store, studio_id)
-            .await?
-            .into_iter()
-            .find(|m| m.member_id == member_id)
-            .ok_or(ServiceError::NotFound("member"))?;
-        let Some(before) = store.get(members(), &found.email).await? else {
+        let Some(before) = store.get(members(), email).await? else {
             return Err(ServiceError::NotFound("member"));
         };
         let mut member: Member = decode(&before)?;
