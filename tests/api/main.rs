@@ -7,6 +7,7 @@
 //! Redis and Redis Clusters. The other modules are the tests (`protocol_doc` keeps
 //! `docs/protocol.md` true to the server).
 
+mod audit;
 mod auth;
 mod authoring_scope;
 mod bad_input;

@@ -293,3 +293,154 @@ pub async fn settle_pending(store: &dyn Store) -> StoreResult<usize> {
     }
     Ok(settled)
 }
+
+#[cfg(test)]
+mod tests {
+    use offer_domain::audit::{Actor, Via};
+
+    use super::*;
+    use crate::service::audit::trail::studio_log;
+    use crate::service::test_support::with_services;
+
+    fn by() -> ChangedBy {
+        ChangedBy {
+            actor: Actor::Operator("test".into()),
+            via: Via::Cli,
+        }
+    }
+
+    fn audit(id: &str) -> Audit {
+        Audit {
+            studio_id: Some("studio".into()),
+            game_id: None,
+            action: "member.add",
+            object: ObjectRef::new("member", id),
+            watch: vec![Watched::new(Collection::global("members"), id)],
+        }
+    }
+
+    async fn records(store: &dyn Store) -> Vec<AuditEntry> {
+        let mut out = Vec::new();
+        for (_, bytes) in store.list(studio_log()).await.expect("list") {
+            out.push(decode(&bytes).expect("entry"));
+        }
+        out
+    }
+
+    /// The intent a node writes before a change, made `age` ago.
+    async fn leave_intent(store: &dyn Store, id: &str, age: chrono::Duration) {
+        let a = audit(id);
+        let at = Utc::now() - age;
+        let intent = Intent {
+            entry: AuditEntry {
+                id: entry_id(at, Uuid::new_v4()),
+                at,
+                actor: by().actor,
+                via: by().via,
+                studio_id: a.studio_id.clone(),
+                game_id: None,
+                action: a.action.into(),
+                object: a.object.clone(),
+                before: Value::Null,
+                after: Value::Null,
+            },
+            watch: stored_watch(&a.watch).expect("audited collection"),
+        };
+        store
+            .put_all(
+                intents(),
+                vec![(intent.entry.id.clone(), encode(&intent).expect("intent"))],
+            )
+            .await
+            .expect("intent written");
+    }
+
+    #[test]
+    fn a_change_that_fails_before_writing_records_nothing_and_leaves_no_intent() {
+        with_services(async |services| {
+            let store = &*services.store;
+            let failed: ServiceResult<()> = audited(store, &by(), audit("a@x.test"), async || {
+                Err(ServiceError::Conflict("refused".into()))
+            })
+            .await;
+            assert!(failed.is_err());
+            assert!(records(store).await.is_empty());
+            assert!(store.list(intents()).await.expect("list").is_empty());
+        });
+    }
+
+    #[test]
+    fn a_change_that_wrote_and_then_failed_is_still_recorded() {
+        with_services(async |services| {
+            let store = &*services.store;
+            let members = Collection::global("members");
+            let result: ServiceResult<()> = audited(store, &by(), audit("a@x.test"), async || {
+                store
+                    .put_all(
+                        members,
+                        vec![("a@x.test".into(), br#"{"role":"admin"}"#.to_vec())],
+                    )
+                    .await?;
+                Err(ServiceError::Unavailable)
+            })
+            .await;
+            assert!(result.is_err());
+            let written = records(store).await;
+            assert_eq!(written.len(), 1, "the store changed: {written:?}");
+            assert_eq!(written[0].after, serde_json::json!({"role": "admin"}));
+        });
+    }
+
+    #[test]
+    fn the_sweep_records_an_interrupted_change_and_drops_one_that_never_happened() {
+        with_services(async |services| {
+            let store = &*services.store;
+            let members = Collection::global("members");
+            // A node wrote its intent and the change, then stopped.
+            leave_intent(store, "done@x.test", chrono::Duration::minutes(5)).await;
+            store
+                .put_all(
+                    members,
+                    vec![("done@x.test".into(), br#"{"role":"viewer"}"#.to_vec())],
+                )
+                .await
+                .expect("change");
+            // Another wrote its intent and stopped before its change.
+            leave_intent(store, "never@x.test", chrono::Duration::minutes(5)).await;
+            // A third is still at work: its intent is younger than a change can take.
+            leave_intent(store, "busy@x.test", chrono::Duration::seconds(1)).await;
+
+            assert_eq!(settle_pending(store).await.expect("sweep"), 2);
+            let written = records(store).await;
+            assert_eq!(written.len(), 1, "{written:?}");
+            assert_eq!(written[0].object.id, "done@x.test");
+            assert_eq!(written[0].before, Value::Null);
+            assert_eq!(written[0].after, serde_json::json!({"role": "viewer"}));
+            assert_eq!(
+                store.list(intents()).await.expect("list").len(),
+                1,
+                "the busy one stays"
+            );
+            // Settling again changes nothing: the record is appended once.
+            assert_eq!(settle_pending(store).await.expect("sweep"), 0);
+            assert_eq!(records(store).await.len(), 1);
+        });
+    }
+
+    #[test]
+    fn an_unknown_collection_is_refused_before_anything_is_written() {
+        with_services(async |services| {
+            let store = &*services.store;
+            let mut a = audit("x");
+            a.watch = vec![Watched::new(Collection::global("elsewhere"), "x")];
+            let ran = std::sync::atomic::AtomicBool::new(false);
+            let result = audited(store, &by(), a, async || {
+                ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            })
+            .await;
+            assert!(matches!(result, Err(ServiceError::Internal(_))));
+            assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        });
+    }
+}
