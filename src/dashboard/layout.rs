@@ -36,10 +36,12 @@ pub enum Tab {
     Experiments,
     /// Settings, API Keys.
     Keys,
+    /// Who changed what in the game, and when.
+    Audit,
 }
 
 impl Tab {
-    const ALL: [Tab; 10] = [
+    const ALL: [Tab; 11] = [
         Tab::Overview,
         Tab::Catalogue,
         Tab::Offers,
@@ -50,6 +52,7 @@ impl Tab {
         Tab::Economy,
         Tab::Experiments,
         Tab::Keys,
+        Tab::Audit,
     ];
 
     fn label(self) -> &'static str {
@@ -64,6 +67,7 @@ impl Tab {
             Self::Economy => "Economy",
             Self::Experiments => "Experiments",
             Self::Keys => "Settings, API Keys",
+            Self::Audit => "Audit trail",
         }
     }
 
@@ -79,6 +83,7 @@ impl Tab {
             Self::Economy => "/economy",
             Self::Experiments => "/experiments",
             Self::Keys => "/keys",
+            Self::Audit => "/audit",
         }
     }
 
@@ -87,9 +92,9 @@ impl Tab {
         format!("/dashboard/games/{game_id}{}", self.path())
     }
 
-    /// Admins only see the keys: the server refuses the rest anyway.
+    /// Admins only see the keys and the audit trail: the server refuses the rest anyway.
     fn shown_to(self, user: &SignedIn) -> bool {
-        self != Self::Keys || user.can(Role::Admin)
+        !matches!(self, Self::Keys | Self::Audit) || user.can(Role::Admin)
     }
 }
 

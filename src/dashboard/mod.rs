@@ -14,6 +14,7 @@
 pub mod access;
 pub mod approvals;
 pub mod assets;
+pub mod audit;
 pub mod bundles;
 pub mod catalogue;
 pub mod custom_pages;
@@ -188,6 +189,7 @@ pub fn routes() -> Router<AppState> {
             "/dashboard/games/{game_id}/experiments",
             get(experiments::page),
         )
+        .route("/dashboard/games/{game_id}/audit", get(audit::page))
         .route(
             "/dashboard/games/{game_id}/economy/samples.csv",
             get(economy::samples),

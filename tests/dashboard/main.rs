@@ -22,6 +22,7 @@ mod redis_harness;
 #[path = "../api/ws_client.rs"]
 mod ws_client;
 
+mod audit;
 mod browser;
 mod console;
 mod custom_pages;

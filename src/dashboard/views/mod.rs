@@ -4,6 +4,7 @@
 //! another, so the pieces two pages share live here.
 
 pub mod approvals;
+pub mod audit;
 pub mod bundle;
 pub mod catalogue;
 pub mod chart;
