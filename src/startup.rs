@@ -119,7 +119,7 @@ impl Application {
             crate::server::bind(addr).map_err(|source| StartError::Bind { addr, source })?;
         let limits = Limits::from_settings(&settings.server);
         let services = Services::new(settings, store, actors, genres, plans);
-        crate::service::audit::intent::settle_pending(&*services.store).await?;
+        crate::service::audit::intent::settle_pending(&*services.store, None).await?;
         crate::service::audit::operator::record_at_start(&services)
             .await
             .map_err(|e| StartError::Other(format!("recording the operator's settings: {e}")))?;

@@ -117,9 +117,14 @@ impl Audit {
     }
 }
 
-/// The intents of changes in flight, deployment-wide so one sweep finds them all.
-fn intents() -> Collection {
-    Collection::global("audit_intents")
+/// The intents of changes in flight: a game's with the game's objects (on a Redis Cluster,
+/// in the game's slot, so a change of a game needs only the node that holds the game), the
+/// others deployment-wide.
+fn intents(game_id: Option<Uuid>) -> Collection {
+    match game_id {
+        Some(game_id) => Collection::game(game_id, "audit_intents"),
+        None => Collection::global("audit_intents"),
+    }
 }
 
 /// A watched document as an intent keeps it.
@@ -167,7 +172,10 @@ pub async fn audited<T>(
         watch,
     };
     store
-        .put_all(intents(), vec![(intent.entry.id.clone(), encode(&intent)?)])
+        .put_all(
+            intents(intent.entry.game_id),
+            vec![(intent.entry.id.clone(), encode(&intent)?)],
+        )
         .await?;
     let result = change().await;
     if let Err(e) = settle(store, &intent).await {
@@ -276,15 +284,18 @@ async fn settle(store: &dyn Store, intent: &Intent) -> StoreResult<()> {
         };
         trail::append(store, &entry).await?;
     }
-    store.delete(intents(), &intent.entry.id).await?;
+    store
+        .delete(intents(intent.entry.game_id), &intent.entry.id)
+        .await?;
     Ok(())
 }
 
-/// Settles every intent older than [`IN_FLIGHT`]; how many it settled.
-pub async fn settle_pending(store: &dyn Store) -> StoreResult<usize> {
+/// Settles every intent older than [`IN_FLIGHT`] of the game `game_id` (`None`: the
+/// deployment-wide ones); how many it settled.
+pub async fn settle_pending(store: &dyn Store, game_id: Option<Uuid>) -> StoreResult<usize> {
     let cutoff = Utc::now() - IN_FLIGHT;
     let mut settled = 0;
-    for (_, bytes) in store.list(intents()).await? {
+    for (_, bytes) in store.list(intents(game_id)).await? {
         let intent: Intent = decode(&bytes)?;
         if intent.entry.at < cutoff {
             settle(store, &intent).await?;
@@ -348,7 +359,7 @@ mod tests {
         };
         store
             .put_all(
-                intents(),
+                intents(None),
                 vec![(intent.entry.id.clone(), encode(&intent).expect("intent"))],
             )
             .await
@@ -365,7 +376,7 @@ mod tests {
             .await;
             assert!(failed.is_err());
             assert!(records(store).await.is_empty());
-            assert!(store.list(intents()).await.expect("list").is_empty());
+            assert!(store.list(intents(None)).await.expect("list").is_empty());
         });
     }
 
@@ -410,19 +421,19 @@ mod tests {
             // A third is still at work: its intent is younger than a change can take.
             leave_intent(store, "busy@x.test", chrono::Duration::seconds(1)).await;
 
-            assert_eq!(settle_pending(store).await.expect("sweep"), 2);
+            assert_eq!(settle_pending(store, None).await.expect("sweep"), 2);
             let written = records(store).await;
             assert_eq!(written.len(), 1, "{written:?}");
             assert_eq!(written[0].object.id, "done@x.test");
             assert_eq!(written[0].before, Value::Null);
             assert_eq!(written[0].after, serde_json::json!({"role": "viewer"}));
             assert_eq!(
-                store.list(intents()).await.expect("list").len(),
+                store.list(intents(None)).await.expect("list").len(),
                 1,
                 "the busy one stays"
             );
             // Settling again changes nothing: the record is appended once.
-            assert_eq!(settle_pending(store).await.expect("sweep"), 0);
+            assert_eq!(settle_pending(store, None).await.expect("sweep"), 0);
             assert_eq!(records(store).await.len(), 1);
         });
     }
