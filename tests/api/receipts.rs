@@ -543,4 +543,34 @@ async fn figures_count_verified_revenue_from_verified_since_and_show_the_rest_ap
         .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
         .await;
     assert_eq!(share["revenue_basis"], "verified", "{share}");
+
+    // A studio importing purchases for holdout players (membership is a public hash) moves
+    // neither the verified figures nor the verdict.
+    let game_id: uuid::Uuid = sdk.game.parse().expect("game id");
+    let events: Vec<Value> = (0..)
+        .map(|i| format!("imported_{i}"))
+        .filter(|p| offer_domain::holdout::is_holdout(p, game_id))
+        .take(500)
+        .enumerate()
+        .map(|(i, player)| {
+            json!({"player_id": player, "type": "purchase", "item_ids": [],
+                   "price_cents": 10_000, "tx_id": format!("imp{i}"),
+                   "ts": chrono::Utc::now().to_rfc3339()})
+        })
+        .collect();
+    app.post(
+        format!("/v1/games/{}/events/import", sdk.game),
+        json!({"events": events}),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    let imported = app.get_json(&arpu_path).await;
+    assert_eq!(total(&imported), 499, "{imported}");
+    for field in ["treatment_arpu", "control_arpu", "eligible", "p_value"] {
+        assert_eq!(imported[field], after[field], "{field}: {imported}");
+    }
+    let share_now = app
+        .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
+        .await;
+    assert_eq!(share_now["eligible"], share["eligible"], "{share_now}");
 }

@@ -7,6 +7,10 @@
 //! (422 naming its index) and nothing is written. A production import that appended
 //! anything recomputes the game's FSR quadrant on this node straight away.
 //!
+//! While a game checks store receipts (`report` or `enforce`), an imported production
+//! purchase carries no receipt, so it is kept as unverified: its revenue is shown apart and
+//! counts in no figure the holdout comparison or the bill reads.
+//!
 //! An imported `session_start` writes no ledger line: it enters its player in the
 //! environment's population (install day the earliest session seen, so non-payers of the
 //! past count in the holdout comparison) and moves `launched_at` back to it when it is
@@ -27,7 +31,7 @@ use utoipa::ToSchema;
 use crate::service::economy::day_caps;
 use crate::service::play::events::{Refusal, Rejected, validate_fields};
 use crate::service::{ServiceError, ServiceResult, Services};
-use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, Proof};
 
 /// Most events one import call takes (more is a 413).
 pub const MAX_IMPORT: usize = 10_000;
@@ -132,6 +136,15 @@ pub async fn import(
         let Some(mut op) = money_op(game.game_id, env, e, cohort) else {
             continue;
         };
+        // While the game checks store receipts, imported revenue has none: it is kept
+        // apart like any unverified purchase, so no import moves the verified figures, the
+        // holdout verdict or the bill.
+        if op.kind.is_revenue()
+            && env == Environment::Production
+            && view.stores.verification.is_on()
+        {
+            op.proof = Some(Proof::Unverified);
+        }
         // History is capped by the studio's cap only: the derived caps describe the days
         // before today, not the imported ones.
         if !op.kind.is_revenue() {
