@@ -119,10 +119,8 @@ pub struct AuditEntry {
     /// The object.
     pub object: ObjectRef,
     /// The changed fields as they were (`null`: the object did not exist).
-    #[schema(value_type = Object)]
     pub before: Value,
     /// The changed fields as they are now (`null`: the object no longer exists).
-    #[schema(value_type = Object)]
     pub after: Value,
 }
 
