@@ -334,3 +334,75 @@ async fn a_studio_reads_only_its_own_records_a_page_at_a_time() {
 fn urlencode(value: &str) -> String {
     value.replace('+', "%2B").replace(':', "%3A")
 }
+
+const TEMPLATE: &str = "import 'package:flutter/widgets.dart';\n\nclass Page extends StatelessWidget {\n  const Page({super.key});\n  @override\n  Widget build(BuildContext context) => Text(offer['title'] as String);\n}\n";
+
+#[tokio::test]
+async fn publish_requests_decisions_and_device_sign_ins_are_recorded_once() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    let mut seen = records(&app, &game).await.len();
+
+    // A publish request, a refused one (no such version), its approval and a second
+    // decision of the same approval (refused).
+    let draft = app
+        .post(
+            format!("/v1/games/{game}/custom-pages/draft"),
+            json!({"template": TEMPLATE, "bindings": {"items": [], "title": "Hi"}}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    let page = draft["page_id"].as_str().expect("page");
+    let publish = format!("/v1/games/{game}/custom-pages/{page}/publish-request");
+    app.post(&publish, json!({"version": 9}))
+        .expect(StatusCode::NOT_FOUND)
+        .await;
+    none(&app, &game, &mut seen, "publish request").await;
+    let approval = app
+        .post(&publish, json!({"version": 1}))
+        .expect(StatusCode::CREATED)
+        .await;
+    let id = approval["approval_id"].as_str().expect("approval id");
+    let requested = one(&app, &game, &mut seen, "custom_page.request_publish").await;
+    assert_eq!(requested["object"], json!({"kind": "approval", "id": id}));
+    app.post(format!("/v1/approvals/{id}/approve"), json!({}))
+        .expect(StatusCode::OK)
+        .await;
+    let approved = one(&app, &game, &mut seen, "approval.approve").await;
+    assert_eq!(approved["before"]["status"], "pending", "{approved}");
+    assert_eq!(approved["after"]["status"], "approved", "{approved}");
+    app.post(format!("/v1/approvals/{id}/reject"), json!({}))
+        .expect(StatusCode::CONFLICT)
+        .await;
+    none(&app, &game, &mut seen, "second decision").await;
+
+    // A device sign-in approved: the approval and the key it hands out are recorded; a
+    // second approval of the same code is refused and records nothing.
+    let sign_in = app
+        .call(reqwest::Method::POST, "/v1/auth/device")
+        .no_token()
+        .expect(StatusCode::OK)
+        .await;
+    let code = sign_in["user_code"].as_str().expect("user code");
+    app.post(
+        "/v1/auth/device/approve",
+        json!({"user_code": code, "game_id": game}),
+    )
+    .expect(StatusCode::NO_CONTENT)
+    .await;
+    let device = one(&app, &game, &mut seen, "device_sign_in.approve").await;
+    assert_eq!(
+        device["object"],
+        json!({"kind": "device_sign_in", "id": code})
+    );
+    app.post(
+        "/v1/auth/device/approve",
+        json!({"user_code": code, "game_id": game}),
+    )
+    .expect(StatusCode::CONFLICT)
+    .await;
+    none(&app, &game, &mut seen, "second device approval").await;
+    let text = json!(records(&app, &game).await).to_string();
+    let device_code = sign_in["device_code"].as_str().expect("device code");
+    assert!(!text.contains(device_code), "the device code leaked");
+}
