@@ -338,11 +338,12 @@ mod tests {
     #[test]
     fn a_unit_refund_of_a_single_unit_is_the_whole_purchase() {
         let g = vec![("sword".to_owned(), 1)];
+        let bought_at = DateTime::from_timestamp(1_780_000_000, 0);
         let single = Bought {
             amount: 499,
             grant: &g,
             quantity: 1,
-            at: None,
+            at: bought_at,
         };
         let mut record = RefundRecord::default();
         let step = record
@@ -353,6 +354,8 @@ mod tests {
             )
             .expect("a step");
         assert_eq!((step.cents, step.items.len()), (499, 1));
+        // The step keeps the purchase's time, for an adjustment line when carried out later.
+        assert_eq!(step.bought_at, bought_at);
     }
 
     #[test]
