@@ -29,6 +29,8 @@
 //! - [`holdout_arpu`]: ARPU of treatment against the holdout, and revenue-share eligibility.
 //! - [`experiment_results`]: a price experiment's figures per variant, its tests against
 //!   the control and the sample-ratio check.
+//! - [`adjustment`]: a store refund (or its reversal) of a purchase of an earlier month, as
+//!   a line on the statement of the month it arrived in.
 //! - [`revenue_share`]: the revenue-share standing: conditions, plan by monthly players and
 //!   its base fee, the revenue share and the amount due, next billing day.
 //! - [`statement`]: a closed month's statement as CSV.
@@ -47,6 +49,7 @@
 //! - `testing` (tests and the `testing` feature only): fixtures for tests, benches and the
 //!   load tool.
 
+pub mod adjustment;
 pub mod approval;
 pub mod audit;
 pub mod bandit;

@@ -10,6 +10,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::adjustment::{AdjustmentLine, total_usd};
 use crate::holdout_arpu::{HoldoutArpu, RevenueBasis};
 
 /// A plan of the plans table.
@@ -132,7 +133,8 @@ pub struct MonthDecision {
     /// `uplift_revenue_usd x rate_pct / 100` when eligible, else 0: with no measurable
     /// uplift only the base fee is due.
     pub revenue_share_usd: f64,
-    /// `base_fee_usd + revenue_share_usd`: what the month bills.
+    /// `base_fee_usd + revenue_share_usd`: what the month bills. The adjustment lines are
+    /// not added to it: they are already counted in the month's figures.
     pub amount_due_usd: f64,
     /// When the decision was taken.
     #[schema(value_type = String, format = DateTime)]
@@ -141,11 +143,24 @@ pub struct MonthDecision {
     /// as `reported`).
     #[serde(default)]
     pub revenue_basis: RevenueBasis,
+    /// The store refunds (and their reversals) that arrived this month for purchases of an
+    /// earlier month, one line each, oldest first. Each is already counted in this month's
+    /// figures (its revenue came off, or back on, the day it arrived; the closed month of
+    /// its purchase is never rewritten), so none changes `amount_due_usd`: they say why this
+    /// month's revenue moved. A treated player's refund lowered the treatment ARPU, a holdout
+    /// player's the holdout's. Empty in a decision stored before the lines were recorded.
+    #[serde(default)]
+    pub adjustments: Vec<AdjustmentLine>,
+    /// The signed sum of `adjustments` in USD (negative when refunds outweigh reversals):
+    /// already counted in the month's figures, not added to `amount_due_usd`.
+    #[serde(default)]
+    pub adjustments_usd: f64,
 }
 
 /// A month decision as stored, of any age: decisions stored before the base fee was billed
 /// have no `plan`, `monthly_players`, `base_fee_usd` or `revenue_share_usd`, and their
-/// `amount_due_usd` was the revenue share alone.
+/// `amount_due_usd` was the revenue share alone; those stored before adjustment lines were
+/// recorded have no `adjustments`, and read with none.
 #[derive(Debug, Clone, Deserialize)]
 pub struct StoredMonthDecision {
     month: String,
@@ -169,6 +184,8 @@ pub struct StoredMonthDecision {
     decided_at: chrono::DateTime<chrono::Utc>,
     #[serde(default)]
     revenue_basis: RevenueBasis,
+    #[serde(default)]
+    adjustments: Vec<AdjustmentLine>,
 }
 
 impl StoredMonthDecision {
@@ -200,6 +217,9 @@ impl StoredMonthDecision {
             amount_due_usd: base_fee_usd + revenue_share_usd,
             decided_at: self.decided_at,
             revenue_basis: self.revenue_basis,
+            // The sum is the lines', whatever was stored beside them.
+            adjustments_usd: total_usd(&self.adjustments),
+            adjustments: self.adjustments,
         }
     }
 }
@@ -459,6 +479,9 @@ mod tests {
         let stored: StoredMonthDecision = serde_json::from_value(old).expect("reads");
         let d = stored.into_decision(|| ("Studio".into(), 799.0));
         assert_eq!(d.plan, "Studio");
+        // Stored before adjustment lines: none.
+        assert!(d.adjustments.is_empty());
+        assert_eq!(d.adjustments_usd, 0.0);
         assert_eq!(
             (d.base_fee_usd, d.revenue_share_usd, d.amount_due_usd),
             (799.0, 600.0, 1_399.0)

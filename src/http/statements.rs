@@ -1,5 +1,6 @@
 //! The monthly statement of a game: what a closed month bills (the plan's base fee, the
-//! revenue share on measured uplift, their sum), as JSON or as CSV for a studio's accounts.
+//! revenue share on measured uplift, their sum) and the refunds of earlier months' purchases
+//! it already counts, as JSON or as CSV for a studio's accounts.
 
 use axum::Json;
 use axum::extract::State;
@@ -35,14 +36,18 @@ pub struct StatementQuery {
 pub enum StatementFormat {
     /// The month's decision as JSON.
     Json,
-    /// One `field,value` line per figure.
+    /// One `field,value` line per figure, then `adjustments_usd` and one line per
+    /// adjustment.
     Csv,
 }
 
 /// A closed month's statement (admin): the plan the month's monthly players put the game on,
 /// its `base_fee_usd`, whether the month was eligible, the uplift revenue, the studio's rate,
-/// `revenue_share_usd` (0 when not eligible) and `amount_due_usd`, their sum. A month that is
-/// not `YYYY-MM` is a 422; a month not closed yet, or before the game launched, a 404.
+/// `revenue_share_usd` (0 when not eligible) and `amount_due_usd`, their sum. `adjustments`
+/// lists the store refunds (and reversals) that arrived in the month for purchases of an
+/// earlier month, with `adjustments_usd` their signed sum: already counted in the month's
+/// figures, so not added to `amount_due_usd`. A month that is not `YYYY-MM` is a 422; a month
+/// not closed yet, or before the game launched, a 404.
 #[utoipa::path(get, path = "/v1/games/{game_id}/statements", tag = "economy",
     operation_id = "get_statement",
     params(("game_id" = uuid::Uuid, Path), StatementQuery),

@@ -9,6 +9,10 @@
 //! each transaction. A refund of a purchase not seen yet waits for it. A reversal restores.
 //! A notification that proves nothing is a 401 and changes nothing.
 
+use chrono::{DateTime, Months, Utc};
+use offer_domain::holdout::is_holdout;
+use offer_engine::service::economy::adjustments;
+use offer_engine::store::Collection;
 use offer_receipts::test_support::{
     TEST_APP_APPLE_ID, TestAppleCa, TestGoogleKey, notification, pubsub_test_notification,
     pubsub_voided,
@@ -432,4 +436,128 @@ async fn a_notification_that_proves_nothing_is_refused_and_changes_nothing() {
     );
     let refused = post_apple(&app, &bare.game, genuine, StatusCode::UNAUTHORIZED).await;
     assert_eq!(refused["error"]["code"], "notification_invalid");
+}
+
+/// Moves the time the purchase of `transaction` (`<store>:<id>`) keeps in its claim back to
+/// `at`, as a purchase made then would have written it. The engine refuses a purchase event
+/// a day or more off its clock, so a verified purchase of an earlier month can only be put
+/// there in the store; the test first checks that the purchase did keep its time.
+async fn backdate_claim(app: &TestApp, game: Uuid, transaction: &str, at: DateTime<Utc>) {
+    let store = &app.running.state.services.store;
+    let coll = Collection::game(game, "redemptions");
+    let bytes = store
+        .get(coll, transaction)
+        .await
+        .expect("get")
+        .expect("the purchase claimed its transaction");
+    let mut claim: Value = serde_json::from_slice(&bytes).expect("a claim");
+    let kept: DateTime<Utc> = serde_json::from_value(claim["purchased_at"].clone())
+        .expect("the claim keeps the purchase's time");
+    assert!((Utc::now() - kept).num_minutes().abs() < 5, "{claim}");
+    claim["purchased_at"] = json!(at);
+    store
+        .put_all(
+            coll,
+            vec![(
+                transaction.to_owned(),
+                serde_json::to_vec(&claim).expect("json"),
+            )],
+        )
+        .await
+        .expect("put");
+}
+
+#[tokio::test]
+async fn a_refund_of_an_earlier_months_purchase_is_one_adjustment_line_of_this_month() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, token) = game(&app, &key).await;
+    let game_id: Uuid = sdk.game.parse().expect("uuid");
+    let now = Utc::now();
+    let this_month = now.format("%Y-%m").to_string();
+    let two_months_ago = now.checked_sub_months(Months::new(2)).expect("a date");
+
+    // A sword bought on the App Store two months ago, and one on Google Play today.
+    send(
+        &app,
+        &sdk,
+        "old_buyer",
+        json!([apple_purchase(
+            &ca,
+            "com.studio.game.sword",
+            "3000000000000077",
+            "b1"
+        )]),
+    )
+    .await;
+    backdate_claim(&app, game_id, "app_store:3000000000000077", two_months_ago).await;
+    send(
+        &app,
+        &sdk,
+        "new_buyer",
+        json!([google_purchase(&key, "sword", "tok-now", "g1")]),
+    )
+    .await;
+
+    // Both are refunded today; Apple retries its notification.
+    let refund = apple_notice(
+        &ca,
+        "REFUND",
+        "n-old",
+        "com.studio.game.sword",
+        "3000000000000077",
+    );
+    let answer = post_apple(&app, &sdk.game, refund.clone(), StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "refunded", "{answer}");
+    let again = post_apple(&app, &sdk.game, refund, StatusCode::OK).await;
+    assert_eq!(again["outcome"], "duplicate");
+    let push = pubsub_voided(PACKAGE, "tok-now", "m-now", 1);
+    let answer = post_google(&app, &sdk.game, Some(&token), push, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "refunded", "{answer}");
+
+    // One line, on this month, for the old purchase only; never naming its player.
+    let services = &app.running.state.services;
+    let lines = adjustments::of_month(services, game_id, &this_month)
+        .await
+        .expect("lines");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = serde_json::to_value(&lines[0]).expect("json");
+    let group = if is_holdout("old_buyer", game_id) {
+        "holdout"
+    } else {
+        "treatment"
+    };
+    assert_fields(
+        &line,
+        json!({
+            "month": this_month,
+            "purchase_month": two_months_ago.format("%Y-%m").to_string(),
+            "kind": "refund",
+            "store": "app_store",
+            "transaction_id": "3000000000000077",
+            "amount_usd": -4.99,
+            "group": group,
+        }),
+    );
+    assert!(!line.to_string().contains("old_buyer"), "{line}");
+
+    // Apple reverses it: a second line, positive.
+    let reversed = apple_notice(
+        &ca,
+        "REFUND_REVERSED",
+        "n-back",
+        "com.studio.game.sword",
+        "3000000000000077",
+    );
+    let answer = post_apple(&app, &sdk.game, reversed, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "restored", "{answer}");
+    let lines = adjustments::of_month(services, game_id, &this_month)
+        .await
+        .expect("lines");
+    let amounts: Vec<(&str, f64)> = lines
+        .iter()
+        .map(|l| (l.kind.as_str(), l.amount_usd))
+        .collect();
+    assert_eq!(amounts, [("refund", -4.99), ("reversal", 4.99)]);
 }

@@ -2,9 +2,13 @@
 //! the plan its monthly players put the game on (a plan priced by contract bills the
 //! studio's contracted fee), plus the revenue share only when the month was eligible; each
 //! plan boundary lands on the right plan, the CSV carries the same figures, and a month not
-//! closed, malformed or asked by a non-admin is refused.
+//! closed, malformed or asked by a non-admin is refused. A month lists its adjustment lines
+//! (refunds of earlier months' purchases that arrived in it), already counted in its
+//! figures, in the JSON and one CSV row each.
 
 use chrono::{Datelike, NaiveDate, Utc};
+use offer_domain::adjustment::{AdjustmentGroup, AdjustmentKind, AdjustmentLine};
+use offer_engine::service::economy::adjustments;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -195,4 +199,105 @@ async fn the_statement_reads_as_csv_and_only_for_a_closed_month_and_an_admin() {
         .token(&app.token("studio-b", Role::Admin))
         .expect_error(StatusCode::NOT_FOUND, "not_found")
         .await;
+}
+
+#[tokio::test]
+async fn a_month_lists_its_adjustment_lines_already_counted_in_json_and_csv() {
+    let app = spawn_tuned(default_backend(), |s| s.economy.figures_cache_ms = 0).await;
+    let sdk = app.game_with(store_shelf()).await;
+    let game_id: uuid::Uuid = sdk.game.parse().expect("uuid");
+    let at = last_month_end();
+    app.post(
+        import_path(&sdk.game),
+        json!({"events": [past("p1", json!({"type": "session_start"}), at)]}),
+    )
+    .expect(StatusCode::OK)
+    .await;
+    // Last month, before it closed, a refund of a purchase of the month before arrived, and
+    // a reversal of another: the lines the refunds' steps recorded then (no clock of the
+    // engine can be moved back, so they are recorded here as the step does).
+    let two_months_ago = (at.date_naive().with_day(1).expect("first") - chrono::Duration::days(1))
+        .format("%Y-%m")
+        .to_string();
+    let line = |kind: AdjustmentKind, tx: &str, usd: f64, group| AdjustmentLine {
+        month: last_month(),
+        purchase_month: two_months_ago.clone(),
+        kind,
+        store: offer_domain::product_ids::Store::AppStore,
+        transaction_id: tx.to_owned(),
+        amount_usd: usd,
+        group,
+        recorded_at: at,
+    };
+    let services = &app.running.state.services;
+    for (id, l) in [
+        (
+            "refund:app_store:3000000000000001",
+            line(
+                AdjustmentKind::Refund,
+                "3000000000000001",
+                -4.99,
+                AdjustmentGroup::Treatment,
+            ),
+        ),
+        (
+            "reversal:app_store:3000000000000002:2",
+            line(
+                AdjustmentKind::Reversal,
+                "3000000000000002",
+                0.99,
+                AdjustmentGroup::Holdout,
+            ),
+        ),
+    ] {
+        adjustments::record(services, game_id, id, &l)
+            .await
+            .expect("recorded");
+    }
+
+    let path = format!("/v1/games/{}/statements?month={}", sdk.game, last_month());
+    let s = app.get_json(&path).await;
+    let lines = s["adjustments"].as_array().expect("lines");
+    assert_eq!(lines.len(), 2, "{s}");
+    assert_eq!(lines[0]["kind"], "refund", "{s}");
+    assert_eq!(lines[0]["amount_usd"], -4.99, "{s}");
+    assert_eq!(lines[0]["purchase_month"], two_months_ago, "{s}");
+    assert_eq!(lines[0]["group"], "treatment", "{s}");
+    assert_eq!(lines[1]["kind"], "reversal", "{s}");
+    assert_eq!(s["adjustments_usd"], -4.0, "{s}");
+    // Already counted in the month's figures: the amount due is the base fee alone.
+    assert_eq!(s["amount_due_usd"], 299.0, "{s}");
+
+    let csv = app
+        .get(format!("{path}&format=csv"))
+        .send()
+        .await
+        .text()
+        .await
+        .expect("csv");
+    for row in [
+        "amount_due_usd,299.00",
+        "adjustments_usd,-4.00",
+        &format!("adjustment:refund:app_store:3000000000000001:{two_months_ago}:treatment,-4.99"),
+        &format!("adjustment:reversal:app_store:3000000000000002:{two_months_ago}:holdout,0.99"),
+    ] {
+        assert!(csv.lines().any(|l| l == row), "{row} in {csv}");
+    }
+
+    // The month is decided once: a line recorded after it closed is not on it.
+    adjustments::record(
+        services,
+        game_id,
+        "refund:app_store:3000000000000003",
+        &line(
+            AdjustmentKind::Refund,
+            "3000000000000003",
+            -1.0,
+            AdjustmentGroup::Treatment,
+        ),
+    )
+    .await
+    .expect("recorded");
+    let again = app.get_json(&path).await;
+    assert_eq!(again, s);
 }

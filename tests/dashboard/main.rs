@@ -33,4 +33,5 @@ mod members;
 mod model;
 mod offers;
 mod security;
+mod statement_lines;
 mod web;

@@ -3,7 +3,8 @@
 //! force and what they left out, the events refused by code; the holdout comparison
 //! (ARPU of both groups, uplift, p-value), the five revenue-share conditions with pass or fail,
 //! the plan and the next bill, the month so far and the last closed month's statement with
-//! its CSV download, and the link to the samples export.
+//! its adjustment lines (refunds of earlier months' purchases) and its CSV download, and the
+//! link to the samples export.
 
 use maud::{Markup, html};
 use offer_domain::day_caps::CapSource;
@@ -134,6 +135,27 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
                         tr { th { "Amount due" } td #amount-due { strong { (format!("${:.2}", d.amount_due_usd)) } } }
                     }
                 } }
+                @if !d.adjustments.is_empty() {
+                    h4 { "Adjustments" }
+                    p.muted { "Store refunds (and their reversals) that arrived this month for purchases of an earlier month. Each is already counted in this month's figures, so the amount due does not add them: "
+                        strong #adjustments-usd { (signed_usd(d.adjustments_usd)) } " in all." }
+                    div.table-wrap { table #adjustments {
+                        thead { tr { th { "Arrived" } th { "Kind" } th { "Store" } th { "Transaction" } th { "Bought in" } th { "Group" } th { "Amount" } } }
+                        tbody {
+                            @for line in &d.adjustments {
+                                tr {
+                                    td { (line.recorded_at.format("%Y-%m-%d")) }
+                                    td { (line.kind.as_str()) }
+                                    td { (line.store.as_str()) }
+                                    td { code { (line.transaction_id) } }
+                                    td { (line.purchase_month) }
+                                    td { (line.group.as_str()) }
+                                    td { (signed_usd(line.amount_usd)) }
+                                }
+                            }
+                        }
+                    } }
+                }
                 p { a #statement-csv href={ "/dashboard/games/" (game_id) "/economy/statement.csv?month=" (d.month) } { "Download the statement (CSV, admins)" } }
             }
         }
@@ -147,6 +169,15 @@ fn condition(name: &str, id: &str, c: &ConditionValue, shown: String) -> Markup 
             td { (shown) }
             td.verdict { @if c.pass { "pass" } @else { "fail" } }
         }
+    }
+}
+
+/// An amount in USD with its sign before the dollar: `-$4.99`, `$0.99`.
+fn signed_usd(v: f64) -> String {
+    if v < 0.0 {
+        format!("-${:.2}", -v)
+    } else {
+        format!("${v:.2}")
     }
 }
 

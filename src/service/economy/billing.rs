@@ -11,9 +11,16 @@
 //! players; the revenue share is that times the studio's rate when the month was eligible,
 //! and the amount due is the plan's base fee plus the revenue share: with no measurable
 //! uplift only the base fee is due. A month's statement is its decision.
+//!
+//! The decision also lists the month's adjustment lines (`adjustments`): the store refunds,
+//! and their reversals, that arrived in the month for purchases of an earlier month. Their
+//! revenue came off (or back on) the day they arrived, so the month's figures already count
+//! them and the amount due stays the base fee plus the revenue share; the lines say why the
+//! month's revenue moved without a closed month ever being rewritten.
 
 use chrono::Utc;
 use offer_actors::GameHandle;
+use offer_domain::adjustment::total_usd;
 use offer_domain::environment::Environment;
 use offer_domain::revenue_share::{
     self, MonthDecision, RevenueShare, StandingInput, StoredMonthDecision, conditions,
@@ -21,7 +28,8 @@ use offer_domain::revenue_share::{
 };
 use uuid::Uuid;
 
-use crate::service::{ServiceError, ServiceResult, Services, economy::holdout};
+use crate::service::economy::{adjustments, holdout};
+use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
 use crate::store::codec::{decode, encode};
 
@@ -144,6 +152,7 @@ async fn last_decision(
         .billing
         .base_fee_usd(&view.game.studio_id, month_plan);
     let share = revenue_share::revenue_share_usd(eligible, uplift, terms.rate_pct);
+    let lines = adjustments::of_month(state, game_id, &month).await?;
     let decision = MonthDecision {
         month: month.clone(),
         eligible,
@@ -161,6 +170,9 @@ async fn last_decision(
         amount_due_usd: base_fee_usd + share,
         decided_at: Utc::now(),
         revenue_basis: figures.arpu.revenue_basis,
+        // Listed, not added: the month's figures already count them.
+        adjustments_usd: total_usd(&lines),
+        adjustments: lines,
     };
     // The first decision of the month stands: another node's, taken at the same moment,
     // is read back.

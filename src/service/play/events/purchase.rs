@@ -71,6 +71,10 @@ struct Paid {
     /// The store transaction this purchase claimed first, which a refund that arrived
     /// before it may be waiting for.
     claimed: Option<(Store, String)>,
+    /// The time of the wallet step (`None`: the server's clock when it runs). A purchase
+    /// that claims a transaction fixes it first, so that its claim keeps the very time its
+    /// revenue was recorded at.
+    ts: Option<DateTime<Utc>>,
 }
 
 impl Paid {
@@ -82,6 +86,7 @@ impl Paid {
             grant: granted(&cx.game.view().items, p.item_ids, 1),
             proof,
             claimed: None,
+            ts: *p.ts,
         }
     }
 }
@@ -158,12 +163,14 @@ async fn check(
     let quantity = i64::from(verified.quantity);
     let ids: Vec<String> = product.item_ids().into_iter().map(str::to_owned).collect();
     let info = cx.session.info();
+    let at = p.ts.unwrap_or_else(Utc::now);
     let claim = Claim {
         player_id: info.player_id.clone(),
         tx_id: p.tx_id.to_owned(),
         amount: product.price_cents().saturating_mul(quantity),
         grant: granted(&view.items, &ids, quantity),
         quantity: verified.quantity,
+        purchased_at: Some(at),
     };
     let redeemed = redeem(
         cx.state.store.as_ref(),
@@ -172,9 +179,15 @@ async fn check(
         &claim,
     )
     .await?;
-    let (first, claimed) = match redeemed {
-        Redeemed::First => (claim, Some((verified.store, verified.transaction_id))),
-        Redeemed::Again(first) => (first, None),
+    // A replay's wallet step is the first purchase's, recognised by its `tx_id`: it runs at
+    // the replay's own time, as any event does.
+    let (first, claimed, ts) = match redeemed {
+        Redeemed::First => (
+            claim,
+            Some((verified.store, verified.transaction_id)),
+            Some(at),
+        ),
+        Redeemed::Again(first) => (first, None, *p.ts),
         Redeemed::Other => return Ok(Err(Refusal::ReceiptAlreadyRedeemed)),
     };
     Ok(Ok(Paid {
@@ -187,12 +200,13 @@ async fn check(
             Proof::Verified
         }),
         claimed,
+        ts,
     }))
 }
 
 /// Records `paid`: the wallet step, then the inventory step under the same `tx_id`.
 async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult<Applied> {
-    let mut op = cx.money(MoneyKind::Purchase, "", paid.amount, &paid.tx_id, p.ts);
+    let mut op = cx.money(MoneyKind::Purchase, "", paid.amount, &paid.tx_id, &paid.ts);
     op.proof = paid.proof;
     let outcome = cx.state.store.apply_money(&op).await?;
     let applied_now = match outcome {

@@ -8,6 +8,7 @@
 //! restarts. Claims are kept for good: one is about a hundred bytes per real purchase, and a
 //! transaction forgotten would grant again.
 
+use chrono::{DateTime, Utc};
 use offer_domain::environment::Environment;
 use offer_domain::product_ids::Store;
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,12 @@ pub struct Claim {
     /// back their share; a claim written before it was kept counts as one unit.
     #[serde(default = "one_unit")]
     pub quantity: u32,
+    /// When the purchase was made: the time its wallet step recorded its revenue at, so that
+    /// a refund of it in a later month is an adjustment line of that month. `None` in a
+    /// claim written before it was kept: such a purchase's month is unknown, and its refunds
+    /// make no line.
+    #[serde(default)]
+    pub purchased_at: Option<DateTime<Utc>>,
 }
 
 /// The quantity of a claim that does not say.

@@ -3,13 +3,20 @@
 //! made of the store, the transaction and the step's number; then the new inventory is
 //! pushed to the player's sessions on every node. Carrying out a step again (after a crash,
 //! or by two nodes at once) changes nothing more.
+//!
+//! A production step whose revenue moved in a later UTC month than its purchase's also
+//! records an adjustment line for that month's statement (`economy::adjustments`), once per
+//! step, under the wallet step's `tx_id`.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
+use offer_domain::adjustment::{self, AdjustmentKind, Moved};
+use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
 use offer_wire::bus::BusMessage;
 
 use super::record::{Step, StepKind};
 use super::target::Target;
+use crate::service::economy::adjustments;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, Proof};
@@ -21,17 +28,23 @@ pub(super) async fn carry_out(
     player_id: &str,
     step: &Step,
 ) -> ServiceResult<()> {
+    // One time for the wallet step and its adjustment line, so both name the same month.
+    let at = Utc::now();
     let changed = match step.kind {
         StepKind::Refund => {
             let mut changed = false;
             for (item_id, units) in &step.items {
                 changed |= take(state, target, player_id, step, item_id, *units).await?;
             }
-            money(state, target, player_id, step).await?;
+            if money(state, target, player_id, step, at).await? {
+                adjust(state, target, player_id, step, at).await?;
+            }
             changed
         }
         StepKind::Reversal => {
-            money(state, target, player_id, step).await?;
+            if money(state, target, player_id, step, at).await? {
+                adjust(state, target, player_id, step, at).await?;
+            }
             restore(state, target, player_id, step).await?
         }
     };
@@ -51,15 +64,17 @@ fn money_tx(target: &Target, step: &Step) -> String {
     }
 }
 
-/// The wallet step: a refund takes the revenue back, a reversal is a verified purchase again.
+/// The wallet step at `at`: a refund takes the revenue back, a reversal is a verified
+/// purchase again. Whether its revenue stands recorded (now, or by an earlier attempt).
 async fn money(
     state: &Services,
     target: &Target,
     player_id: &str,
     step: &Step,
-) -> ServiceResult<()> {
+    at: DateTime<Utc>,
+) -> ServiceResult<bool> {
     if step.cents <= 0 {
-        return Ok(());
+        return Ok(false);
     }
     let op = MoneyOp {
         game_id: target.game_id,
@@ -72,7 +87,7 @@ async fn money(
         },
         currency_id: String::new(),
         amount: step.cents,
-        ts: Utc::now(),
+        ts: at,
         holdout: is_holdout(player_id, target.game_id),
         import: false,
         cohort: None,
@@ -80,7 +95,7 @@ async fn money(
         day_cap: None,
     };
     match state.store.apply_money(&op).await? {
-        MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(()),
+        MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(true),
         // The game has the SDK off: the store retries the notification later.
         MoneyOutcome::KillSwitch => Err(ServiceError::Unavailable),
         // Only a client reusing the engine's own `tx_id` gets here: its event stands, the
@@ -92,9 +107,42 @@ async fn money(
                 ?outcome,
                 "a refund's wallet step was refused"
             );
-            Ok(())
+            Ok(false)
         }
     }
+}
+
+/// Records the adjustment line of `step`, carried out at `at`, when its purchase was made in
+/// an earlier UTC month of the game's production (a closed month's revenue moves in this
+/// one). Nothing for the sandbox, nor for a purchase whose time its claim does not keep.
+/// The line's id is the wallet step's `tx_id`: carrying the step out again records nothing
+/// more.
+async fn adjust(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    step: &Step,
+    at: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let (Environment::Production, Some(bought_at)) = (target.env, step.bought_at) else {
+        return Ok(());
+    };
+    let moved = Moved {
+        kind: match step.kind {
+            StepKind::Refund => AdjustmentKind::Refund,
+            StepKind::Reversal => AdjustmentKind::Reversal,
+        },
+        store: target.store,
+        transaction_id: &target.transaction_id,
+        cents: step.cents,
+        holdout: is_holdout(player_id, target.game_id),
+        bought_at,
+        at,
+    };
+    let Some(line) = adjustment::line(moved) else {
+        return Ok(());
+    };
+    adjustments::record(state, target.game_id, &money_tx(target, step), &line).await
 }
 
 /// Takes `units` of `item_id` out of the inventory; fewer when the player used some since

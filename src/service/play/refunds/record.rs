@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::service::play::receipts::redemptions::Claim;
@@ -63,6 +64,11 @@ pub struct Step {
     pub cents: i64,
     /// The items and units it takes out of (refund) or adds back to (reversal) the inventory.
     pub items: Vec<(String, i64)>,
+    /// When the purchase was made, as its claim says, so that carrying the step out in a
+    /// later month records an adjustment line; `None` when the claim does not say (written
+    /// before it was kept) or the step was decided before it was kept.
+    #[serde(default)]
+    pub bought_at: Option<DateTime<Utc>>,
 }
 
 /// What the purchase bought, from its claim.
@@ -74,6 +80,8 @@ pub struct Bought<'a> {
     pub grant: &'a [(String, i64)],
     /// The units bought, at least 1.
     pub quantity: u32,
+    /// When it was made, if its claim says.
+    pub at: Option<DateTime<Utc>>,
 }
 
 impl<'a> From<&'a Claim> for Bought<'a> {
@@ -82,6 +90,7 @@ impl<'a> From<&'a Claim> for Bought<'a> {
             amount: claim.amount,
             grant: &claim.grant,
             quantity: claim.quantity.max(1),
+            at: claim.purchased_at,
         }
     }
 }
@@ -165,6 +174,7 @@ impl RefundRecord {
         self.steps = self.steps.saturating_add(1);
         let step = Step {
             number: self.steps,
+            bought_at: bought.at,
             ..step
         };
         self.pending = Some(step.clone());
@@ -224,6 +234,7 @@ impl RefundRecord {
             kind: StepKind::Refund,
             cents,
             items,
+            bought_at: None,
         })
     }
 
@@ -237,6 +248,7 @@ impl RefundRecord {
             kind: StepKind::Reversal,
             cents: self.cents,
             items: std::mem::take(&mut self.taken).into_iter().collect(),
+            bought_at: None,
         };
         self.units = 0;
         self.cents = 0;
@@ -268,6 +280,7 @@ mod tests {
             amount: 300,
             grant,
             quantity: 3,
+            at: None,
         }
     }
 
@@ -325,10 +338,12 @@ mod tests {
     #[test]
     fn a_unit_refund_of_a_single_unit_is_the_whole_purchase() {
         let g = vec![("sword".to_owned(), 1)];
+        let bought_at = DateTime::from_timestamp(1_780_000_000, 0);
         let single = Bought {
             amount: 499,
             grant: &g,
             quantity: 1,
+            at: bought_at,
         };
         let mut record = RefundRecord::default();
         let step = record
@@ -339,6 +354,8 @@ mod tests {
             )
             .expect("a step");
         assert_eq!((step.cents, step.items.len()), (499, 1));
+        // The step keeps the purchase's time, for an adjustment line when carried out later.
+        assert_eq!(step.bought_at, bought_at);
     }
 
     #[test]

@@ -245,10 +245,15 @@ mod tests {
     use offer_domain::product_ids::Store;
     use uuid::Uuid;
 
+    use chrono::{DateTime, Duration, Months, Utc};
+    use offer_domain::adjustment::{AdjustmentGroup, AdjustmentKind, month_of};
+
     use super::super::record::Action;
     use super::super::waiting::{MAX_WAITING, listed};
     use super::*;
-    use crate::service::test_support::with_services;
+    use crate::service::economy::adjustments;
+    use crate::service::play::receipts::redemptions::{Claim, Redeemed, redeem};
+    use crate::service::test_support::{new_game, with_services};
 
     fn target(game_id: Uuid, n: usize) -> Target {
         Target {
@@ -291,6 +296,151 @@ mod tests {
                     .expect("read"),
                 1
             );
+        });
+    }
+
+    /// Claims `target`'s transaction for `player` (499 cents, one sword), bought at `at`.
+    async fn bought(state: &Services, target: &Target, player: &str, at: Option<DateTime<Utc>>) {
+        let claim = Claim {
+            player_id: player.to_owned(),
+            tx_id: format!("buy-{}", target.transaction_id),
+            amount: 499,
+            grant: vec![("sword".to_owned(), 1)],
+            quantity: 1,
+            purchased_at: at,
+        };
+        let redeemed = redeem(
+            state.store.as_ref(),
+            (target.game_id, target.env),
+            (target.store, &target.transaction_id),
+            &claim,
+        )
+        .await
+        .expect("claimed");
+        assert_eq!(redeemed, Redeemed::First);
+    }
+
+    #[test]
+    fn a_refund_of_an_earlier_months_purchase_is_one_line_of_this_month() {
+        with_services(async |state| {
+            let game_id = new_game(&state, "adjusted").await.view().game.game_id;
+            let now = Utc::now();
+            let this_month = month_of(now);
+            let two_months_ago = now.checked_sub_months(Months::new(2)).expect("a date");
+            let old = target(game_id, 1);
+            bought(&state, &old, "player_0", Some(two_months_ago)).await;
+
+            let refunded = settle(&state, &old, "n-1", Action::Refund)
+                .await
+                .expect("settled");
+            let Settled::Stepped(step, _) = refunded else {
+                panic!("a step: {refunded:?}");
+            };
+            let lines = adjustments::of_month(&state, game_id, &this_month)
+                .await
+                .expect("lines");
+            assert_eq!(lines.len(), 1, "{lines:?}");
+            let line = &lines[0];
+            assert_eq!(line.month, this_month);
+            assert_eq!(line.purchase_month, month_of(two_months_ago));
+            assert_eq!(line.kind, AdjustmentKind::Refund);
+            assert_eq!(
+                (line.store, line.transaction_id.as_str()),
+                (Store::GooglePlay, "token-1")
+            );
+            assert_eq!(line.amount_usd, -4.99);
+            let group = if offer_domain::holdout::is_holdout("player_0", game_id) {
+                AdjustmentGroup::Holdout
+            } else {
+                AdjustmentGroup::Treatment
+            };
+            assert_eq!(line.group, group);
+            // The line never names the player.
+            let stored = state
+                .store
+                .list(crate::store::Collection::game(
+                    game_id,
+                    "billing_adjustments",
+                ))
+                .await
+                .expect("listed");
+            assert_eq!(stored.len(), 1);
+            assert!(!String::from_utf8_lossy(&stored[0].1).contains("player_0"));
+
+            // The same step carried out again (a crash, another node), and the store's retry:
+            // still one line.
+            carry_out(&state, &old, "player_0", &step)
+                .await
+                .expect("carried out again");
+            assert_eq!(
+                settle(&state, &old, "n-1", Action::Refund)
+                    .await
+                    .expect("again"),
+                Settled::Duplicate
+            );
+            let lines = adjustments::of_month(&state, game_id, &this_month)
+                .await
+                .expect("lines");
+            assert_eq!(lines.len(), 1, "{lines:?}");
+
+            // Apple reverses the refund: a second line, positive; the two add up to nothing.
+            let reversed = settle(&state, &old, "n-2", Action::Reverse)
+                .await
+                .expect("settled");
+            assert!(matches!(reversed, Settled::Stepped(..)), "{reversed:?}");
+            let lines = adjustments::of_month(&state, game_id, &this_month)
+                .await
+                .expect("lines");
+            assert_eq!(lines.len(), 2, "{lines:?}");
+            let kinds: Vec<(AdjustmentKind, f64)> =
+                lines.iter().map(|l| (l.kind, l.amount_usd)).collect();
+            assert!(
+                kinds.contains(&(AdjustmentKind::Reversal, 4.99)),
+                "{kinds:?}"
+            );
+            assert_eq!(offer_domain::adjustment::total_usd(&lines), 0.0);
+            // Nothing lands on another month.
+            let last_month = month_of(now - Duration::days(40));
+            assert!(
+                adjustments::of_month(&state, game_id, &last_month)
+                    .await
+                    .expect("lines")
+                    .is_empty()
+            );
+        });
+    }
+
+    #[test]
+    fn a_refund_in_its_purchases_month_an_unknown_month_or_the_sandbox_is_no_line() {
+        with_services(async |state| {
+            let game_id = new_game(&state, "unadjusted").await.view().game.game_id;
+            let now = Utc::now();
+            let long_ago = now.checked_sub_months(Months::new(3)).expect("a date");
+            // Bought now; bought before purchase times were kept; a sandbox purchase.
+            let this = target(game_id, 1);
+            bought(&state, &this, "player_0", Some(now)).await;
+            let unknown = target(game_id, 2);
+            bought(&state, &unknown, "player_0", None).await;
+            let sandbox = Target {
+                env: Environment::Sandbox,
+                ..target(game_id, 3)
+            };
+            bought(&state, &sandbox, "player_0", Some(long_ago)).await;
+            for (n, t) in [&this, &unknown, &sandbox].into_iter().enumerate() {
+                let settled = settle(&state, t, &format!("n-{n}"), Action::Refund)
+                    .await
+                    .expect("settled");
+                assert!(matches!(settled, Settled::Stepped(..)), "{settled:?}");
+            }
+            let all = state
+                .store
+                .list(crate::store::Collection::game(
+                    game_id,
+                    "billing_adjustments",
+                ))
+                .await
+                .expect("listed");
+            assert!(all.is_empty(), "{} lines", all.len());
         });
     }
 }
