@@ -11,9 +11,10 @@ use uuid::Uuid;
 
 use super::callers::Dashboard;
 use super::extract::ApiQuery;
-use super::openapi::{AuthErrors, NotFound, QueryError, Unavailable};
+use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::auth::Role;
 use crate::error::ApiResult;
+use crate::service::ServiceError;
 use crate::service::audit::trail::{self, Filter};
 use crate::service::game::games;
 use crate::state::AppState;
@@ -28,7 +29,7 @@ pub struct AuditQuery {
     /// Only records made at or after this time (RFC 3339).
     pub since: Option<DateTime<Utc>>,
     /// The `next_cursor` of the previous page.
-    #[param(max_length = 64)]
+    #[param(pattern = r"^[0-9]{20}-[0-9a-f]{32}$", max_length = 53)]
     pub cursor: Option<String>,
 }
 
@@ -46,13 +47,18 @@ pub struct AuditPage {
 /// (secrets redacted), newest first.
 #[utoipa::path(get, path = "/v1/studio/audit", tag = "members", params(AuditQuery),
     responses((status = 200, description = "A page of the audit trail", body = AuditPage),
-        AuthErrors, QueryError, NotFound, Unavailable))]
+        AuthErrors, QueryError, Invalid, NotFound, Unavailable))]
 pub async fn get_audit(
     State(state): State<AppState>,
     caller: Dashboard,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<AuditPage>> {
     caller.require(Role::Admin)?;
+    if let Some(cursor) = &q.cursor
+        && !is_entry_id(cursor)
+    {
+        return Err(ServiceError::invalid("cursor", "the next_cursor of a previous page").into());
+    }
     let (games, _) = games::list(&state.services, &caller.studio_id, None, usize::MAX).await?;
     let games: Vec<Uuid> = games.iter().map(|g| g.game_id).collect();
     let page = trail::read(
@@ -70,4 +76,17 @@ pub async fn get_audit(
         entries: page.entries,
         next_cursor: page.next_cursor,
     }))
+}
+
+/// Whether `text` has the shape of a record's id: 20 digits, `-`, 32 lower-case hex digits.
+fn is_entry_id(text: &str) -> bool {
+    let Some((micros, random)) = text.split_once('-') else {
+        return false;
+    };
+    micros.len() == 20
+        && micros.bytes().all(|b| b.is_ascii_digit())
+        && random.len() == 32
+        && random
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }

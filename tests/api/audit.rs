@@ -328,6 +328,9 @@ async fn a_studio_reads_only_its_own_records_a_page_at_a_time() {
     app.get("/v1/studio/audit?since=yesterday")
         .expect(StatusCode::BAD_REQUEST)
         .await;
+    app.get(format!("/v1/studio/audit?cursor={}", "0".repeat(65)))
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .await;
 }
 
 /// `value` with the characters a query string cannot carry as they are escaped.
