@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::fixtures::{bundle, item, template};
-use super::helpers::{Role, TestApp, spawn_app};
+use super::helpers::{Role, TestApp, shared_backend, spawn_app, spawn_tuned, spawn_with};
 use super::receipt_fixtures::PACKAGE;
 
 /// Every record of `game`, newest first, read page by page.
@@ -408,4 +408,62 @@ async fn publish_requests_decisions_and_device_sign_ins_are_recorded_once() {
     let text = json!(records(&app, &game).await).to_string();
     let device_code = sign_in["device_code"].as_str().expect("device code");
     assert!(!text.contains(device_code), "the device code leaked");
+}
+
+#[tokio::test]
+async fn the_operators_billing_settings_are_recorded_at_start_when_they_change() {
+    // Nodes of one deployment share the store (Redis): each start compares the operator's
+    // settings with the last recorded ones.
+    let first = spawn_tuned(shared_backend(), |s| {
+        s.billing.rates.insert("studio-a".into(), 15.0);
+    })
+    .await;
+    let settings = first.running.state.services.settings.clone();
+    let operator = |page: &Value| -> Vec<Value> {
+        page["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| e["action"] == "operator_settings.change")
+            .cloned()
+            .collect()
+    };
+    let a = operator(&first.get_json("/v1/studio/audit").await);
+    assert_eq!(a.len(), 2, "the defaults and studio A's rate: {a:#?}");
+    assert!(
+        a.iter()
+            .all(|e| e["actor"] == json!({"kind": "operator", "id": "config"}))
+    );
+    assert!(a.iter().all(|e| e["via"] == "startup"));
+    let own = a
+        .iter()
+        .find(|e| e["object"]["id"] == "studio:studio-a")
+        .expect("studio A's terms");
+    assert_eq!(own["before"], Value::Null);
+    assert_eq!(own["after"]["rate_pct"], 15.0);
+    let other = first.token("studio-b", Role::Admin);
+    let b = operator(
+        &first
+            .get("/v1/studio/audit")
+            .token(&other)
+            .expect(StatusCode::OK)
+            .await,
+    );
+    assert_eq!(
+        b.len(),
+        1,
+        "studio B reads the defaults, not studio A's rate: {b:#?}"
+    );
+
+    // Another start with the same settings records nothing; one with a new rate records its
+    // change.
+    let again = spawn_with(settings.clone()).await;
+    assert_eq!(operator(&again.get_json("/v1/studio/audit").await).len(), 2);
+    let mut raised = settings;
+    raised.billing.rates.insert("studio-a".into(), 20.0);
+    let third = spawn_with(raised).await;
+    let now = operator(&third.get_json("/v1/studio/audit").await);
+    assert_eq!(now.len(), 3, "{now:#?}");
+    assert_eq!(now[0]["before"]["rate_pct"], 15.0);
+    assert_eq!(now[0]["after"]["rate_pct"], 20.0);
 }
