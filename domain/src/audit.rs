@@ -135,7 +135,7 @@ pub fn entry_id(at: DateTime<Utc>, random: Uuid) -> String {
 pub fn is_secret_field(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     [
-        "hash", "secret", "password", "token", "salt", "private", "signing",
+        "hash", "secret", "password", "token", "salt", "private", "signing", "csrf",
     ]
     .iter()
     .any(|word| name.contains(word))

@@ -70,4 +70,30 @@ async fn a_dashboard_change_is_recorded_as_the_members_and_the_page_filters_it()
     let viewer = sign_in(&app, "viewer@studio-a.test").await;
     let refused = get_page(&app, &path, &viewer.cookie).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    // Signing in and out are the member's own changes, recorded without the session's
+    // secrets.
+    let out = post_form(
+        &app,
+        "/dashboard/sign-out",
+        Some(&viewer.cookie),
+        &[("csrf", &viewer.csrf)],
+    )
+    .await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    let studio = app.get_json("/v1/studio/audit").await;
+    let of_viewer = |action: &str| {
+        studio["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| e["action"] == action && e["actor"]["id"] == "viewer@studio-a.test")
+            .count()
+    };
+    assert_eq!(of_viewer("member.sign_in"), 1, "{studio}");
+    assert_eq!(of_viewer("member.sign_out"), 1, "{studio}");
+    let text = studio.to_string();
+    assert!(!text.contains(&viewer.csrf), "the CSRF token leaked");
+    let cookie = viewer.cookie.split('=').nth(1).expect("cookie value");
+    assert!(!text.contains(cookie), "the session id leaked");
 }

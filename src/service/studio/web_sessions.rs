@@ -15,6 +15,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use offer_domain::audit::{ChangedBy, ObjectRef, Via};
+
+use crate::service::audit::{Audit, Watched, audited};
 use crate::service::studio::members::{self, Member};
 use crate::service::{ServiceError, ServiceResult};
 use crate::store::codec::{decode, encode};
@@ -83,11 +86,16 @@ pub async fn open(store: &dyn Store, member: Member, ttl: Duration) -> ServiceRe
         expires_at,
         closed: false,
     };
+    let key = stored_id(&id);
+    let bytes = encode(&stored)?;
+    let audit = session_audit(&member, "member.sign_in", &key);
+    let by = ChangedBy::member(&member.email, Via::Dashboard);
     // 256 random bits never collide; a `false` here would mean a broken random source.
-    if !store
-        .insert_expiring(sessions(), &stored_id(&id), encode(&stored)?, ttl)
-        .await?
-    {
+    let inserted = audited(store, &by, audit, async || {
+        Ok(store.insert_expiring(sessions(), &key, bytes, ttl).await?)
+    })
+    .await?;
+    if !inserted {
         return Err(ServiceError::Internal("session id collision".into()));
     }
     Ok(Opened {
@@ -136,9 +144,30 @@ pub async fn close(store: &dyn Store, id: &str) -> ServiceResult<()> {
         return Ok(());
     }
     stored.closed = true;
+    let Some(member) = members::get(store, &stored.email).await? else {
+        return Ok(());
+    };
+    let audit = session_audit(&member, "member.sign_out", &key);
+    let by = ChangedBy::member(&member.email, Via::Dashboard);
+    let closed = encode(&stored)?;
     // Losing the swap means another sign-out closed it first (the only change a session has).
-    store
-        .swap_expiring(sessions(), &key, &bytes, encode(&stored)?)
-        .await?;
+    audited(store, &by, audit, async || {
+        Ok(store
+            .swap_expiring(sessions(), &key, &bytes, closed)
+            .await?)
+    })
+    .await?;
     Ok(())
+}
+
+/// The audit of a sign-in or sign-out of `member`, whose session is stored under `key` (the
+/// digest of the browser's id; the record names the member, never the session).
+fn session_audit(member: &Member, action: &'static str, key: &str) -> Audit {
+    Audit {
+        studio_id: Some(member.studio_id.clone()),
+        game_id: None,
+        action,
+        object: ObjectRef::new("member", member.member_id),
+        watch: vec![Watched::expiring(sessions(), key)],
+    }
 }
