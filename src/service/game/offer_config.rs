@@ -27,40 +27,20 @@ fn config(game_id: Uuid) -> Collection {
     Collection::game(game_id, "config")
 }
 
-/// The audit of a change of `object` of `handle`'s game, held in `watched` (a document of
-/// the game's configuration, by id, or any other document).
+/// The audit of a change of `object` of `handle`'s game, held in the document `watched`.
 fn audit_of(
     handle: &GameHandle,
     action: &'static str,
     object: ObjectRef,
-    watched: impl Into<Watch>,
+    watched: Watched,
 ) -> Audit {
     let game = &handle.view().game;
-    let watched = match watched.into() {
-        Watch::Config(id) => Watched::new(config(game.game_id), id),
-        Watch::Other(w) => w,
-    };
     Audit::of_game(&game.studio_id, game.game_id, action, object, vec![watched])
 }
 
-/// What an audited change of the offer configuration watches.
-enum Watch {
-    /// A document of the game's `config` collection.
-    Config(&'static str),
-    /// Another document.
-    Other(Watched),
-}
-
-impl From<&'static str> for Watch {
-    fn from(id: &'static str) -> Self {
-        Self::Config(id)
-    }
-}
-
-impl From<Watched> for Watch {
-    fn from(w: Watched) -> Self {
-        Self::Other(w)
-    }
+/// The document `id` of `handle`'s game's configuration, as an audit watches it.
+fn config_doc(handle: &GameHandle, id: &'static str) -> Watched {
+    Watched::new(config(handle.view().game.game_id), id)
 }
 
 fn bundles_collection(game_id: Uuid) -> Collection {
@@ -100,7 +80,7 @@ pub async fn put_templates(
         handle,
         "templates.put",
         ObjectRef::new("templates", "templates"),
-        "templates",
+        config_doc(handle, "templates"),
     );
     audited(&*state.store, by, audit, async || {
         state
@@ -276,7 +256,7 @@ pub async fn add_experiment(
         handle,
         "experiment.add",
         ObjectRef::new("experiment", exp.experiment_id),
-        "experiments",
+        config_doc(handle, "experiments"),
     );
     audited(&*state.store, by, audit, async || {
         state
@@ -309,7 +289,7 @@ pub async fn delete_experiment(
         handle,
         "experiment.delete",
         ObjectRef::new("experiment", experiment_id),
-        "experiments",
+        config_doc(handle, "experiments"),
     );
     audited(&*state.store, by, audit, async || {
         state
@@ -362,7 +342,7 @@ pub async fn set_kill_switch(
         handle,
         "kill_switch.set",
         ObjectRef::new("kill_switch", handle.view().game.game_id),
-        "kill_switch",
+        config_doc(handle, "kill_switch"),
     );
     audited(&*state.store, by, audit, async || {
         state
