@@ -202,7 +202,7 @@ mod tests {
             item("sword", Category::Equipment, 1999, 20.0),
         ];
         let prior = prior_of(&templates, &items);
-        let logits = prior.logits("currency_low");
+        let logits = prior.logits("currency_low", crate::learner::Moments::FromTemplate);
         let cheap_currency = crate::bandit::Arm {
             category: Category::Currency,
             price_cents: 499,

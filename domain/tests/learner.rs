@@ -499,10 +499,20 @@ fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
     let ctx = feats("currency_low", &["platform=ios"]);
     let sold = arm(Category::Currency, 499);
     let s = settings(20_000.0);
+    // The genre template serves equipment at a boss raid.
+    let template = Prior::new([("boss_raid".to_owned(), Category::Equipment)], 0, i64::MAX);
     let (mut a, mut b) = (
-        Learner::new(s.clone(), Prior::default()),
-        Learner::new(s.clone(), Prior::default()),
+        Learner::new(s.clone(), template.clone()),
+        Learner::new(s.clone(), template.clone()),
     );
+    // How far the prior leans towards the template's category at a boss raid (arms no
+    // offer below touches).
+    let boss = feats("boss_raid", &["platform=android"]);
+    let lean = |l: &Learner| {
+        let e = |c| l.estimate(&boss, arm(c, 999)).expect("on the ladder").mean_log_odds;
+        e(Category::Equipment) - e(Category::Consumable)
+    };
+    assert!(lean(&a) > 0.5, "{}", lean(&a));
     let mut store = Store::default();
     // Both nodes learn that the arm sells one time in four.
     for i in 0..3_000 {
@@ -529,6 +539,8 @@ fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
     b.observe(&ctx, sold, true);
     let after = a.estimate(&ctx, sold).expect("on the ladder").conversion();
     assert!(after < 0.1, "what the old tastes taught is gone: {after}");
+    // So is the template's lean: the tastes it describes may be the ones that changed.
+    assert!(lean(&a).abs() < 1e-9, "{}", lean(&a));
     store.add(&mut a);
     assert!(store.0.contains_key("g1.start"), "{:?}", store.0.keys());
     // Node b follows at its next load: its old statistics and its unsent ones are dropped.
@@ -536,6 +548,7 @@ fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
     b.load(&store.counters());
     a.load(&store.counters());
     assert_eq!(b.view().restarts, 1);
+    assert!(lean(&b).abs() < 1e-9, "{}", lean(&b));
     assert_eq!(b.view().offers, a.view().offers);
     for i in 0..CELLS {
         let ((q, m), (bq, bm)) = (
@@ -546,9 +559,10 @@ fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
         assert!((q - bq).abs() < 1e-6 && (m - bm).abs() < 1e-6, "cell {i}");
     }
     // A reader started afresh reads the new generation only.
-    let mut reader = Learner::new(s, Prior::default());
+    let mut reader = Learner::new(s, template);
     reader.load(&store.counters());
     assert_eq!(reader.view().restarts, 1);
+    assert!(lean(&reader).abs() < 1e-9, "{}", lean(&reader));
     let e = |l: &Learner| l.estimate(&ctx, sold).expect("on the ladder").mean_log_odds;
     assert!((e(&reader) - e(&a)).abs() < 1e-6);
 }

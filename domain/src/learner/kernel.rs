@@ -7,7 +7,7 @@ use rand_distr::{Distribution, StandardNormal};
 use super::drift::DriftWatch;
 use super::estimate::Estimate;
 use super::features::Features;
-use super::prior::Prior;
+use super::prior::{Moments, Prior};
 use super::source::{Source, nearest_arm};
 use super::sync::{Increments, Totals, take_fixed};
 use crate::bandit::{AI_CATEGORIES, ARM_COUNT, Arm, PRICE_LADDER_CENTS};
@@ -199,6 +199,21 @@ impl Learner {
         self.prior = prior;
     }
 
+    /// The prior log-odds the statistics correct, for `trigger`. After a change of taste
+    /// the genre template's category for the moment no longer counts: the tastes it
+    /// describes may be the ones that changed (a season that turns `currency_low` towards
+    /// consumables would otherwise start the new generation leaning the wrong way), while
+    /// the game's price range still holds. Every node derives it from the generation, so
+    /// they agree without storing it.
+    fn offsets(&self, trigger: &str) -> [f64; ARM_COUNT] {
+        let moments = if self.generation == 0 {
+            Moments::FromTemplate
+        } else {
+            Moments::Unknown
+        };
+        self.prior.logits(trigger, moments)
+    }
+
     /// Allocates the weight tables on first learning.
     fn allocate(&mut self) {
         for t in [&mut self.cells, &mut self.pending] {
@@ -296,7 +311,7 @@ impl Learner {
     ) -> Option<Choice> {
         let scale = self.scale();
         let x = feature_value(features);
-        let offsets = self.prior.logits(features.trigger());
+        let offsets = self.offsets(features.trigger());
         // Every cross of every feature, summed once: a feature's crosses are adjacent cells.
         // Posterior mean and variance of each cell with one division, the table and the
         // prior precision read once.
@@ -511,7 +526,7 @@ impl Learner {
     pub fn estimate(&self, features: &Features, arm: Arm) -> Option<Estimate> {
         let a = arm.index()?;
         let scale = self.scale();
-        let mut mean = self.prior.logits(features.trigger())[a];
+        let mut mean = self.offsets(features.trigger())[a];
         let mut var = 0.0;
         for (i, x) in Self::active_cells(features, a) {
             let (q, m) = self.posterior(i, scale);
@@ -549,7 +564,7 @@ impl Learner {
         let Some(a) = arm.index() else { return false };
         let scale = self.scale();
         let active = Self::active_cells(features, a);
-        let mut mu = self.prior.logits(features.trigger())[a];
+        let mut mu = self.offsets(features.trigger())[a];
         let mut s2 = 0.0;
         for (i, x) in &active {
             let (q, m) = self.posterior(*i, scale);

@@ -83,6 +83,6 @@ pub use kernel::{
     CELLS, Choice, EPOCH_HALF_LIVES, Learner, LearnerSettings, LearnerView, TOP_FEATURES,
     laplace_step,
 };
-pub use prior::Prior;
+pub use prior::{Moments, Prior};
 pub use source::{Source, nearest_arm};
 pub use sync::{Increments, Totals};

@@ -21,6 +21,16 @@ pub const PREFERRED_LOGIT: f64 = 1.0;
 /// Log-odds added to a price point outside the game's price range.
 pub const OUT_OF_RANGE_LOGIT: f64 = -3.0;
 
+/// Whether the prior leans towards the genre template's category for each moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moments {
+    /// It does: a new game, which knows nothing better than its genre.
+    FromTemplate,
+    /// It does not: the learner saw the players' tastes change, and the template may
+    /// describe the old ones.
+    Unknown,
+}
+
 /// What a game believes before it has learned anything.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prior {
@@ -55,9 +65,13 @@ impl Prior {
         }
     }
 
-    /// The prior log-odds of a purchase of every arm (in [`Arm::all`] order) for `trigger`.
-    pub fn logits(&self, trigger: &str) -> [f64; ARM_COUNT] {
-        let preferred = self.preferred.get(trigger).copied();
+    /// The prior log-odds of a purchase of every arm (in [`Arm::all`] order) for `trigger`,
+    /// leaning towards the template's category for it when `moments` says so.
+    pub fn logits(&self, trigger: &str, moments: Moments) -> [f64; ARM_COUNT] {
+        let preferred = match moments {
+            Moments::FromTemplate => self.preferred.get(trigger).copied(),
+            Moments::Unknown => None,
+        };
         let mut out = [0.0; ARM_COUNT];
         for (c, category) in AI_CATEGORIES.iter().enumerate() {
             for (p, price) in PRICE_LADDER_CENTS.iter().enumerate() {
@@ -75,9 +89,9 @@ impl Prior {
         out
     }
 
-    /// The prior log-odds of one arm; `None` for an arm off the ladder.
+    /// The prior log-odds of one arm for a new game; `None` for an arm off the ladder.
     pub fn logit(&self, trigger: &str, arm: Arm) -> Option<f64> {
-        Some(self.logits(trigger)[arm.index()?])
+        Some(self.logits(trigger, Moments::FromTemplate)[arm.index()?])
     }
 
     /// Bytes the prior holds on the heap (its trigger map), for the learner's memory bound.
@@ -116,6 +130,13 @@ mod tests {
         assert!((cheap - dear).abs() < 0.01 * dear, "{cheap} {dear}");
         assert!(r(arm(Category::Consumable, 4999)) < 0.1 * dear);
         assert!(r(arm(Category::Currency, 999)) > 2.0 * r(arm(Category::Consumable, 999)));
+        // Once tastes changed, the template's category leads no more.
+        let after = prior.logits("currency_low", Moments::Unknown);
+        let index = |a: Arm| a.index().expect("on ladder");
+        assert_eq!(
+            after[index(arm(Category::Currency, 999))],
+            after[index(arm(Category::Consumable, 999))]
+        );
         // Another trigger has no preferred category.
         let other = prior.logit("boss_raid", arm(Category::Currency, 999));
         assert_eq!(

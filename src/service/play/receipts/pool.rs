@@ -7,9 +7,12 @@
 //!
 //! Bounding the threads bounds how many checks run, not their share of the CPU: with as many
 //! verifiers as cores, a flood would still take the cores from the offer path. So the
-//! verifier threads run at a lower CPU priority (a nice value of at least
-//! [`VERIFIER_NICE`]): when offers and checks compete for a core, offers go first, and the
-//! checks take what is left.
+//! verifier threads run under Linux's `SCHED_IDLE` policy: they get a core only when nothing
+//! of normal priority wants it, and a thread serving offers that wakes up takes the core from
+//! a verifier at once instead of waiting for the verifier's time slice to end. Checks then
+//! wait longer under load, and a flood fills the queue and is refused sooner; an idle node
+//! verifies at full speed. Where the policy cannot be set, the threads fall back to a nice
+//! value of at least [`VERIFIER_NICE`].
 
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
@@ -17,13 +20,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use offer_receipts::AppleRoots;
 use offer_wire::event::Receipt;
+use thread_priority::{NormalThreadSchedulePolicy, ThreadSchedulePolicy};
 use tokio::sync::oneshot;
 
 use super::verify::{Expected, Invalid, Verified, verify};
 use crate::service::{ServiceError, ServiceResult};
 
-/// The nice value the verifier threads take (or keep, when the process already runs nicer):
-/// the scheduler then gives a thread of nice 0 about nine times a verifier's share of a core.
+/// The nice value the verifier threads take (or keep, when the process already runs nicer)
+/// where `SCHED_IDLE` is refused: the scheduler then gives a thread of nice 0 about nine
+/// times a verifier's share of a core.
 pub const VERIFIER_NICE: i32 = 10;
 
 /// One check, handed to a verifier with the roots.
@@ -112,9 +117,18 @@ fn verifier(waiting: &Mutex<Receiver<Job>>, roots: &AppleRoots) {
     }
 }
 
-/// Gives the calling thread a nice value of at least [`VERIFIER_NICE`] (Linux sets it per
-/// thread). Lowering one's priority needs no privilege; a failure only costs the fairness.
+/// Puts the calling thread under `SCHED_IDLE` (which needs no privilege), or, where that is
+/// refused, gives it a nice value of at least [`VERIFIER_NICE`] (Linux sets both per thread).
+/// A failure only costs the fairness.
 fn lower_priority() {
+    let idle = thread_priority::set_thread_priority_and_policy(
+        thread_priority::thread_native_id(),
+        thread_priority::ThreadPriority::Min,
+        ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
+    );
+    if idle.is_ok() {
+        return;
+    }
     let lowered = rustix::process::getpriority_process(None).and_then(|current| {
         rustix::process::setpriority_process(
             Some(rustix::thread::gettid()),
@@ -147,7 +161,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_receipt_is_judged_on_a_verifier_of_lower_priority() {
+    async fn a_receipt_is_judged_on_a_verifier_that_runs_only_on_idle_cores() {
         let pool = VerifyPool::new(AppleRoots::apple(), 1, 1);
         let verdict = pool
             .verify(receipt(), nothing_configured())
@@ -157,12 +171,20 @@ mod tests {
             verdict.map_err(|invalid| invalid.reason),
             Err("store_not_configured")
         );
-        let nice = pool
-            .run(|_| rustix::process::getpriority_process(Some(rustix::thread::gettid())))
+        let policy = pool
+            .run(|_| thread_priority::thread_schedule_policy())
             .await
             .expect("ran")
             .expect("read");
-        assert!(nice >= VERIFIER_NICE, "{nice}");
+        assert_eq!(
+            policy,
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle)
+        );
+        // The threads serving requests keep the normal policy.
+        assert_eq!(
+            thread_priority::thread_schedule_policy().expect("read"),
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other)
+        );
     }
 
     #[tokio::test]
