@@ -1,7 +1,7 @@
 //! Economy: the daily faucet/sink ratio of the production economy as a line chart with the
 //! genre's healthy band shaded, the quadrant, each currency's earned and spent units, what
-//! the per-player day caps left out of them and the events refused by code; the
-//! holdout comparison (ARPU of both groups, uplift, p-value), the five revenue-share
+//! the per-player day caps left out of them and the events refused by code; the revenue
+//! counted, refunded and kept unverified over the same days; the holdout comparison (ARPU of both groups, uplift, p-value), the five revenue-share
 //! conditions with pass or fail, the plan and the next bill, and the link to the samples
 //! export. The figures are the economy, holdout and billing services' (viewer); the page is
 //! drawn by [`views::economy`](super::views::economy).
@@ -17,8 +17,8 @@ use super::extract::PageQuery;
 use super::failure::PageError;
 use super::layout::Tab;
 use super::views::economy as views;
+use crate::service::economy::{billing, health, holdout, revenue};
 use crate::service::play::refused_events;
-use crate::service::{economy::billing, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days the chart shows unless the query asks for another number (1 to 90).
@@ -42,6 +42,7 @@ pub async fn page(
     let report =
         health::fsr_report(&state.services, handle, Environment::Production, days, None).await?;
     let arpu = holdout::arpu(&state.services, handle, Environment::Production).await?;
+    let revenue = revenue::over(&state.services, handle, Environment::Production, days).await?;
     let share = billing::revenue_share(&state.services, handle, &at.user.caller.studio_id).await?;
     let refused = refused_events::over(
         &state.services,
@@ -56,6 +57,7 @@ pub async fn page(
         &views::Figures {
             report: &report,
             arpu: &arpu,
+            revenue: &revenue,
             share: &share,
             refused: &refused,
         },

@@ -1,6 +1,6 @@
-//! Economy endpoints (dashboard): the faucet/sink ratio report, the holdout comparison with
-//! its samples and the results of price experiments (viewer or above), and the history
-//! import (admin).
+//! Economy endpoints (dashboard): the faucet/sink ratio report, the revenue by proof, the
+//! holdout comparison with its samples and the results of price experiments (viewer or
+//! above), and the history import (admin).
 
 use axum::Json;
 use axum::extract::State;
@@ -21,12 +21,15 @@ use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{AuthErrors, BatchBodyErrors, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
+use crate::service::economy::revenue::{self, RevenueByProof};
 use crate::service::play::import::{self, ImportOutcome};
 use crate::service::{economy::billing, economy::experiments, economy::health, economy::holdout};
 use crate::state::AppState;
 
 /// Days in the report when `days` is not given: one window.
 const DEFAULT_DAYS: i64 = 7;
+/// Days of the revenue by proof when `days` is not given: the dashboard's period.
+const REVENUE_DAYS: i64 = 30;
 
 /// Query of the FSR report.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -69,6 +72,42 @@ pub async fn fsr(
         q.environment.unwrap_or(Environment::Production),
         q.days.unwrap_or(DEFAULT_DAYS),
         q.cohort.as_deref(),
+    )
+    .await?;
+    Ok(Json(report))
+}
+
+/// Query of the revenue by proof.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RevenueQuery {
+    /// Days ending today (UTC), 1 to 90; 30 when not given.
+    #[param(minimum = 1, maximum = 90)]
+    pub days: Option<i64>,
+    /// Production (default) or sandbox.
+    pub environment: Option<Environment>,
+}
+
+/// The revenue of the last days by how it was proven: what counts in the holdout comparison
+/// and the bill (verified while the game checks store receipts, from the day the checks
+/// began; as reported otherwise), what the stores' refunds took back, and what was kept
+/// without a store's proof. Read from the day aggregates.
+#[utoipa::path(get, path = "/v1/games/{game_id}/economy/revenue", tag = "economy",
+    operation_id = "get_revenue_by_proof",
+    params(("game_id" = Uuid, Path), RevenueQuery),
+    responses((status = 200, description = "The revenue by proof", body = RevenueByProof),
+        AuthErrors, QueryError, NotFound, Invalid, Unavailable))]
+pub async fn revenue(
+    State(state): State<AppState>,
+    access: GameAccess<Viewer>,
+    ApiQuery(q): ApiQuery<RevenueQuery>,
+) -> ApiResult<Json<RevenueByProof>> {
+    let report = revenue::over(
+        &state.services,
+        &access.game,
+        q.environment.unwrap_or(Environment::Production),
+        q.days.unwrap_or(REVENUE_DAYS),
     )
     .await?;
     Ok(Json(report))

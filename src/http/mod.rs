@@ -129,6 +129,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(approvals::reject))
         .routes(routes!(approvals::simulate))
         .routes(routes!(economy::fsr))
+        .routes(routes!(economy::revenue))
         .routes(routes!(economy::import_events))
         .routes(routes!(economy::holdout_arpu))
         .routes(routes!(economy::holdout_samples))

@@ -176,7 +176,8 @@ pub enum MoneyOutcome {
         /// Current balance.
         balance: i64,
     },
-    /// The game's kill switch is at level 3 (SDK off); nothing changed.
+    /// The game's kill switch is at level 3 (SDK off); nothing changed. Never the answer to
+    /// a refund: the stores' refunds are applied whatever the game's kill switch.
     KillSwitch,
     /// The player already used this `tx_id` for a different change (another kind, currency
     /// or amount); nothing changed, and the first change is not revealed.
@@ -220,6 +221,11 @@ pub struct DayAggregate {
     /// on a live key), from either group: shown beside the revenue, never added to it.
     #[serde(default)]
     pub revenue_unverified_cents: i64,
+    /// Purchases in cents the stores took back by refunds that day (already subtracted from
+    /// the day's revenue by group): shown beside the revenue so that a studio sees what the
+    /// stores returned, not only the net.
+    #[serde(default)]
+    pub refunded_cents: i64,
     /// Earned and spent units of each install cohort (`YYYY-Www`) that moved currency.
     pub cohorts: BTreeMap<String, CohortFlows>,
     /// Units earned per currency above the players' day caps: applied to wallets, not in

@@ -341,6 +341,25 @@ async fn report_keeps_a_purchase_without_a_valid_receipt_flagged_and_uncounted()
                "unverified_cents": 1_000_500, "sandbox_cents": 0, "refunded_cents": 0}),
         "{player}"
     );
+    // The economy's revenue shows the same side by side: counted, refunded, unverified.
+    let revenue = app
+        .get_json(format!("/v1/games/{}/economy/revenue?days=7", sdk.game))
+        .await;
+    assert_eq!(revenue["revenue_basis"], "verified", "{revenue}");
+    assert_eq!(revenue["days"], 7);
+    assert_eq!(
+        (
+            &revenue["counted_cents"],
+            &revenue["refunded_cents"],
+            &revenue["unverified_cents"]
+        ),
+        (&json!(499), &json!(0), &json!(1_000_500)),
+        "{revenue}"
+    );
+    // A period out of range is refused.
+    app.get(format!("/v1/games/{}/economy/revenue?days=91", sdk.game))
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .await;
 }
 
 #[tokio::test]

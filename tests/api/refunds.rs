@@ -184,6 +184,14 @@ async fn an_app_store_refund_takes_back_what_is_held_once_and_a_reversal_restore
     );
     let refunded = record(&app, &sdk, &player).await;
     assert_eq!(refunded["lifetime_spend_cents"], 0, "{refunded}");
+    // The economy shows what the store took back beside the net revenue.
+    let revenue_path = format!("/v1/games/{}/economy/revenue", sdk.game);
+    let revenue = app.get_json(&revenue_path).await;
+    assert_eq!(
+        (&revenue["counted_cents"], &revenue["refunded_cents"]),
+        (&json!(0), &json!(99)),
+        "{revenue}"
+    );
     assert_eq!(refunded["inventory"], json!([]));
     assert_eq!(refunded["ledger_total"], 2);
     assert_eq!(refunded["ledger"][0]["kind"], "refund");
@@ -227,6 +235,13 @@ async fn an_app_store_refund_takes_back_what_is_held_once_and_a_reversal_restore
     );
     let restored = record(&app, &sdk, &player).await;
     assert_eq!(restored["lifetime_spend_cents"], 99, "{restored}");
+    // The reversal counts as revenue again; the refund stays shown as one.
+    let revenue = app.get_json(&revenue_path).await;
+    assert_eq!(
+        (&revenue["counted_cents"], &revenue["refunded_cents"]),
+        (&json!(99), &json!(99)),
+        "{revenue}"
+    );
     assert_eq!(restored["ledger"][0]["kind"], "purchase");
 
     // A notification of another type is answered and ignored.
@@ -296,6 +311,9 @@ async fn a_google_refund_after_the_purchase_takes_it_back_once() {
         499
     );
 
+    // The game's SDK is switched off: the store's refund is applied all the same (a 503
+    // would only make the store send it again).
+    app.set_kill_switch(&sdk.game, 3).await;
     // A quantity-based partial refund of a purchase of one unit refunds it whole.
     let push = pubsub_voided(PACKAGE, "tok-1", "m-1", 2);
     let answer = post_google(&app, &sdk.game, Some(&token), push.clone(), StatusCode::OK).await;

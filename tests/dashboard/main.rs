@@ -32,6 +32,7 @@ mod item_art;
 mod members;
 mod model;
 mod offers;
+mod revenue;
 mod security;
 mod statement_lines;
 mod web;

@@ -1,19 +1,20 @@
 //! The economy page: the daily faucet/sink ratio as a line chart with the genre's healthy
 //! band shaded, the quadrant, each currency's earned and spent units, the per-player day caps in
-//! force and what they left out, the events refused by code; the holdout comparison
-//! (ARPU of both groups, uplift, p-value), the five revenue-share conditions with pass or fail,
-//! the plan and the next bill, the month so far and the last closed month's statement with
+//! force and what they left out, the events refused by code; the revenue counted, refunded
+//! and kept unverified; the holdout comparison (ARPU of both groups, uplift, p-value), the
+//! five revenue-share conditions with pass or fail, the plan and the next bill, the month so far and the last closed month's statement with
 //! its adjustment lines (refunds of earlier months' purchases) and its CSV download, and the
 //! link to the samples export.
 
 use maud::{Markup, html};
 use offer_domain::day_caps::CapSource;
 use offer_domain::fsr::FsrReport;
-use offer_domain::holdout_arpu::HoldoutArpu;
+use offer_domain::holdout_arpu::{HoldoutArpu, RevenueBasis};
 use offer_domain::revenue_share::{ConditionValue, RevenueShare};
 use uuid::Uuid;
 
 use super::chart::{self, Point};
+use crate::service::economy::revenue::RevenueByProof;
 use crate::service::play::refused_events::RefusedEvents;
 
 /// What the economy page shows.
@@ -22,6 +23,8 @@ pub struct Figures<'a> {
     pub report: &'a FsrReport,
     /// The holdout comparison.
     pub arpu: &'a HoldoutArpu,
+    /// The revenue by proof over the page's days.
+    pub revenue: &'a RevenueByProof,
     /// The revenue-share standing.
     pub share: &'a RevenueShare,
     /// The events refused over the page's days.
@@ -33,6 +36,7 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
     let Figures {
         report,
         arpu,
+        revenue,
         share,
         refused,
     } = *figures;
@@ -92,6 +96,7 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
                 } }
             } }
         }
+        (revenue_section(revenue))
         section {
             h2 { "Holdout comparison" }
             dl {
@@ -158,6 +163,34 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
                 }
                 p { a #statement-csv href={ "/dashboard/games/" (game_id) "/economy/statement.csv?month=" (d.month) } { "Download the statement (CSV, admins)" } }
             }
+        }
+    }
+}
+
+/// The revenue counted, refunded and kept unverified, side by side.
+fn revenue_section(r: &RevenueByProof) -> Markup {
+    let usd = |cents: i64| format!("${:.2}", cents as f64 / 100.0);
+    let counted = match r.revenue_basis {
+        RevenueBasis::Verified => "Verified by the stores, net of refunds",
+        RevenueBasis::Reported => "As the game reported it, net of refunds",
+    };
+    html! {
+        section {
+            h2 { "Revenue, last " (r.days) " days" }
+            p.muted { "What counts is what the holdout comparison and the bill read. "
+                @if r.revenue_basis == RevenueBasis::Verified {
+                    "The game checks store receipts: it counts from " (r.counted_from.format("%Y-%m-%d"))
+                    " on, and purchases kept without a store's proof are granted but never counted."
+                } @else {
+                    "The game does not check store receipts: purchases count as it reports them."
+                } }
+            div.table-wrap { table #revenue {
+                tbody {
+                    tr { th { (counted) } td #revenue-counted { (usd(r.counted_cents)) } }
+                    tr { th { "Refunded by the stores" } td #revenue-refunded { (usd(r.refunded_cents)) } }
+                    tr { th { "Unverified (not counted)" } td #revenue-unverified { (usd(r.unverified_cents)) } }
+                }
+            } }
         }
     }
 }

@@ -8,7 +8,8 @@
 //! the player used before answers `Duplicate` with the balance its ledger line recorded, or
 //! `TxConflict` when the kind, currency or amount differ; another player's equal `tx_id` is
 //! another event), (b) the kill level (a level that
-//! turns the SDK off, or no level at all, answers `KillSwitch`), (c) for a spend that is not
+//! turns the SDK off, or no level at all, answers `KillSwitch`; a refund, the store's own,
+//! is applied whatever the level), (c) for a spend that is not
 //! imported, the balance. Only then does it write the balance (or the lifetime spend, for a
 //! purchase), the ledger line, the idempotency record (pointing at that line) and the day
 //! aggregate. A refused event writes nothing, so its `tx_id` may be used again.
@@ -21,7 +22,8 @@
 //!
 //! A refund is a purchase taken back: it writes the records a purchase writes with its
 //! amount negated (the lifetime spend, the payer's day, the day's revenue of the player's
-//! group), while its ledger line keeps kind code 3 and the positive amount refunded.
+//! group), while its ledger line keeps kind code 3 and the positive amount refunded, and the
+//! day's refunded total gets the amount.
 //!
 //! Imported spends skip the balance check (history has no opening balance) but still move
 //! the balance, so a wallet may go negative while history is replayed out of order; the
@@ -59,7 +61,9 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             MoneyOutcome::TxConflict
         });
     }
-    if !kill_level(conn, game)?.is_some_and(KillLevel::allows_sdk) {
+    // A refund is the store's word on money already paid, not the game's: the kill switch
+    // turns the game's SDK off, never the stores.
+    if op.kind != MoneyKind::Refund && !kill_level(conn, game)?.is_some_and(KillLevel::allows_sdk) {
         return Ok(MoneyOutcome::KillSwitch);
     }
     let current = if op.kind.is_revenue() {
@@ -171,6 +175,18 @@ pub fn apply(conn: &Connection, op: &MoneyOp) -> StoreResult<MoneyOutcome> {
             field,
             day_field,
             counted,
+        )?;
+    }
+    // What the stores took back, beside the net revenue it already came off.
+    if op.kind == MoneyKind::Refund && op.revenue_counts() {
+        add_to_day(
+            conn,
+            game,
+            env,
+            op.ts.date_naive(),
+            DayField::Refunded,
+            "",
+            op.amount,
         )?;
     }
     Ok(MoneyOutcome::Applied {
@@ -543,6 +559,7 @@ fn add_to_aggregate(aggregate: &mut DayAggregate, field: DayField, currency: Str
         (DayField::RevenueTreatment, _) => aggregate.revenue_treatment_cents = total,
         (DayField::RevenueControl, _) => aggregate.revenue_control_cents = total,
         (DayField::RevenueUnverified, _) => aggregate.revenue_unverified_cents = total,
+        (DayField::Refunded, _) => aggregate.refunded_cents = total,
         (DayField::LeftOutEarned, _) => {
             aggregate.left_out_earned.insert(currency, total);
         }

@@ -326,6 +326,8 @@ pub enum DayField {
     CappedEarned,
     /// Players whose spent units of a currency were capped that day.
     CappedSpent,
+    /// Revenue in cents the stores' refunds took back, both groups (no currency).
+    Refunded,
 }
 
 impl DayField {
@@ -341,6 +343,7 @@ impl DayField {
             Self::LeftOutSpent => 6,
             Self::CappedEarned => 7,
             Self::CappedSpent => 8,
+            Self::Refunded => 9,
         }
     }
 
@@ -356,6 +359,7 @@ impl DayField {
             6 => Ok(Self::LeftOutSpent),
             7 => Ok(Self::CappedEarned),
             8 => Ok(Self::CappedSpent),
+            9 => Ok(Self::Refunded),
             other => Err(StoreError::Corrupt(format!("unknown day field {other}"))),
         }
     }

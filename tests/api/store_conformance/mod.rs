@@ -188,6 +188,7 @@ conformance!(tx_per_player, money::case_tx_id_is_unique_per_player);
 conformance!(spend, money::case_purchases_keep_lifetime_spend);
 conformance!(revenue, economy::case_purchase_revenue_by_group);
 conformance!(refund, refunds::case_refunds_take_revenue_back);
+conformance!(refund_kill, refunds::case_a_refund_passes_the_kill_switch);
 conformance!(
     refunds_at_once,
     refunds::case_many_refunds_at_once_count_once_each

@@ -442,8 +442,12 @@ pub(super) async fn case_randomised_ledger_sums(ctx: Ctx) {
             MoneyKind::Purchase => day.revenue_treatment_cents += entry.amount,
             MoneyKind::Refund if holdout_of[&entry.tx_id] => {
                 day.revenue_control_cents -= entry.amount;
+                day.refunded_cents += entry.amount;
             }
-            MoneyKind::Refund => day.revenue_treatment_cents -= entry.amount,
+            MoneyKind::Refund => {
+                day.revenue_treatment_cents -= entry.amount;
+                day.refunded_cents += entry.amount;
+            }
         }
     }
     for player in players {

@@ -82,6 +82,8 @@ pub(super) async fn case_refunds_take_revenue_back(ctx: Ctx) {
         ),
         (-499, -100)
     );
+    // What the stores took back is shown beside the net, on the refund's day.
+    assert_eq!((days[0].refunded_cents, days[1].refunded_cents), (0, 599));
     let mut revenues = s
         .day_revenues(g, env, &[day(1), day(2)])
         .await
@@ -96,6 +98,59 @@ pub(super) async fn case_refunds_take_revenue_back(ctx: Ctx) {
             vec![("p1".to_owned(), -499), ("p2".to_owned(), -100)],
         ]
     );
+}
+
+pub(super) async fn case_a_refund_passes_the_kill_switch(ctx: Ctx) {
+    let s = &ctx.store;
+    let g = Uuid::new_v4();
+    let env = Environment::Production;
+    let by = |player: &str, tx: &str, kind: MoneyKind, cents: i64| MoneyOp {
+        player_id: player.into(),
+        ..op(g, tx, kind, cents)
+    };
+    for p in ["a", "b", "c"] {
+        apply(s, &by(p, "buy", MoneyKind::Purchase, 500)).await;
+    }
+    s.set_kill_level(g, 3).await.expect("kill 3");
+    // Alone: the game's SDK is off, the store's refund still counts.
+    let applied = MoneyOutcome::Applied {
+        balance: 0,
+        left_out: 0,
+    };
+    assert_eq!(
+        apply(s, &by("a", "refund:1", MoneyKind::Refund, 500)).await,
+        applied
+    );
+    // Among the game's other events in flight (one script call on Redis): each answered as
+    // alone, the refunds applied, the rest refused.
+    let mixed = [
+        by("b", "refund:2", MoneyKind::Refund, 200),
+        by("b", "more", MoneyKind::Purchase, 100),
+        by("c", "refund:3", MoneyKind::Refund, 500),
+        by("c", "gold", MoneyKind::Earned, 10),
+    ];
+    let answers = futures::future::join_all(mixed.iter().map(|o| s.apply_money(o))).await;
+    let answers: Vec<MoneyOutcome> = answers.into_iter().map(|a| a.expect("answered")).collect();
+    assert_eq!(
+        answers,
+        [
+            applied.clone(),
+            MoneyOutcome::KillSwitch,
+            applied,
+            MoneyOutcome::KillSwitch
+        ]
+    );
+    let mut spends = s.spends(g, env).await.expect("spends");
+    spends.sort();
+    assert_eq!(
+        spends,
+        [
+            ("a".to_owned(), 0),
+            ("b".to_owned(), 300),
+            ("c".to_owned(), 0)
+        ]
+    );
+    assert_eq!(s.balance(g, env, "c", "gold").await.expect("balance"), 0);
 }
 
 pub(super) async fn case_many_refunds_at_once_count_once_each(ctx: Ctx) {
@@ -148,4 +203,5 @@ pub(super) async fn case_many_refunds_at_once_count_once_each(ctx: Ctx) {
         .await
         .expect("aggregates");
     assert_eq!(days[0].revenue_treatment_cents, 60 * players.len() as i64);
+    assert_eq!(days[0].refunded_cents, 40 * players.len() as i64);
 }

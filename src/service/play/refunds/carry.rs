@@ -96,7 +96,8 @@ async fn money(
     };
     match state.store.apply_money(&op).await? {
         MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(true),
-        // The game has the SDK off: the store retries the notification later.
+        // The game has the SDK off (a refund is applied whatever the kill switch; a reversal
+        // waits): the store retries the notification later.
         MoneyOutcome::KillSwitch => Err(ServiceError::Unavailable),
         // Only a client reusing the engine's own `tx_id` gets here: its event stands, the
         // refund's revenue is not recorded twice over it.

@@ -156,8 +156,9 @@ for r = 1, run_count do
       else
         out[e] = 'c'
       end
-    -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
-    elseif level >= 3 then
+    -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused,
+    -- but for a refund (a purchase of a negative amount), which is the store's, not the game's.
+    elseif level >= 3 and (balance_kind or byte(ARGV[amounts_at + e]) ~= 45) then
       out[e] = 'k'
     else
       local amount = ARGV[amounts_at + e]
@@ -226,6 +227,10 @@ for r = 1, run_count do
         nr = nr + 1
         rp[nr] = ARGV[heads_at + e] .. ',"balance_after":' .. b .. '}'
         if nr == 1 then lists.RPUSH[#lists.RPUSH + 1] = group.ledger end
+        -- A refund (a purchase of a negative amount) also counts what the stores took back.
+        if not balance_kind and v and v < 0 then
+          try('HINCRBY', day, 'refunded', sub(amount, 2))
+        end
         -- The player's day total, and the part of the event above the day cap: counted (cv,
         -- cs its text) is what the day aggregate gets.
         local cv, cs, left = v, amount, 0

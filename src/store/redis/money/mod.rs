@@ -106,6 +106,8 @@ fn parse_day(fields: HashMap<String, i64>) -> DayAggregate {
             day.revenue_treatment_cents = value;
         } else if field == "rev_c" {
             day.revenue_control_cents = value;
+        } else if field == "refunded" {
+            day.refunded_cents = value;
         }
     }
     day

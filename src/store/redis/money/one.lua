@@ -13,12 +13,15 @@ local function step(k, a)
     end
     return 'conflict', '0'
   end
-  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
-  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused.
-  if level >= 3 then return 'kill', '0' end
   local kind = ARGV[a + 2]
   local cur = ARGV[a + 3]
   local amount = ARGV[a + 4]
+  local level = tonumber(redis.call('GET', KEYS[k + 2]) or '0') or 0
+  -- 3 is KillLevel::SdkOff: from that level on the SDK is off and money events are refused,
+  -- but for a refund (a purchase of a negative amount), which is the store's, not the game's.
+  if level >= 3 and not (kind == 'purchase' and string.byte(amount) == 45) then
+    return 'kill', '0'
+  end
   local bal = 0
   if kind ~= 'purchase' then
     bal = tonumber(redis.call('HGET', wallet, cur) or '0') or 0
@@ -75,6 +78,10 @@ local function step(k, a)
     add(KEYS[k + 5], 'rev_c', amount)
   else
     add(KEYS[k + 5], 'rev_t', amount)
+  end
+  -- A refund (a purchase of a negative amount) also counts what the stores took back.
+  if kind == 'purchase' and tonumber(amount) < 0 then
+    add(KEYS[k + 5], 'refunded', ARGV[a + 5])
   end
   return 'applied', b, string.format('%d', left)
 end

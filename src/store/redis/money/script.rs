@@ -10,8 +10,9 @@
 //! [`ONE_LUA`] takes its event as nine keys and fourteen arguments and makes every check
 //! before its first write, then writes one command at a time: the idempotency hash (a known
 //! tx id answers `Duplicate` with the stored balance, or `conflict` when the change differs),
-//! the kill level (3 answers `KillSwitch`), for a non-imported spend the balance; then the
-//! balance (`HINCRBY`; for a purchase the lifetime spend) under `redis.pcall`, the
+//! the kill level (3 answers `KillSwitch`, but for a refund), for a non-imported spend the
+//! balance; then the balance (`HINCRBY`; for a purchase the lifetime spend) under
+//! `redis.pcall`, the
 //! idempotency record, the receive time, the ledger entry and the day aggregate. A read or a
 //! later write the server refuses stops the script, and the event answers the error.
 //!
@@ -25,8 +26,8 @@
 //! 2. Each event in order makes every check before its own first write, seeing the events
 //!    before it in the call: (a) the idempotency record (a known tx id, from the server or
 //!    applied earlier in this call, answers `Duplicate` with the stored balance, or
-//!    `conflict` when the change differs), (b) the kill level (3 answers `KillSwitch`), (c) for
-//!    a non-imported spend, the balance, read under `redis.pcall` (a wallet the server cannot
+//!    `conflict` when the change differs), (b) the kill level (3 answers `KillSwitch`, but
+//!    for a refund), (c) for a non-imported spend, the balance, read under `redis.pcall` (a wallet the server cannot
 //!    read fails that event alone). A refused event writes nothing and the next event goes
 //!    on.
 //! 3. The event's first write runs at once under `redis.pcall`: the balance `HINCRBY` (its
@@ -57,12 +58,15 @@
 //!
 //! A refund ([`MoneyKind::Refund`]) is handed to the scripts as a purchase of the negated
 //! amount, so it moves the lifetime spend, the payer's day and the day's revenue of its group
-//! down by what was refunded; its ledger entry keeps kind `refund` and the positive amount.
+//! down by what was refunded, and adds the amount to the day's `refunded` field; its ledger
+//! entry keeps kind `refund` and the positive amount. Only a store's notification refunds,
+//! for a purchase it signed, so a refund's revenue always counts: it never lands in the
+//! unverified day hash, whose fields are all summed as unverified revenue.
 //!
 //! The ledger entry is the JSON of a [`LedgerEntry`](crate::store::LedgerEntry), built by
 //! Rust with serde's field names except `balance_after`, which the script appends. The day
 //! aggregate fields are `earned:<cur>`, `spent:<cur>` (and the same with `@<cohort>`),
-//! `rev_t` for treatment revenue and `rev_c` for holdout. The tx record is
+//! `rev_t` for treatment revenue, `rev_c` for holdout and `refunded`. The tx record is
 //! `<balance>|<fingerprint>`.
 
 use std::sync::Arc;
