@@ -3,12 +3,12 @@
 //! and one stored decision per closed month.
 
 use chrono::{Datelike, Duration, NaiveDate, Utc};
-use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::economy::{import_path, past, players_of, purchase};
+use super::economy::{past, players_of, purchase};
 use super::fixtures::{earned, store_shelf};
 use super::helpers::{default_backend, spawn_tuned};
+use super::history;
 
 /// Noon UTC of `day`.
 fn noon(day: NaiveDate) -> chrono::DateTime<Utc> {
@@ -31,9 +31,7 @@ async fn revenue_on_days_the_economy_was_not_healthy_is_left_out() {
         past(payer, purchase(5_000, "in_hyper"), day(18)),
         past(payer, purchase(300, "healthy"), day(5)),
     ]});
-    app.post(import_path(&sdk.game), events)
-        .expect(StatusCode::OK)
-        .await;
+    history::played(&app, &sdk.game, &events["events"]).await;
     let arpu = app
         .get_json(format!("/v1/games/{}/holdout-arpu", sdk.game))
         .await;
@@ -81,9 +79,7 @@ async fn a_closed_month_gets_one_stored_decision_with_its_uplift_revenue() {
     events.push(past(&held[0], purchase(200, "c0"), noon(last_month)));
     // This month: one treated player pays $4.
     events.push(past(&treated[2], purchase(400, "t2"), noon(today)));
-    app.post(import_path(&sdk.game), json!({"events": events}))
-        .expect(StatusCode::OK)
-        .await;
+    history::played(&app, &sdk.game, &json!(events)).await;
 
     let path = format!("/v1/games/{}/revenue-share", sdk.game);
     let share = app.get_json(&path).await;
@@ -107,11 +103,11 @@ async fn a_closed_month_gets_one_stored_decision_with_its_uplift_revenue() {
     assert_eq!(share["uplift_revenue_month_to_date_usd"], 4.0, "{share}");
     assert_eq!(share["standing"], "provisional");
     // The decision is taken once: later reads, and later revenue, leave it as it was.
-    app.post(
-        import_path(&sdk.game),
-        json!({"events": [past(&treated[3], purchase(9_900, "late"), noon(last_month))]}),
+    history::played(
+        &app,
+        &sdk.game,
+        &json!([past(&treated[3], purchase(9_900, "late"), noon(last_month))]),
     )
-    .expect(StatusCode::OK)
     .await;
     let again = app.get_json(&path).await;
     assert_eq!(again["last_decision"], *decision);

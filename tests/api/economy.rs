@@ -409,39 +409,76 @@ pub fn players_of(game: &str, holdout: bool, n: usize) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn imported_sessions_join_the_population_and_move_the_launch_back() {
-    let app = spawn_app().await;
+async fn imported_history_counts_in_the_sandbox_and_in_no_billing_figure_of_production() {
+    let app = spawn_tuned(default_backend(), |s| s.economy.figures_cache_ms = 0).await;
     let sdk = app.game_with(store_shelf()).await;
-    // A live session today launches the game.
+    // A live session today launches production.
     app.send_events(&sdk, "live_player", json!([{"type": "first_loss"}]))
         .await;
     let month_ago = chrono::Utc::now() - chrono::Duration::days(40);
     let session = json!({"type": "session_start"});
-    let body = json!({"events": [
-        past("old_1", session.clone(), month_ago),
-        past("old_2", session.clone(), month_ago + chrono::Duration::days(2)),
-        past("old_2", purchase(300, "old_2_buy"), month_ago + chrono::Duration::days(2)),
-    ]});
-    let outcome = app
-        .post(import_path(&sdk.game), body)
-        .expect(StatusCode::OK)
-        .await;
-    assert_eq!(outcome["imported"], 3, "{outcome}");
-    // Three players, non-payers included; the launch is the earliest session, 40 days ago.
+    let history = |env: &str| {
+        json!({"environment": env, "events": [
+            past("old_1", session.clone(), month_ago),
+            past("old_2", session.clone(), month_ago + chrono::Duration::days(2)),
+            past("old_2", purchase(300, "old_2_buy"), month_ago + chrono::Duration::days(2)),
+        ]})
+    };
+    for env in ["production", "sandbox"] {
+        let outcome = app
+            .post(import_path(&sdk.game), history(env))
+            .expect(StatusCode::OK)
+            .await;
+        assert_eq!(outcome["imported"], 3, "{outcome}");
+    }
+    // Production: the imported players, their $3 and their sessions count in no billing
+    // figure, and the launch stays the first live session.
     let arpu = app
         .get_json(format!("/v1/games/{}/holdout-arpu", sdk.game))
         .await;
-    let players = arpu["n_treatment"].as_u64().expect("n") + arpu["n_control"].as_u64().expect("n");
-    assert_eq!(players, 3, "{arpu}");
-    assert_eq!(arpu["days_live"], 40, "{arpu}");
+    let players =
+        |a: &Value| a["n_treatment"].as_u64().expect("n") + a["n_control"].as_u64().expect("n");
+    assert_eq!(players(&arpu), 1, "{arpu}");
+    assert_eq!(arpu["days_live"], 0, "{arpu}");
+    assert_eq!(arpu["treatment_arpu"], 0.0, "{arpu}");
+    assert_eq!(arpu["control_arpu"], 0.0, "{arpu}");
+    let share = app
+        .get_json(format!("/v1/games/{}/revenue-share", sdk.game))
+        .await;
+    assert_eq!(share["monthly_players"], 1, "{share}");
+    // The player still joins the population (its install day, for its cohort), its revenue
+    // is shown apart, and its spend moves no spender tier.
     let record = app
-        .get_json(format!("/v1/games/{}/players/old_1", sdk.game))
+        .get_json(format!("/v1/games/{}/players/old_2", sdk.game))
         .await;
     assert_eq!(
         record["install_day"],
-        json!(month_ago.date_naive().to_string()),
+        json!(
+            (month_ago + chrono::Duration::days(2))
+                .date_naive()
+                .to_string()
+        ),
         "{record}"
     );
+    assert_eq!(record["lifetime_spend_cents"], 0, "{record}");
+    assert_eq!(record["purchases"]["unverified_cents"], 300, "{record}");
+    // A live session of an imported player makes it a player of the billing figures.
+    app.send_events(&sdk, "old_1", json!([{"type": "first_loss"}]))
+        .await;
+    let arpu = app
+        .get_json(format!("/v1/games/{}/holdout-arpu", sdk.game))
+        .await;
+    assert_eq!(players(&arpu), 2, "{arpu}");
+    // The sandbox counts its imported history in every figure: both players, the launch
+    // 40 days ago.
+    let sandbox = app
+        .get_json(format!(
+            "/v1/games/{}/holdout-arpu?environment=sandbox",
+            sdk.game
+        ))
+        .await;
+    assert_eq!(players(&sandbox), 2, "{sandbox}");
+    assert_eq!(sandbox["days_live"], 40, "{sandbox}");
 }
 
 #[tokio::test]

@@ -26,6 +26,7 @@ mod edge;
 mod experiments;
 mod fixtures;
 mod helpers;
+mod history;
 mod http;
 mod impersonation;
 mod inventory;

@@ -12,9 +12,10 @@ use offer_engine::service::economy::adjustments;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::economy::{import_path, past, players_of, purchase};
+use super::economy::{past, players_of, purchase};
 use super::fixtures::store_shelf;
 use super::helpers::{Role, TestApp, default_backend, remove_scratch, scratch_dir, spawn_tuned};
+use super::history;
 
 /// A plans table with limits small enough to cross in a test: 2, 4 and 6 monthly players.
 const PLANS: &str = r#"
@@ -49,7 +50,7 @@ fn last_month() -> String {
     last_month_end().format("%Y-%m").to_string()
 }
 
-/// A game launched last month (a session imported on its last day) with `players` playing
+/// A game launched last month (a session played on its last day) with `players` playing
 /// today (a session and a `first_loss` each, `players` at least 1), and two treated payers
 /// and one holdout payer last month; its statement of last month.
 async fn statement_with(app: &TestApp, players: usize) -> Value {
@@ -57,17 +58,15 @@ async fn statement_with(app: &TestApp, players: usize) -> Value {
     let treated = players_of(&sdk.game, false, 2);
     let held = players_of(&sdk.game, true, 1);
     let at = last_month_end();
-    let events = json!({"events": [
+    let events = json!([
         past(&treated[0], json!({"type": "session_start"}), at),
         past(&treated[0], purchase(1_000, "t0"), at),
         past(&treated[1], purchase(1_000, "t1"), at),
         past(&held[0], purchase(200, "c0"), at),
-    ]});
-    app.post(import_path(&sdk.game), events)
-        .expect(StatusCode::OK)
-        .await;
+    ]);
+    history::played(app, &sdk.game, &events).await;
     // The payer whose session launched the game plays today too, so it counts whatever
-    // today's date (its imported session may be within the last 30 days or not).
+    // today's date (its session of last month may be within the last 30 days or not).
     let live = std::iter::once(treated[0].clone()).chain((1..players).map(|i| format!("live_{i}")));
     for player in live {
         app.send_events(&sdk, &player, json!([{"type": "first_loss"}]))
@@ -127,11 +126,11 @@ async fn the_statement_reads_as_csv_and_only_for_a_closed_month_and_an_admin() {
     let app = spawn_tuned(default_backend(), |s| s.economy.figures_cache_ms = 0).await;
     let sdk = app.game_with(store_shelf()).await;
     let at = last_month_end();
-    app.post(
-        import_path(&sdk.game),
-        json!({"events": [past("p1", json!({"type": "session_start"}), at)]}),
+    history::played(
+        &app,
+        &sdk.game,
+        &json!([past("p1", json!({"type": "session_start"}), at)]),
     )
-    .expect(StatusCode::OK)
     .await;
     let path = format!("/v1/games/{}/statements", sdk.game);
     let json = app.get_json(format!("{path}?month={}", last_month())).await;
@@ -207,11 +206,11 @@ async fn a_month_lists_its_adjustment_lines_already_counted_in_json_and_csv() {
     let sdk = app.game_with(store_shelf()).await;
     let game_id: uuid::Uuid = sdk.game.parse().expect("uuid");
     let at = last_month_end();
-    app.post(
-        import_path(&sdk.game),
-        json!({"events": [past("p1", json!({"type": "session_start"}), at)]}),
+    history::played(
+        &app,
+        &sdk.game,
+        &json!([past("p1", json!({"type": "session_start"}), at)]),
     )
-    .expect(StatusCode::OK)
     .await;
     // Last month, before it closed, a refund of a purchase of the month before arrived, and
     // a reversal of another: the lines the refunds' steps recorded then (no clock of the

@@ -13,6 +13,9 @@ mod fixtures;
 #[path = "../api/helpers.rs"]
 mod helpers;
 #[allow(dead_code)]
+#[path = "../api/history.rs"]
+mod history;
+#[allow(dead_code)]
 #[path = "../api/http.rs"]
 mod http;
 #[allow(dead_code)]

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::browser::add_member;
 use super::helpers::spawn_app;
+use super::history;
 use super::web::{get_page, sign_in};
 
 #[tokio::test]
@@ -19,14 +20,14 @@ async fn the_last_statement_shows_its_adjustment_lines_in_a_table() {
     add_member(&app, "vic@studio-a.test", "viewer").await;
     let sdk = app.game_with(json!([])).await;
     let game_id: uuid::Uuid = sdk.game.parse().expect("uuid");
-    // Launched last month: a session imported on its last day.
+    // Launched last month: a session played on its last day.
     let last = Utc::now().date_naive().with_day(1).expect("first") - chrono::Duration::days(1);
     let at = last.and_hms_opt(12, 0, 0).expect("noon").and_utc();
-    app.post(
-        format!("/v1/games/{}/events/import", sdk.game),
-        json!({"events": [{"type": "session_start", "player_id": "p1", "ts": at.to_rfc3339()}]}),
+    history::played(
+        &app,
+        &sdk.game,
+        &json!([{"type": "session_start", "player_id": "p1", "ts": at.to_rfc3339()}]),
     )
-    .expect(StatusCode::OK)
     .await;
     // A refund that arrived last month of a purchase of the month before, as its step
     // recorded it then.

@@ -188,7 +188,7 @@ fn revenue_section(r: &RevenueByProof) -> Markup {
                 tbody {
                     tr { th { (counted) } td #revenue-counted { (usd(r.counted_cents)) } }
                     tr { th { "Refunded by the stores" } td #revenue-refunded { (usd(r.refunded_cents)) } }
-                    tr { th { "Unverified (not counted)" } td #revenue-unverified { (usd(r.unverified_cents)) } }
+                    tr { th { "Unverified or imported (not counted)" } td #revenue-unverified { (usd(r.unverified_cents)) } }
                 }
             } }
         }

@@ -187,6 +187,10 @@ impl Population {
             .await?
         {
             let entry: PlayerEntry = decode(&bytes)?;
+            if !entry.billed_in(env) {
+                // Known from imported history only: never in production's billing figures.
+                continue;
+            }
             if entry.last_seen.is_some_and(|day| day >= month_start) {
                 monthly += 1;
             }
@@ -197,7 +201,7 @@ impl Population {
                 lifetime.remove(&player_id);
             }
         }
-        // Payers known only from imported history.
+        // Payers known only from imported history (the sandbox's: production keeps none).
         let history_only: Vec<String> = lifetime.keys().cloned().collect();
         for player_id in history_only {
             let holdout = is_holdout(&player_id, game_id);

@@ -5,9 +5,17 @@
 //! `session_start` ([`count_played`]), or imported history (`insert_new`, so two nodes
 //! agree). A session opened and left without playing counts nowhere, so ids a script makes
 //! up move neither the plan nor the holdout groups. A later sighting moves `last_seen`
-//! forward and an earlier one `install_day` back, each a compare-and-swap. The holdout comparison counts every player here, payers or not; the
-//! revenue-share plan counts the players seen in the last 30 days; the approval simulation
-//! takes the players seen in the last 7.
+//! forward and an earlier one `install_day` back, each a compare-and-swap. The holdout
+//! comparison counts every player here, payers or not; the revenue-share plan counts the
+//! players seen in the last 30 days; the approval simulation takes the players seen in the
+//! last 7.
+//!
+//! A production player known from imported history only is marked `imported` until it plays
+//! live: it stays in the economy's health figures (its install cohort, the approval
+//! simulation) but counts in none of production's billing figures (the holdout comparison,
+//! the plan's monthly players), which rest on live play alone, so that no import of history
+//! moves a bill. An imported sighting of a player seen live moves its install day back (its
+//! cohort), never its `last_seen`. In the sandbox imported history counts like live play.
 
 use chrono::NaiveDate;
 use dashmap::DashMap;
@@ -43,6 +51,27 @@ pub struct PlayerEntry {
     /// platform bucket in the approval simulation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+    /// Known from imported history only, never seen in a live session (see the module
+    /// documentation): left out of production's billing figures.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
+}
+
+impl PlayerEntry {
+    /// Whether the player counts in the billing figures of `env`: every player of the
+    /// sandbox, production's players seen live.
+    pub fn billed_in(&self, env: Environment) -> bool {
+        env == Environment::Sandbox || !self.imported
+    }
+}
+
+/// How a player was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sighting {
+    /// In a live session.
+    Live,
+    /// In imported history.
+    Imported,
 }
 
 /// A player's population entry, if it ever had a session in this environment.
@@ -69,6 +98,7 @@ pub async fn register(
     player_id: &str,
     day: NaiveDate,
     platform: Option<&str>,
+    sighting: Sighting,
 ) -> ServiceResult<()> {
     let coll = collection(game_id, env);
     for _ in 0..5 {
@@ -78,6 +108,7 @@ pub async fn register(
                 install_day: day,
                 last_seen: Some(day),
                 platform: platform.map(str::to_owned),
+                imported: sighting == Sighting::Imported,
             };
             if state
                 .store
@@ -89,7 +120,7 @@ pub async fn register(
             continue;
         };
         let mut entry: PlayerEntry = decode(&stored)?;
-        if !entry.sighted(day, platform) {
+        if !entry.sighted(day, platform, sighting) {
             return Ok(());
         }
         if state
@@ -106,14 +137,20 @@ pub async fn register(
 }
 
 impl PlayerEntry {
-    /// Takes in a sighting on `day`; `false` when it changes nothing.
-    fn sighted(&mut self, day: NaiveDate, platform: Option<&str>) -> bool {
+    /// Takes in a sighting on `day`; `false` when it changes nothing. A live sighting ends
+    /// `imported`; an imported one moves `last_seen` only of a player never seen live.
+    fn sighted(&mut self, day: NaiveDate, platform: Option<&str>, sighting: Sighting) -> bool {
         let mut changed = false;
         if day < self.install_day {
             self.install_day = day;
             changed = true;
         }
-        if self.last_seen.is_none_or(|seen| seen < day) {
+        if sighting == Sighting::Live && self.imported {
+            self.imported = false;
+            changed = true;
+        }
+        let moves_last_seen = sighting == Sighting::Live || self.imported;
+        if moves_last_seen && self.last_seen.is_none_or(|seen| seen < day) {
             self.last_seen = Some(day);
             changed = true;
         }
@@ -169,7 +206,16 @@ pub async fn count_played(
     if state.sightings.counted_on(&key, day) {
         return Ok(());
     }
-    register(state, game_id, env, player_id, day, platform).await?;
+    register(
+        state,
+        game_id,
+        env,
+        player_id,
+        day,
+        platform,
+        Sighting::Live,
+    )
+    .await?;
     state.sightings.remember(key, day);
     Ok(())
 }

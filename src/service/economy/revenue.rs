@@ -36,8 +36,8 @@ pub struct RevenueByProof {
     /// subtracted from `counted_cents`). A refund the store reverses later stays counted
     /// here; its reversal is revenue again in `counted_cents`.
     pub refunded_cents: i64,
-    /// Purchases in cents kept without a store's proof (unverified, or sandbox transactions
-    /// on a live key) over the period: granted, never counted.
+    /// Purchases in cents kept without a store's proof (unverified, imported production
+    /// history, or sandbox transactions on a live key) over the period: never counted.
     pub unverified_cents: i64,
 }
 

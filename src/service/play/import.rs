@@ -7,14 +7,18 @@
 //! (422 naming its index) and nothing is written. A production import that appended
 //! anything recomputes the game's FSR quadrant on this node straight away.
 //!
-//! While a game checks store receipts (`report` or `enforce`), an imported production
-//! purchase carries no receipt, so it is kept as unverified: its revenue is shown apart and
-//! counts in no figure the holdout comparison or the bill reads.
+//! Imported history never counts towards production's billing figures, whatever the game's
+//! receipt checks: an imported production purchase carries no store's proof, so it is kept
+//! as unverified (its revenue shown apart, counted in no figure the holdout comparison, the
+//! bill or the spender tier reads), an imported production player counts in the billing
+//! figures only once it plays live, and production's `launched_at` is its first live
+//! session. Imported currency still counts in the economy's health figures (the faucet/sink
+//! ratio, the quadrant, the approval simulation). In the sandbox imported history counts in
+//! every figure, so a studio can try the verdict on its real history without touching a bill.
 //!
 //! An imported `session_start` writes no ledger line: it enters its player in the
-//! environment's population (install day the earliest session seen, so non-payers of the
-//! past count in the holdout comparison) and moves `launched_at` back to it when it is
-//! earlier.
+//! environment's population (install day the earliest session seen) and, in the sandbox,
+//! moves `sandbox_launched_at` back to it when it is earlier.
 
 use std::collections::HashMap;
 
@@ -29,6 +33,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::service::economy::day_caps;
+use crate::service::economy::population::{self, Sighting};
 use crate::service::play::events::{Refusal, Rejected, validate_fields};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::{MoneyKind, MoneyOp, MoneyOutcome, Proof};
@@ -105,13 +110,14 @@ pub async fn import(
     let mut cohorts: HashMap<String, Option<String>> = HashMap::new();
     for (index, e) in events.into_iter().enumerate() {
         if let SdkEvent::SessionStart { ts: Some(ts) } = e.event {
-            crate::service::economy::population::register(
+            population::register(
                 state,
                 game.game_id,
                 env,
                 &e.player_id,
                 ts.date_naive(),
                 None,
+                Sighting::Imported,
             )
             .await?;
             first_session = Some(first_session.map_or(ts, |first| first.min(ts)));
@@ -121,13 +127,7 @@ pub async fn import(
         let cohort = match cohorts.get(&e.player_id) {
             Some(known) => known.clone(),
             None => {
-                let entry = crate::service::economy::population::entry(
-                    state,
-                    game.game_id,
-                    env,
-                    &e.player_id,
-                )
-                .await?;
+                let entry = population::entry(state, game.game_id, env, &e.player_id).await?;
                 let known = entry.map(|entry| cohort_of(entry.install_day));
                 cohorts.insert(e.player_id.clone(), known.clone());
                 known
@@ -136,13 +136,10 @@ pub async fn import(
         let Some(mut op) = money_op(game.game_id, env, e, cohort) else {
             continue;
         };
-        // While the game checks store receipts, imported revenue has none: it is kept
-        // apart like any unverified purchase, so no import moves the verified figures, the
-        // holdout verdict or the bill.
-        if op.kind.is_revenue()
-            && env == Environment::Production
-            && view.stores.verification.is_on()
-        {
+        // Imported production revenue carries no store's proof: it is kept apart like any
+        // unverified purchase, whatever the game's verification, so no import moves the
+        // holdout verdict, the bill or a player's spender tier.
+        if op.kind.is_revenue() && env == Environment::Production {
             op.proof = Some(Proof::Unverified);
         }
         // History is capped by the studio's cap only: the derived caps describe the days
@@ -174,7 +171,8 @@ pub async fn import(
             message: refusal.message(),
         });
     }
-    if let Some(at) = first_session {
+    // Production's launch is its first live session; the sandbox's may be imported.
+    if let (Some(at), Environment::Sandbox) = (first_session, env) {
         crate::service::game::games::mark_launched(state, handle, env, at).await?;
     }
     // History can move the production window at once; the schedule would see it within an
