@@ -289,6 +289,56 @@ async fn google_play_receipts_grant_items_and_bundles_directly_or_through_unity(
 }
 
 #[tokio::test]
+async fn a_verified_currency_pack_credits_its_currency_once() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca, default_backend()).await;
+    let sdk = game(&app, &key, "enforce").await;
+    let pack = with(
+        item("gems_500", "currency", 4.99),
+        json!({"quantity": 500, "currency_id": "gems",
+               "store_products": {"app_store": "com.studio.game.gems500"}}),
+    );
+    app.post(format!("/v1/games/{}/items", sdk.game), pack)
+        .expect(StatusCode::CREATED)
+        .await;
+    let sid = app.open_session(&sdk, "buyer", json!({})).await;
+    // Two packs in one App Store transaction; the client claims a potion at 0 cents.
+    let receipt = apple_receipt(&ca, "com.studio.game.gems500", "2000000000000077", 2);
+    let outcome = send(
+        &app,
+        &sdk,
+        &sid,
+        json!([purchase("gems1", Some(receipt.clone()))]),
+    )
+    .await;
+    assert_eq!(outcome["accepted"], 1, "{outcome}");
+    let buyer = record(&app, &sdk, "buyer").await;
+    assert_eq!(buyer["balances"]["gems"], 1_000, "{buyer}");
+    assert_eq!(inventory(&buyer), Vec::<(String, i64)>::new());
+    assert_eq!(buyer["lifetime_spend_cents"], 998, "{buyer}");
+    // The credit is a `currency_earned` line under the purchase's tx_id and the currency.
+    let credit = buyer["ledger"]
+        .as_array()
+        .expect("ledger")
+        .iter()
+        .find(|l| l["kind"] == "currency_earned")
+        .expect("a credit line")
+        .clone();
+    assert_eq!(
+        (&credit["tx_id"], &credit["amount"], &credit["currency_id"]),
+        (&json!("gems1:gems"), &json!(1_000), &json!("gems")),
+        "{credit}"
+    );
+    // A replay of the purchase credits nothing more.
+    let again = send(&app, &sdk, &sid, json!([purchase("gems1", Some(receipt))])).await;
+    assert_eq!(again["accepted"], 1, "{again}");
+    let buyer = record(&app, &sdk, "buyer").await;
+    assert_eq!(buyer["balances"]["gems"], 1_000, "{buyer}");
+    assert_eq!(buyer["lifetime_spend_cents"], 998, "{buyer}");
+}
+
+#[tokio::test]
 async fn report_keeps_a_purchase_without_a_valid_receipt_flagged_and_uncounted() {
     let ca = TestAppleCa::new();
     let key = TestGoogleKey::new();

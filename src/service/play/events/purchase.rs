@@ -4,8 +4,9 @@
 //! - `off`: as the game reports it, the client's items at the client's price.
 //! - `report` and `enforce`: a receipt the store signed for one of the game's products grants
 //!   that product (its item, or its bundle's items, each by its catalogue `quantity`, times
-//!   the receipt's `quantity`) and counts its catalogue price times the receipt's quantity as
-//!   verified revenue, whatever the client said. Its store transaction is redeemed once: the
+//!   the receipt's `quantity`; a currency pack credits its currency's wallet with as many
+//!   units, so the client sends no `currency_earned` for it) and counts its catalogue price
+//!   times the receipt's quantity as verified revenue, whatever the client said. Its store transaction is redeemed once: the
 //!   same player presenting it again is answered as the first purchase (a replay), another
 //!   player gains nothing (`receipt_already_redeemed`).
 //! - A purchase without a valid receipt is refused in `enforce` (`receipt_required`,
@@ -15,7 +16,9 @@
 //!
 //! Then, as for every purchase, the wallet step records the revenue; when it applied the
 //! purchase or recognised a replay, the inventory step adds the items under the same
-//! `tx_id` (each step is idempotent on its own). Only a purchase applied now whose revenue
+//! `tx_id`, and each currency the product credits is a `currency_earned` wallet step under
+//! `<tx_id>:<currency>` (each step is idempotent on its own). A purchase taken as reported
+//! (verification `off`, or kept unverified) credits no currency: its client reports it. Only a purchase applied now whose revenue
 //! counts raises the player's spend, teaches the offer it bought and counts in that offer's
 //! price experiment.
 
@@ -23,14 +26,15 @@ use chrono::{DateTime, Utc};
 use offer_actors::session::SessionChange;
 use offer_domain::catalogue::Item;
 use offer_domain::category::Category;
+use offer_domain::currency::Currency;
 use offer_domain::product_grant::resolve_product;
 use offer_domain::product_ids::Store;
 use offer_domain::store_settings::Verification;
 use offer_wire::event::Receipt;
 use uuid::Uuid;
 
-use super::context::{Context, announce_inventory};
-use super::outcome::{Applied, Refusal};
+use super::context::{Context, Origin, announce_balance, announce_inventory};
+use super::outcome::{Applied, Balance, Refusal};
 use super::validate::find_item;
 use crate::service::ServiceResult;
 use crate::service::play::exposures;
@@ -66,6 +70,8 @@ struct Paid {
     amount: i64,
     /// Items and units added to the inventory.
     grant: Vec<(String, i64)>,
+    /// Currencies and units credited to the wallets (a verified currency pack).
+    currency: Vec<(String, i64)>,
     /// How it was proven (`None`: verification is off).
     proof: Option<Proof>,
     /// The store transaction this purchase claimed first, which a refund that arrived
@@ -84,6 +90,7 @@ impl Paid {
             tx_id: p.tx_id.to_owned(),
             amount: p.price_cents,
             grant: granted(&cx.game.view().items, p.item_ids, 1),
+            currency: Vec::new(),
             proof,
             claimed: None,
             ts: *p.ts,
@@ -169,6 +176,7 @@ async fn check(
         tx_id: p.tx_id.to_owned(),
         amount: product.price_cents().saturating_mul(quantity),
         grant: granted(&view.items, &ids, quantity),
+        currency: credited(&view.game.currencies, &view.items, &ids, quantity),
         quantity: verified.quantity,
         purchased_at: Some(at),
     };
@@ -194,6 +202,7 @@ async fn check(
         tx_id: first.tx_id,
         amount: first.amount,
         grant: first.grant,
+        currency: first.currency,
         proof: Some(if verified.sandbox {
             Proof::Sandbox
         } else {
@@ -224,6 +233,7 @@ async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult
         }
         MoneyOutcome::KillSwitch => return Ok(Applied::Rejected(Refusal::SdkDisabled)),
     };
+    let balance = credit(cx, &paid, &op.tx_id).await?;
     let inventory = if paid.grant.is_empty() {
         None
     } else {
@@ -265,10 +275,77 @@ async fn record(cx: &Context<'_>, paid: Paid, p: &Purchase<'_>) -> ServiceResult
             exposures::count(cx.state, cx.session.info(), cx.env, offer_id, bought).await;
         }
     }
-    Ok(Applied::Accepted {
-        balance: None,
-        inventory,
-    })
+    Ok(Applied::Accepted { balance, inventory })
+}
+
+/// Credits the currencies a verified currency pack grants, each a `currency_earned` wallet
+/// step under `<tx_id>:<currency>` (a replay is recognised by it), with no day cap: paid
+/// currency is no client's claim. Answers the new balance of the last currency credited.
+async fn credit(cx: &Context<'_>, paid: &Paid, tx_id: &str) -> ServiceResult<Option<Balance>> {
+    let mut last = None;
+    for (currency_id, units) in &paid.currency {
+        let op = cx.money(
+            MoneyKind::Earned,
+            currency_id,
+            *units,
+            &format!("{tx_id}:{currency_id}"),
+            &paid.ts,
+        );
+        match cx.state.store.apply_money(&op).await? {
+            MoneyOutcome::Applied { balance, .. } => {
+                if cx.origin == Origin::Rest {
+                    announce_balance(cx, currency_id).await;
+                }
+                last = Some(Balance {
+                    currency_id: currency_id.clone(),
+                    balance,
+                });
+            }
+            MoneyOutcome::Duplicate { balance } => {
+                last = Some(Balance {
+                    currency_id: currency_id.clone(),
+                    balance,
+                });
+            }
+            // The purchase's revenue is recorded: the player holds the client's own use of
+            // that `tx_id`, or the game turned the SDK off since; the purchase stands.
+            outcome @ (MoneyOutcome::TxConflict
+            | MoneyOutcome::KillSwitch
+            | MoneyOutcome::InsufficientFunds { .. }) => {
+                tracing::warn!(
+                    game_id = %op.game_id,
+                    tx_id = %op.tx_id,
+                    ?outcome,
+                    "a currency pack's credit was refused"
+                );
+            }
+        }
+    }
+    Ok(last)
+}
+
+/// What a purchase of `item_ids`, `times` over, credits: each currency pack's catalogue
+/// `quantity` times `times`, in its currency (the game's only one when the item names
+/// none).
+fn credited(
+    currencies: &[Currency],
+    items: &[Item],
+    item_ids: &[String],
+    times: i64,
+) -> Vec<(String, i64)> {
+    item_ids
+        .iter()
+        .filter_map(|id| find_item(items, id))
+        .filter(|item| item.category == Category::Currency)
+        .filter_map(|item| {
+            let currency = item.currency_id.clone().or_else(|| match currencies {
+                [only] => Some(only.currency_id.clone()),
+                _ => None,
+            })?;
+            let units = item.quantity?.saturating_mul(times);
+            (units > 0).then_some((currency, units))
+        })
+        .collect()
 }
 
 /// What a purchase of `item_ids`, `times` over, puts in the inventory: each non-currency

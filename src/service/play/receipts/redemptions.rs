@@ -31,6 +31,10 @@ pub struct Claim {
     /// recognises its `tx_id`) and a refund takes back.
     #[serde(default)]
     pub grant: Vec<(String, i64)>,
+    /// The currency units it credited (a currency pack's currency, its catalogue `quantity`
+    /// times the receipt's), which a replay credits again under the same `tx_id`s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub currency: Vec<(String, i64)>,
     /// The units the receipt bought (its `quantity`), so that a refund of some units takes
     /// back their share; a claim written before it was kept counts as one unit.
     #[serde(default = "one_unit")]

@@ -306,6 +306,7 @@ mod tests {
             tx_id: format!("buy-{}", target.transaction_id),
             amount: 499,
             grant: vec![("sword".to_owned(), 1)],
+            currency: Vec::new(),
             quantity: 1,
             purchased_at: at,
         };
