@@ -21,7 +21,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::fixtures::{Sdk, item};
+use super::fixtures::{Sdk, item, spent, with};
 use super::helpers::{TestApp, default_backend};
 use super::receipt_fixtures::{
     self, BUNDLE_ID, PACKAGE, apple_jws, apple_receipt, google_receipt, potion, sword,
@@ -255,6 +255,59 @@ async fn an_app_store_refund_takes_back_what_is_held_once_and_a_reversal_restore
     let answer = post_apple(&app, &sdk.game, other, StatusCode::OK).await;
     assert_eq!(answer["outcome"], "ignored");
     assert_eq!(record(&app, &sdk, &player).await, restored);
+}
+
+#[tokio::test]
+async fn a_refunded_currency_pack_takes_back_what_the_wallet_holds_and_a_reversal_gives_it() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, _) = game(&app, &key).await;
+    let pack = with(
+        item("gems_500", "currency", 4.99),
+        json!({"quantity": 500, "currency_id": "gems",
+               "store_products": {"app_store": "com.studio.game.gems500"}}),
+    );
+    app.post(format!("/v1/games/{}/items", sdk.game), pack)
+        .expect(StatusCode::CREATED)
+        .await;
+    let product = "com.studio.game.gems500";
+    send(
+        &app,
+        &sdk,
+        "whale",
+        json!([apple_purchase(&ca, product, "3000000000000050", "g1")]),
+    )
+    .await;
+    // 500 gems credited; 120 spent since.
+    send(&app, &sdk, "whale", json!([spent("gems", 120, "s1")])).await;
+    assert_eq!(record(&app, &sdk, "whale").await["balances"]["gems"], 380);
+
+    let refund = apple_notice(&ca, "REFUND", "n-g1", product, "3000000000000050");
+    let answer = post_apple(&app, &sdk.game, refund.clone(), StatusCode::OK).await;
+    assert_eq!(
+        answer,
+        json!({"outcome": "refunded", "cents": 499, "items": {"currency:gems": 380},
+               "unrecovered": {"currency:gems": 120}})
+    );
+    let whale = record(&app, &sdk, "whale").await;
+    assert_eq!(whale["balances"]["gems"], 0, "{whale}");
+    assert_eq!(whale["lifetime_spend_cents"], 0, "{whale}");
+    // Again: a duplicate, nothing more taken.
+    let again = post_apple(&app, &sdk.game, refund, StatusCode::OK).await;
+    assert_eq!(again["outcome"], "duplicate");
+    assert_eq!(record(&app, &sdk, "whale").await["balances"]["gems"], 0);
+
+    // Reversed: what was taken comes back, not what the player spent.
+    let reversed = apple_notice(&ca, "REFUND_REVERSED", "n-g2", product, "3000000000000050");
+    let answer = post_apple(&app, &sdk.game, reversed, StatusCode::OK).await;
+    assert_eq!(
+        answer,
+        json!({"outcome": "restored", "cents": 499, "items": {"currency:gems": 380}, "unrecovered": {}})
+    );
+    let whale = record(&app, &sdk, "whale").await;
+    assert_eq!(whale["balances"]["gems"], 380, "{whale}");
+    assert_eq!(whale["lifetime_spend_cents"], 499, "{whale}");
 }
 
 #[tokio::test]

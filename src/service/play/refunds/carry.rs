@@ -1,8 +1,10 @@
 //! Carrying out one decided step on the player's records: the wallet step (a `refund`, or a
-//! `purchase` again for a reversal) and the inventory steps, each idempotent by a `tx_id`
-//! made of the store, the transaction and the step's number; then the new inventory is
-//! pushed to the player's sessions on every node. Carrying out a step again (after a crash,
-//! or by two nodes at once) changes nothing more.
+//! `purchase` again for a reversal), the inventory steps and, for a currency pack, the
+//! currency's wallet steps (a `currency_spent` taking back what the balance still holds, a
+//! `currency_earned` giving it back), each idempotent by a `tx_id` made of the store, the
+//! transaction and the step's number; then the new inventory and balances are pushed to the
+//! player's sessions on every node. Carrying out a step again (after a crash, or by two nodes
+//! at once) changes nothing more.
 //!
 //! A production step whose revenue moved in a later UTC month than its purchase's also
 //! records an adjustment line for that month's statement (`economy::adjustments`), once per
@@ -14,7 +16,7 @@ use offer_domain::environment::Environment;
 use offer_domain::holdout::is_holdout;
 use offer_wire::bus::BusMessage;
 
-use super::record::{Step, StepKind};
+use super::record::{Step, StepKind, currency_of};
 use super::target::Target;
 use crate::service::economy::adjustments;
 use crate::service::play::inventory::{self, InventoryChange, InventoryOp, InventoryOutcome};
@@ -33,8 +35,15 @@ pub(super) async fn carry_out(
     let changed = match step.kind {
         StepKind::Refund => {
             let mut changed = false;
-            for (item_id, units) in &step.items {
-                changed |= take(state, target, player_id, step, item_id, *units).await?;
+            for (line, units) in &step.items {
+                match currency_of(line) {
+                    Some(currency_id) => {
+                        let tx = format!("refund:{}:{}:{line}", target.id(), step.number);
+                        let wallet = (currency_id, MoneyKind::Spent, *units);
+                        currency(state, target, player_id, &tx, wallet).await?;
+                    }
+                    None => changed |= take(state, target, player_id, step, line, *units).await?,
+                }
             }
             if money(state, target, player_id, step, at).await? {
                 adjust(state, target, player_id, step, at).await?;
@@ -44,6 +53,13 @@ pub(super) async fn carry_out(
         StepKind::Reversal => {
             if money(state, target, player_id, step, at).await? {
                 adjust(state, target, player_id, step, at).await?;
+            }
+            for (line, units) in &step.items {
+                if let Some(currency_id) = currency_of(line) {
+                    let tx = format!("{}:{line}", money_tx(target, step));
+                    let wallet = (currency_id, MoneyKind::Earned, *units);
+                    currency(state, target, player_id, &tx, wallet).await?;
+                }
             }
             restore(state, target, player_id, step).await?
         }
@@ -179,21 +195,78 @@ async fn take(
     Ok(false)
 }
 
-/// Adds back the items a reversal restores. Whether anything changed now.
+/// Takes a currency pack's units back from (`Spent`), or gives them back to (`Earned`), the
+/// player's wallet under `tx_id`: a take asks for what the refund decided, and for less when
+/// the balance no longer holds it (a refused spend writes nothing, so the same `tx_id` may
+/// ask again). The player's sessions on every node hear of the new balance.
+async fn currency(
+    state: &Services,
+    target: &Target,
+    player_id: &str,
+    tx_id: &str,
+    (currency_id, kind, units): (&str, MoneyKind, i64),
+) -> ServiceResult<()> {
+    let mut amount = units;
+    while amount > 0 {
+        let op = MoneyOp {
+            game_id: target.game_id,
+            env: target.env,
+            player_id: player_id.to_owned(),
+            tx_id: tx_id.to_owned(),
+            kind,
+            currency_id: currency_id.to_owned(),
+            amount,
+            ts: Utc::now(),
+            holdout: is_holdout(player_id, target.game_id),
+            import: false,
+            cohort: None,
+            proof: None,
+            day_cap: None,
+        };
+        match state.store.apply_money(&op).await? {
+            MoneyOutcome::Applied { .. } => {
+                let msg = BusMessage::BalanceChanged {
+                    game_id: target.game_id,
+                    env: target.env,
+                    player_id: player_id.to_owned(),
+                    currency_id: currency_id.to_owned(),
+                };
+                if let Err(e) = state.store.publish(&msg).await {
+                    tracing::warn!(game_id = %target.game_id, error = %e, "balance push not published");
+                }
+                return Ok(());
+            }
+            MoneyOutcome::InsufficientFunds { balance } => amount = balance.min(amount - 1),
+            // Carried out before (perhaps for less, while the balance held less): it stands.
+            MoneyOutcome::Duplicate { .. } | MoneyOutcome::TxConflict => return Ok(()),
+            // The game has the SDK off: the store retries the notification later.
+            MoneyOutcome::KillSwitch => return Err(ServiceError::Unavailable),
+        }
+    }
+    Ok(())
+}
+
+/// Adds back the items a reversal restores (its item lines). Whether anything changed now.
 async fn restore(
     state: &Services,
     target: &Target,
     player_id: &str,
     step: &Step,
 ) -> ServiceResult<bool> {
-    if step.items.is_empty() {
+    let items: Vec<(String, i64)> = step
+        .items
+        .iter()
+        .filter(|(line, _)| currency_of(line).is_none())
+        .cloned()
+        .collect();
+    if items.is_empty() {
         return Ok(false);
     }
     let op = inventory_op(
         target,
         player_id,
         money_tx(target, step),
-        InventoryChange::Add(step.items.clone()),
+        InventoryChange::Add(items),
     );
     Ok(match inventory::apply(state.store.as_ref(), &op).await? {
         InventoryOutcome::Applied(_) => true,

@@ -54,10 +54,12 @@ pub struct Handled {
     /// Revenue taken back (`refunded`) or restored (`restored`) now, in cents; 0 otherwise.
     pub cents: i64,
     /// Units of each item taken out of (`refunded`) or put back into (`restored`) the
-    /// player's inventory now.
+    /// player's inventory now, and of each currency a currency pack credited, named
+    /// `currency:<currency_id>`, taken from or given back to its wallet.
     pub items: BTreeMap<String, i64>,
-    /// Units of each item the refunds standing on this purchase could not take back, the
-    /// player having used them (`refunded` only; empty otherwise).
+    /// Units of each item (or `currency:<currency_id>`) the refunds standing on this purchase
+    /// could not take back, the player having used or spent them (`refunded` only; empty
+    /// otherwise).
     pub unrecovered: BTreeMap<String, i64>,
 }
 

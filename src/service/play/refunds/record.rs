@@ -1,6 +1,11 @@
 //! The refund record of one store transaction, and how a store's notification moves it: pure
 //! decisions, no I/O ([`super::settle`] reads and writes the record).
 //!
+//! What a purchase granted is a list of grant lines, each an item id or a currency pack's
+//! currency as `currency:<currency_id>` (item ids are snake_case, so the two never meet),
+//! with the units granted; what the player holds of each is its inventory's count or its
+//! wallet's balance. Items and currency are taken back and restored alike.
+//!
 //! The record says how much of the purchase stands refunded now (units, cents, the items
 //! taken back and those the player had already used), which notifications it has seen, which
 //! wait for their purchase, and the one step decided but not yet confirmed carried out. A
@@ -14,6 +19,19 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::service::play::receipts::redemptions::Claim;
+
+/// Marks a currency among the grant lines: `currency:<currency_id>`.
+const CURRENCY: &str = "currency:";
+
+/// The grant line of `currency_id`'s units.
+pub fn currency_line(currency_id: &str) -> String {
+    format!("{CURRENCY}{currency_id}")
+}
+
+/// The currency of a grant line, `None` for an item's.
+pub fn currency_of(line: &str) -> Option<&str> {
+    line.strip_prefix(CURRENCY)
+}
 
 /// The notifications one record remembers, most recent last: enough for every retry of the
 /// few notifications a purchase ever gets.
@@ -62,7 +80,8 @@ pub struct Step {
     pub kind: StepKind,
     /// The revenue it takes back or restores, in cents.
     pub cents: i64,
-    /// The items and units it takes out of (refund) or adds back to (reversal) the inventory.
+    /// The grant lines and units it takes back (refund) or gives back (reversal): items of
+    /// the inventory, and currencies of the wallets as [`currency_line`]s.
     pub items: Vec<(String, i64)>,
     /// When the purchase was made, as its claim says, so that carrying the step out in a
     /// later month records an adjustment line; `None` when the claim does not say (written
@@ -76,7 +95,7 @@ pub struct Step {
 pub struct Bought<'a> {
     /// Its revenue in cents.
     pub amount: i64,
-    /// The items and units it granted.
+    /// Its grant lines (items and currencies) and their units ([`grant_lines`]).
     pub grant: &'a [(String, i64)],
     /// The units bought, at least 1.
     pub quantity: u32,
@@ -84,15 +103,31 @@ pub struct Bought<'a> {
     pub at: Option<DateTime<Utc>>,
 }
 
-impl<'a> From<&'a Claim> for Bought<'a> {
-    fn from(claim: &'a Claim) -> Self {
+impl<'a> Bought<'a> {
+    /// The purchase of `claim`, whose grant lines are `grant` ([`grant_lines`] of it).
+    pub fn of(claim: &Claim, grant: &'a [(String, i64)]) -> Self {
         Self {
             amount: claim.amount,
-            grant: &claim.grant,
+            grant,
             quantity: claim.quantity.max(1),
             at: claim.purchased_at,
         }
     }
+}
+
+/// The grant lines of `claim`: its items, then its currencies as [`currency_line`]s.
+pub fn grant_lines(claim: &Claim) -> Vec<(String, i64)> {
+    claim
+        .grant
+        .iter()
+        .cloned()
+        .chain(
+            claim
+                .currency
+                .iter()
+                .map(|(currency_id, units)| (currency_line(currency_id), *units)),
+        )
+        .collect()
 }
 
 /// The refund record of one store transaction.

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::carry::carry_out;
-use super::record::{Action, Bought, RefundRecord, Step};
+use super::record::{Action, Bought, RefundRecord, Step, currency_line, grant_lines};
 use super::target::Target;
 use super::waiting;
 use crate::service::play::inventory;
@@ -112,17 +112,25 @@ pub(super) async fn settle(
             }
             continue;
         };
-        let held = inventory::read(
+        let mut held = inventory::read(
             state.store.as_ref(),
             target.game_id,
             target.env,
             &claim.player_id,
         )
         .await?;
+        for (currency_id, _) in &claim.currency {
+            let balance = state
+                .store
+                .balance(target.game_id, target.env, &claim.player_id, currency_id)
+                .await?;
+            held.insert(currency_line(currency_id), balance);
+        }
+        let lines = grant_lines(&claim);
         let mut record = read.1.clone();
         let step = record.advance(
             (notice, action),
-            (&claim.player_id, Bought::from(&claim)),
+            (&claim.player_id, Bought::of(&claim, &lines)),
             &held,
         );
         if !swap(state, target, &read, &record).await? {
