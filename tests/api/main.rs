@@ -22,6 +22,7 @@ mod custom_pages;
 mod day_caps;
 mod device;
 mod economy;
+mod erasure;
 mod edge;
 mod experiments;
 mod fixtures;
