@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::fixtures::{Sdk, earned, item, mixed_catalogue, pack, spent};
+use super::fixtures::{Sdk, earned, mixed_catalogue, spent};
 use super::helpers::{Backend, Role, TestApp, shared_backend, spawn_app_on};
 use super::offers::offer;
 use super::receipt_fixtures::{PACKAGE, google_receipt, server, sword};
@@ -214,22 +214,11 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     let ca = TestAppleCa::new();
     let key = TestGoogleKey::new();
     let app = server(&ca, backend).await;
-    let sdk = app
-        .game_with(json!([
-            pack("gems_100", 100, 0.99),
-            item("potion", "consumable", 1.99),
-            sword(),
-            item("hat", "cosmetic", 2.99)
-        ]))
-        .await;
+    // The mixed catalogue, its sword sold on the stores.
+    let mut catalogue = mixed_catalogue();
+    catalogue[3] = sword();
+    let sdk = app.game_with(catalogue).await;
     let game = sdk.game.clone();
-    app.put(
-        format!("/v1/games/{game}/stores"),
-        json!({"verification": "enforce",
-            "google_play": {"package_name": PACKAGE, "public_key": key.public_base64()}}),
-    )
-    .expect(StatusCode::OK)
-    .await;
     let experiment = app
         .post(
             format!("/v1/games/{game}/experiments"),
@@ -249,9 +238,18 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
             json!({"country": "FR", "platform": "android", "level": 12}),
         )
         .await;
-    let (status, served, _) = offer(&app, &sdk, &sid, "session_start").await;
-    assert_eq!(status, StatusCode::OK, "{served}");
+    let (status, served, outcome) = offer(&app, &sdk, &sid, "session_start").await;
+    assert_eq!(status, StatusCode::OK, "{served} {outcome:?}");
     assert_eq!(served["experiment"]["variant"], "cheap", "{served}");
+    // Receipts are checked from now on (an offer of an item no store sells is not payable
+    // once they are, so the offer above was served first).
+    app.put(
+        format!("/v1/games/{game}/stores"),
+        json!({"verification": "enforce",
+            "google_play": {"package_name": PACKAGE, "public_key": key.public_base64()}}),
+    )
+    .expect(StatusCode::OK)
+    .await;
     let outcome = send(
         &app,
         &sdk,
@@ -393,16 +391,22 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     // And no store key or value holds it.
     assert_no_trace(&app, backend, MARK).await;
 
-    // The same id coming back lands in the same group and starts with nothing.
-    let back = app.open_session(&sdk, &treated, json!({})).await;
-    send(&app, &sdk, &back, json!([earned("gold", 5, "e1")])).await;
-    let record = app.get_json(path(&treated)).await;
-    assert_eq!(record["group"], groups[0], "{record}");
-    assert_eq!(record["balances"]["gold"], 5, "{record}");
-    assert_eq!(record["lifetime_spend_cents"], 0, "{record}");
-    assert_eq!(record["ledger_total"], 1, "{record}");
-    let export = app.get_json(format!("{}/export", path(&held))).await;
-    assert_eq!(export["group"], groups[1]);
+    // The same id coming back lands in the same group and starts with nothing (its
+    // `tx_id`s are free again).
+    for (player, group) in [&treated, &held].into_iter().zip(&groups) {
+        let back = app.open_session(&sdk, player, json!({})).await;
+        let outcome = send(&app, &sdk, &back, json!([earned("gold", 5, "e1")])).await;
+        assert_eq!(outcome["accepted"], 1, "{outcome}");
+        let record = app.get_json(path(player)).await;
+        assert_eq!(&record["group"], group, "{record}");
+        assert_eq!(record["balances"]["gold"], 5, "{record}");
+        assert_eq!(record["lifetime_spend_cents"], 0, "{record}");
+        assert_eq!(record["ledger_total"], 1, "{record}");
+        let export = app.get_json(format!("{}/export", path(player))).await;
+        assert_eq!(export["environments"][0]["inventory"], json!([]), "{export}");
+        assert_eq!(export["environments"][0]["sessions"].as_array().map(Vec::len), Some(1));
+        assert_eq!(export["environments"][1]["ledger"], json!([]), "{export}");
+    }
 }
 
 #[tokio::test]
