@@ -49,7 +49,7 @@ use uuid::Uuid;
 pub use self::bus::Bus;
 pub use self::decisions::Decisions;
 pub use self::documents::{Documents, VersionedWrite};
-pub use self::erasure::{Erasure, PlayerErasure, rename_in_json};
+pub use self::erasure::{Erasure, PlayerErasure};
 pub use self::expiring::Expiring;
 pub use self::exposures::{Exposure, ExposureKey, ExposureTotals, Exposures};
 pub use self::money::{

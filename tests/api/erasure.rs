@@ -26,11 +26,11 @@ use super::ws_client::{Fmt, connect};
 /// leak.
 const MARK: &str = "erase-me-7f3a";
 
-/// A player id starting with [`MARK`], in `game`'s holdout when `holdout`.
-fn player_in(game: &str, holdout: bool) -> String {
+/// A player id starting with [`MARK`] and `tag`, in `game`'s holdout when `holdout`.
+fn player_in(game: &str, tag: &str, holdout: bool) -> String {
     let game_id: Uuid = game.parse().expect("a game id");
     (0..)
-        .map(|n| format!("{MARK}-{n}"))
+        .map(|n| format!("{MARK}-{tag}{n}"))
         .find(|p| is_holdout(p, game_id) == holdout)
         .expect("an id in the group")
 }
@@ -227,8 +227,8 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         .expect(StatusCode::CREATED)
         .await;
     let experiment = experiment["experiment_id"].as_str().expect("id").to_owned();
-    let (treated, held) = (player_in(&game, false), player_in(&game, true));
-
+    let (treated, held) = (player_in(&game, "", false), player_in(&game, "", true));
+    let history = player_in(&game, "history-", true);
     // The treated player: a session with attributes, an offer of the experiment shown,
     // currency earned and spent, a purchase; and a day of play in the sandbox.
     let sid = app
@@ -241,6 +241,16 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     let (status, served, outcome) = offer(&app, &sdk, &sid, "session_start").await;
     assert_eq!(status, StatusCode::OK, "{served} {outcome:?}");
     assert_eq!(served["experiment"]["variant"], "cheap", "{served}");
+    // A purchase reported before receipts are checked: written down when the checks begin,
+    // and left out of the verified figures.
+    let outcome = send(
+        &app,
+        &sdk,
+        &sid,
+        json!([{"type": "purchase", "item_ids": ["potion"], "price_cents": 199, "tx_id": "p0"}]),
+    )
+    .await;
+    assert_eq!(outcome["accepted"], 1, "{outcome}");
     // Receipts are checked from now on (an offer of an item no store sells is not payable
     // once they are, so the offer above was served first).
     app.put(
@@ -250,6 +260,17 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     )
     .expect(StatusCode::OK)
     .await;
+    // A held-out payer known only from imported history (no session, no population entry;
+    // imported without a receipt, it counts in no verified figure): erasable too.
+    let imported = app
+        .post(
+            format!("/v1/games/{game}/events/import"),
+            json!({"events": [{"type": "purchase", "item_ids": ["hat"], "price_cents": 299,
+                "tx_id": "h1", "player_id": history, "ts": chrono::Utc::now().to_rfc3339()}]}),
+        )
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(imported["imported"], 1, "{imported}");
     let outcome = send(
         &app,
         &sdk,
@@ -275,30 +296,54 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         &app,
         &sdk,
         &sid,
-        json!([earned("gold", 40, "e1"), bought(&key, "p1", "token-held")]),
+        json!([
+            earned("gold", 40, "e1"),
+            spent("gold", 40, "s1"),
+            bought(&key, "p1", "token-held")
+        ]),
     )
     .await;
-    assert_eq!(outcome["accepted"], 2, "{outcome}");
+    assert_eq!(outcome["accepted"], 3, "{outcome}");
     let sid = app.open_session(&sdk, "keeper", json!({})).await;
     let outcome = send(
         &app,
         &sdk,
         &sid,
-        json!([earned("gold", 50, "e1"), bought(&key, "p1", "token-keeper")]),
+        json!([
+            earned("gold", 50, "e1"),
+            spent("gold", 50, "s1"),
+            bought(&key, "p1", "token-keeper")
+        ]),
     )
     .await;
-    assert_eq!(outcome["accepted"], 2, "{outcome}");
+    assert_eq!(outcome["accepted"], 3, "{outcome}");
     shown_once(&app, &game, &experiment).await;
 
     let before = figures(&app, &game, &experiment).await;
+    // Figures worth comparing: both groups paid (the treated player's purchase before the
+    // checks began is left out), and no day is left out as unhealthy.
+    let holdout = &before["holdout"];
+    assert_eq!(
+        (&holdout["n_treatment"], &holdout["n_control"]),
+        (&json!(2), &json!(1)),
+        "{holdout}"
+    );
+    assert_eq!(holdout["treatment_arpu"], 4.99, "{holdout}");
+    assert_eq!(holdout["control_arpu"], 4.99, "{holdout}");
+    assert_eq!(holdout["revenue_before_verified_usd"], 1.99, "{holdout}");
+    assert_eq!(holdout["days_excluded"], 0, "{holdout}");
+    assert_eq!(before["share"]["monthly_players"], 3, "{before}");
     let mut groups = Vec::new();
-    for player in [&treated, &held] {
+    for player in [&treated, &held, &history] {
         let export = app
             .get_json(format!("/v1/games/{game}/players/{player}/export"))
             .await;
         groups.push(export["group"].clone());
     }
-    assert_eq!(groups, [json!("treatment"), json!("holdout")]);
+    assert_eq!(
+        groups,
+        [json!("treatment"), json!("holdout"), json!("holdout")]
+    );
     let keeper = app
         .get_json(format!("/v1/games/{game}/players/keeper"))
         .await;
@@ -321,7 +366,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         .await;
 
     let mut tombstones = Vec::new();
-    for player in [&treated, &held] {
+    for player in [&treated, &held, &history] {
         let erased = app.delete(path(player)).expect(StatusCode::OK).await;
         assert_eq!(erased["erased"], true, "{erased}");
         assert_eq!(erased["game_id"], game.as_str());
@@ -338,7 +383,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     // The figures did not move by a cent.
     assert_eq!(figures(&app, &game, &experiment).await, before);
     // No API shows the player any more.
-    for player in [&treated, &held] {
+    for player in [&treated, &held, &history] {
         for env in ["production", "sandbox"] {
             app.get(format!("{}?environment={env}", path(player)))
                 .expect_error(StatusCode::NOT_FOUND, "not_found")
@@ -374,7 +419,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         .iter()
         .filter(|e| e["action"] == "player.erase")
         .collect();
-    assert_eq!(erasures.len(), 2, "{audit}");
+    assert_eq!(erasures.len(), 3, "{audit}");
     let mut named: Vec<&str> = erasures
         .iter()
         .map(|e| e["object"]["id"].as_str().expect("object"))
@@ -393,7 +438,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
 
     // The same id coming back lands in the same group and starts with nothing (its
     // `tx_id`s are free again).
-    for (player, group) in [&treated, &held].into_iter().zip(&groups) {
+    for (player, group) in [&treated, &held, &history].into_iter().zip(&groups) {
         let back = app.open_session(&sdk, player, json!({})).await;
         let outcome = send(&app, &sdk, &back, json!([earned("gold", 5, "e1")])).await;
         assert_eq!(outcome["accepted"], 1, "{outcome}");

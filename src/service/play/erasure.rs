@@ -7,7 +7,8 @@
 //! the population entry (install day, last day, platform: what counts the player among its
 //! group's players), the lifetime and daily spends, the day totals the day caps count, the
 //! ledger lines, the idempotency records, the experiments' exposures, the redeemed store
-//! transactions and the refund records. So the holdout comparison, the revenue share, the
+//! transactions, the refund records and the player's revenue written down when receipt
+//! checks began (what the verified figures subtract). So the holdout comparison, the revenue share, the
 //! bill and the experiments' results do not move by a cent, and a redeemed receipt stays
 //! redeemed (another player presenting it is still sharing it).
 //!
@@ -48,14 +49,14 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::service::audit::{Audit, Watched, audited};
-use crate::service::economy::population;
+use crate::service::economy::{population, verified_baseline};
 use crate::service::game::offer_config;
 use crate::service::play::receipts::redemptions;
 use crate::service::play::{caps, refunds, sessions};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::codec::{decode, encode};
 use crate::store::inventory::{self, Place};
-use crate::store::{Collection, PLAYER_DAYS_KEPT, PlayerErasure, rename_in_json};
+use crate::store::{Collection, PLAYER_DAYS_KEPT, PlayerErasure};
 
 /// Most tombstones drawn to find one in the player's group (each draw lands in the holdout
 /// one time in ten): not reached in practice.
@@ -156,6 +157,7 @@ pub async fn erase(
             .iter()
             .map(|e| e.experiment_id)
             .collect();
+        verified_baseline::rename(state, game_id, player_id, &tombstone).await?;
         for env in [Environment::Production, Environment::Sandbox] {
             erase_environment(state, (game_id, env), player_id, &tombstone, &experiments)
                 .await?;
@@ -278,34 +280,61 @@ async fn money_days(
     Ok(days.into_iter().collect())
 }
 
-/// Renames the player to the tombstone in every document of `coll` that names it (in a
-/// value, a key of it, or its id); how many it renamed. The renamed document is written
-/// before the old id is deleted, so a retry finishes a move stopped half way.
+/// Renames the player to the tombstone in every document of `coll` whose `player_id` is
+/// the player (a redemption's claim, a refund record; they are keyed by store
+/// transaction). Only that field: an item or `tx_id` that happens to read like the
+/// player id is left alone.
 async fn rename_documents(
     state: &Services,
     coll: Collection,
     player_id: &str,
     tombstone: &str,
-) -> ServiceResult<usize> {
-    let mut renamed = 0;
+) -> ServiceResult<()> {
+    let mut renamed = Vec::new();
     for (id, bytes) in state.store.list(coll).await? {
-        let new_id = if id == player_id {
-            tombstone.to_owned()
-        } else {
-            id.clone()
-        };
-        let new_bytes = rename_in_json(&bytes, player_id, tombstone);
-        if new_id == id && new_bytes.is_none() {
-            continue;
+        let mut doc: serde_json::Value = decode(&bytes)?;
+        match doc.get_mut("player_id") {
+            Some(serde_json::Value::String(p)) if p == player_id => {
+                tombstone.clone_into(p);
+                renamed.push((id, encode(&doc)?));
+            }
+            _ => {}
         }
-        state
-            .store
-            .put_all(coll, vec![(new_id.clone(), new_bytes.unwrap_or(bytes))])
-            .await?;
-        if new_id != id {
-            state.store.delete(coll, &id).await?;
-        }
-        renamed += 1;
     }
-    Ok(renamed)
+    if !renamed.is_empty() {
+        state.store.put_all(coll, renamed).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tombstone_is_drawn_in_the_players_own_group() {
+        let game_id = Uuid::new_v4();
+        let mut groups = [0, 0];
+        for n in 0..200 {
+            let player = format!("player-{n}");
+            let tombstone = draw_tombstone(game_id, &player).expect("a tombstone");
+            assert!(tombstone.starts_with("erased-"), "{tombstone}");
+            assert_eq!(
+                is_holdout(&tombstone, game_id),
+                is_holdout(&player, game_id),
+                "{player} -> {tombstone}"
+            );
+            groups[usize::from(is_holdout(&player, game_id))] += 1;
+        }
+        assert!(groups[0] > 0 && groups[1] > 0, "both groups drawn: {groups:?}");
+    }
+
+    #[test]
+    fn the_marker_never_holds_the_id() {
+        let game_id = Uuid::new_v4();
+        let id = marker_id(game_id, "erase-me");
+        assert_eq!(id.len(), 64);
+        assert!(!id.contains("erase-me"));
+        assert_ne!(id, marker_id(Uuid::new_v4(), "erase-me"));
+    }
 }
