@@ -448,6 +448,12 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         assert_eq!(record["lifetime_spend_cents"], 0, "{record}");
         assert_eq!(record["ledger_total"], 1, "{record}");
         let export = app.get_json(format!("{}/export", path(player))).await;
+        // It joined the population again, today.
+        assert_eq!(
+            export["environments"][0]["install_day"],
+            chrono::Utc::now().date_naive().to_string().as_str(),
+            "{export}"
+        );
         assert_eq!(export["environments"][0]["inventory"], json!([]), "{export}");
         assert_eq!(export["environments"][0]["sessions"].as_array().map(Vec::len), Some(1));
         assert_eq!(export["environments"][1]["ledger"], json!([]), "{export}");

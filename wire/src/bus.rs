@@ -56,7 +56,8 @@ pub enum BusMessage {
         answered: Option<Uuid>,
     },
     /// A player was erased: close its sessions of the game (both environments) on every
-    /// node, cutting off their sockets. The message is not stored anywhere.
+    /// node, cutting off their sockets, and forget having counted it among today's players.
+    /// The message is not stored anywhere.
     PlayerErased {
         /// The game.
         game_id: Uuid,

@@ -172,6 +172,14 @@ impl Sightings {
         }
         self.counted.insert(key, day);
     }
+
+    /// Forgets that this node counted `player_id` of `game_id` today (its erasure): the
+    /// same id coming back is a new player and joins the population again.
+    pub fn forget(&self, game_id: Uuid, player_id: &str) {
+        for env in [Environment::Production, Environment::Sandbox] {
+            self.counted.remove(&(game_id, env, player_id.to_owned()));
+        }
+    }
 }
 
 /// Counts a player that played on `day` (a live session's accepted event beyond

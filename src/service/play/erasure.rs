@@ -199,10 +199,12 @@ async fn holds_anything(state: &Services, game_id: Uuid, player_id: &str) -> Ser
     Ok(false)
 }
 
-/// Closes the player's open sessions on this node and tells every node to close theirs
-/// (their sockets are closed with `player_erased`).
+/// Closes the player's open sessions on this node and forgets that it counted the player
+/// today, and tells every node to do the same (their sockets are closed with
+/// `player_erased`).
 async fn close_sessions(state: &Services, game_id: Uuid, player_id: &str) -> ServiceResult<()> {
     state.actors.close_player_sessions(game_id, player_id);
+    state.sightings.forget(game_id, player_id);
     state
         .store
         .publish(&BusMessage::PlayerErased {
