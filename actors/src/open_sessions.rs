@@ -136,12 +136,12 @@ impl OpenSessions {
         for env in [Environment::Production, Environment::Sandbox] {
             for session in self.of_player(game_id, env, player_id) {
                 // Out of the index while the key's shard is locked, as the sweeper does.
-                let removed = self
-                    .by_key
-                    .remove_if(&SessionKey::of(session.info()), |key, open| {
-                        self.unindex(key, open);
-                        true
-                    });
+                let removed =
+                    self.by_key
+                        .remove_if(&SessionKey::of(session.info()), |key, open| {
+                            self.unindex(key, open);
+                            true
+                        });
                 if let Some((_, removed)) = removed {
                     removed.close_erased();
                     closed += 1;

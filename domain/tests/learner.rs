@@ -509,7 +509,11 @@ fn a_collapse_of_purchases_starts_again_and_every_node_follows() {
     // offer below touches).
     let boss = feats("boss_raid", &["platform=android"]);
     let lean = |l: &Learner| {
-        let e = |c| l.estimate(&boss, arm(c, 999)).expect("on the ladder").mean_log_odds;
+        let e = |c| {
+            l.estimate(&boss, arm(c, 999))
+                .expect("on the ladder")
+                .mean_log_odds
+        };
         e(Category::Equipment) - e(Category::Consumable)
     };
     assert!(lean(&a) > 0.5, "{}", lean(&a));

@@ -429,7 +429,9 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     expected.sort_unstable();
     assert_eq!(named, expected, "{audit}");
     assert!(
-        erasures.iter().all(|e| e["object"]["kind"] == "player"),
+        erasures.iter().all(|e| e["object"]["kind"] == "player"
+            && e["before"]["tombstone"] == e["object"]["id"]
+            && e["after"].is_null()),
         "{audit}"
     );
     assert!(!audit.to_string().contains(MARK), "{audit}");
@@ -454,8 +456,17 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
             chrono::Utc::now().date_naive().to_string().as_str(),
             "{export}"
         );
-        assert_eq!(export["environments"][0]["inventory"], json!([]), "{export}");
-        assert_eq!(export["environments"][0]["sessions"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            export["environments"][0]["inventory"],
+            json!([]),
+            "{export}"
+        );
+        assert_eq!(
+            export["environments"][0]["sessions"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
         assert_eq!(export["environments"][1]["ledger"], json!([]), "{export}");
     }
 }

@@ -73,7 +73,10 @@ pub async fn rename(
     let Some(stored) = state.store.get(coll, from).await? else {
         return Ok(false);
     };
-    state.store.put_all(coll, vec![(to.to_owned(), stored)]).await?;
+    state
+        .store
+        .put_all(coll, vec![(to.to_owned(), stored)])
+        .await?;
     state.store.delete(coll, from).await?;
     Ok(true)
 }

@@ -159,8 +159,7 @@ pub async fn erase(
             .collect();
         verified_baseline::rename(state, game_id, player_id, &tombstone).await?;
         for env in [Environment::Production, Environment::Sandbox] {
-            erase_environment(state, (game_id, env), player_id, &tombstone, &experiments)
-                .await?;
+            erase_environment(state, (game_id, env), player_id, &tombstone, &experiments).await?;
         }
         state.store.delete(coll, &id).await?;
         Ok(())
@@ -235,7 +234,13 @@ async fn erase_environment(
         },
     )
     .await?;
-    let days = money_days(state, (game_id, env), player_id, entry.map(|e| e.install_day)).await?;
+    let days = money_days(
+        state,
+        (game_id, env),
+        player_id,
+        entry.map(|e| e.install_day),
+    )
+    .await?;
     state
         .store
         .erase_player(&PlayerErasure {
@@ -278,7 +283,11 @@ async fn money_days(
         .collect();
     let recent = today - Duration::days(PLAYER_DAYS_KEPT + 1);
     let first = install_day.map_or(recent, |d| d.min(recent));
-    days.extend(first.iter_days().take_while(|d| *d <= today + Duration::days(1)));
+    days.extend(
+        first
+            .iter_days()
+            .take_while(|d| *d <= today + Duration::days(1)),
+    );
     Ok(days.into_iter().collect())
 }
 
@@ -328,7 +337,10 @@ mod tests {
             );
             groups[usize::from(is_holdout(&player, game_id))] += 1;
         }
-        assert!(groups[0] > 0 && groups[1] > 0, "both groups drawn: {groups:?}");
+        assert!(
+            groups[0] > 0 && groups[1] > 0,
+            "both groups drawn: {groups:?}"
+        );
     }
 
     #[test]

@@ -142,12 +142,18 @@ pub(super) async fn case_erasure_renames_the_money_records(ctx: Ctx) {
         experiments: vec![experiment],
     };
     assert!(s.erase_player(&erasure).await.expect("erase") > 0);
-    assert_eq!(figures(s, game, experiment, (PLAYER, TOMBSTONE)).await, before);
+    assert_eq!(
+        figures(s, game, experiment, (PLAYER, TOMBSTONE)).await,
+        before
+    );
     // The wallet is gone, not renamed; the spend is the tombstone's.
     assert_eq!(gold(s, game, env, PLAYER).await, 0);
     assert_eq!(gold(s, game, env, TOMBSTONE).await, 0);
     assert_eq!(s.spend_cents(game, env, PLAYER).await.expect("spend"), 0);
-    assert_eq!(s.spend_cents(game, env, TOMBSTONE).await.expect("spend"), 499);
+    assert_eq!(
+        s.spend_cents(game, env, TOMBSTONE).await.expect("spend"),
+        499
+    );
     assert!(
         s.ledger(game, env)
             .await
