@@ -1,6 +1,7 @@
 //! A player's erasure through the real HTTP surface: after `DELETE .../players/{id}` no
 //! API, export or store key or value shows the id (the SQLite file's every table and
-//! column, every key and value of the Redis key space), the holdout ARPU, the revenue share
+//! column, every key and value of the Redis key space, on one server and on each master of
+//! a cluster), the holdout ARPU, the revenue share
 //! and the experiment's results are unchanged to the cent, another player is untouched, a
 //! receipt the erased player redeemed is still refused to another player, the audit trail
 //! names the tombstone and never the id, the same id coming back lands in the same group
@@ -11,6 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use offer_domain::holdout::is_holdout;
+use offer_engine::store::redis::target::RedisTarget;
 use offer_receipts::test_support::{TestAppleCa, TestGoogleKey};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -26,11 +28,11 @@ use super::ws_client::{Fmt, connect};
 /// leak.
 const MARK: &str = "erase-me-7f3a";
 
-/// A player id starting with [`MARK`] and `tag`, in `game`'s holdout when `holdout`.
-fn player_in(game: &str, tag: &str, holdout: bool) -> String {
+/// A player id starting with `prefix`, in `game`'s holdout when `holdout`.
+fn player_in(game: &str, prefix: &str, holdout: bool) -> String {
     let game_id: Uuid = game.parse().expect("a game id");
     (0..)
-        .map(|n| format!("{MARK}-{tag}{n}"))
+        .map(|n| format!("{prefix}{n}"))
         .find(|p| is_holdout(p, game_id) == holdout)
         .expect("an id in the group")
 }
@@ -99,10 +101,15 @@ fn sqlite_traces(path: &Path, mark: &str) -> Vec<String> {
     traces
 }
 
-/// Every key under `prefix` in the Redis at `url`, with its type, and every value of it that
-/// holds `mark`; how many keys were read.
-async fn redis_traces(url: &str, prefix: &str, mark: &str) -> (usize, Vec<String>) {
-    let client = ::redis::Client::open(url).expect("redis url");
+/// Every key under `prefix` on the Redis `node` (one server, or one master of a cluster,
+/// which holds its own slots' keys) whose name or value holds `mark`; how many keys were
+/// read.
+async fn redis_traces(
+    node: ::redis::ConnectionInfo,
+    prefix: &str,
+    mark: &str,
+) -> (usize, Vec<String>) {
+    let client = ::redis::Client::open(node).expect("redis node");
     let mut conn = client
         .get_multiplexed_async_connection()
         .await
@@ -187,8 +194,16 @@ async fn assert_no_trace(app: &TestApp, backend: Backend, mark: &str) {
     let store = &app.running.state.services.settings.store;
     let traces = match backend {
         Backend::Embedded => sqlite_traces(&store.path, mark),
-        Backend::Redis => {
-            let (keys, traces) = redis_traces(&store.redis_url, &store.key_prefix, mark).await;
+        Backend::Redis | Backend::RedisCluster => {
+            // Every node of the store's URL: the one server, or each master of the test
+            // cluster (its seeds are all of them).
+            let target = RedisTarget::parse(&store.redis_url).expect("the store's URL");
+            let (mut keys, mut traces) = (0, Vec::new());
+            for node in target.nodes() {
+                let (read, found) = redis_traces(node.clone(), &store.key_prefix, mark).await;
+                keys += read;
+                traces.extend(found);
+            }
             assert!(keys >= 20, "the scan read the key space: {keys} keys");
             traces
         }
@@ -227,8 +242,11 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         .expect(StatusCode::CREATED)
         .await;
     let experiment = experiment["experiment_id"].as_str().expect("id").to_owned();
-    let (treated, held) = (player_in(&game, "", false), player_in(&game, "", true));
-    let history = player_in(&game, "history-", true);
+    let treated = player_in(&game, &format!("{MARK}-"), false);
+    let held = player_in(&game, &format!("{MARK}-"), true);
+    let history = player_in(&game, &format!("{MARK}-history-"), true);
+    // The player who stays, treated (so both groups have a payer left).
+    let keeper = player_in(&game, "keeper-", false);
     // The treated player: a session with attributes, an offer of the experiment shown,
     // currency earned and spent, a purchase; and a day of play in the sandbox.
     let sid = app
@@ -304,7 +322,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     )
     .await;
     assert_eq!(outcome["accepted"], 3, "{outcome}");
-    let sid = app.open_session(&sdk, "keeper", json!({})).await;
+    let sid = app.open_session(&sdk, &keeper, json!({})).await;
     let outcome = send(
         &app,
         &sdk,
@@ -344,8 +362,8 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         groups,
         [json!("treatment"), json!("holdout"), json!("holdout")]
     );
-    let keeper = app
-        .get_json(format!("/v1/games/{game}/players/keeper"))
+    let kept = app
+        .get_json(format!("/v1/games/{game}/players/{keeper}"))
         .await;
 
     // Only the studio's admins: a viewer is refused, another studio finds nothing, and a
@@ -394,7 +412,7 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
             .await;
     }
     // The other player is untouched.
-    assert_eq!(app.get_json(path("keeper")).await, keeper);
+    assert_eq!(app.get_json(path(&keeper)).await, kept);
     // A receipt the erased player redeemed is still its (the tombstone's): another player
     // presenting it is sharing it.
     let thief = app.open_session(&sdk, "thief", json!({})).await;
@@ -479,6 +497,11 @@ async fn erasure_on_the_embedded_store_keeps_the_figures_and_leaves_no_trace() {
 #[tokio::test]
 async fn erasure_on_redis_keeps_the_figures_and_leaves_no_trace() {
     erasure_keeps_the_figures_and_leaves_no_trace(Backend::Redis).await;
+}
+
+#[tokio::test]
+async fn erasure_on_a_redis_cluster_keeps_the_figures_and_leaves_no_trace() {
+    erasure_keeps_the_figures_and_leaves_no_trace(Backend::RedisCluster).await;
 }
 
 #[tokio::test]
