@@ -320,7 +320,105 @@ async fn rename_documents(
 
 #[cfg(test)]
 mod tests {
+    use offer_domain::audit::Via;
+
     use super::*;
+    use crate::service::test_support::{new_game, with_services};
+    use crate::store::{MoneyKind, MoneyOp, MoneyOutcome};
+
+    /// A money event of `player` in `env`.
+    fn money(game_id: Uuid, env: Environment, player: &str, kind: MoneyKind) -> MoneyOp {
+        MoneyOp {
+            game_id,
+            env,
+            player_id: player.into(),
+            tx_id: "t1".into(),
+            kind,
+            currency_id: if kind.is_revenue() { "" } else { "gold" }.into(),
+            amount: 499,
+            ts: Utc::now(),
+            holdout: is_holdout(player, game_id),
+            import: false,
+            cohort: None,
+            proof: None,
+            day_cap: None,
+        }
+    }
+
+    #[test]
+    fn an_erasure_stopped_half_way_is_finished_with_its_tombstone() {
+        with_services(async |state| {
+            let game = new_game(&state, "g").await;
+            let game_id = game.view().game.game_id;
+            let player = "erase-me-again";
+            let today = Utc::now().date_naive();
+            for (env, kind) in [
+                (Environment::Production, MoneyKind::Purchase),
+                (Environment::Sandbox, MoneyKind::Earned),
+            ] {
+                population::register(&state, game_id, env, player, today, None)
+                    .await
+                    .expect("played");
+                let applied = state
+                    .store
+                    .apply_money(&money(game_id, env, player, kind))
+                    .await
+                    .expect("money");
+                assert!(
+                    matches!(applied, MoneyOutcome::Applied { .. }),
+                    "{applied:?}"
+                );
+            }
+            // A first erasure wrote its marker and finished production, then stopped.
+            let tombstone = draw_tombstone(game_id, player).expect("tombstone");
+            let marker = Marker {
+                tombstone: tombstone.clone(),
+            };
+            let id = marker_id(game_id, player);
+            let coll = markers(game_id);
+            state
+                .store
+                .insert_new(coll, &id, encode(&marker).expect("encode"))
+                .await
+                .expect("marker");
+            erase_environment(
+                &state,
+                (game_id, Environment::Production),
+                player,
+                &tombstone,
+                &[],
+            )
+            .await
+            .expect("production erased");
+
+            // Asked again, it finishes the sandbox under the same tombstone.
+            let by = ChangedBy::member("admin@example.com", Via::Rest);
+            let erased = erase(&state, &by, &game, player).await.expect("finished");
+            assert_eq!(erased.tombstone, tombstone);
+            for env in [Environment::Production, Environment::Sandbox] {
+                let entry = population::entry(&state, game_id, env, &tombstone).await;
+                assert!(entry.expect("entry").is_some(), "{env:?}");
+                let gone = population::entry(&state, game_id, env, player).await;
+                assert!(gone.expect("entry").is_none(), "{env:?}");
+            }
+            let spend = state
+                .store
+                .spend_cents(game_id, Environment::Production, &tombstone);
+            assert_eq!(spend.await.expect("spend"), 499);
+            let balance = state
+                .store
+                .balance(game_id, Environment::Sandbox, player, "gold")
+                .await;
+            assert_eq!(balance.expect("balance"), 0);
+            let marker = state.store.get(coll, &id).await.expect("marker");
+            assert!(marker.is_none(), "the marker goes last");
+            // Nothing is left: a third ask is a 404.
+            assert!(matches!(
+                erase(&state, &by, &game, player).await,
+                Err(ServiceError::NotFound("player"))
+            ));
+        });
+    }
 
     #[test]
     fn a_tombstone_is_drawn_in_the_players_own_group() {
