@@ -356,7 +356,7 @@ mod tests {
                 (Environment::Production, MoneyKind::Purchase),
                 (Environment::Sandbox, MoneyKind::Earned),
             ] {
-                population::register(&state, game_id, env, player, today, None)
+                population::count_played(&state, game_id, env, player, today, None)
                     .await
                     .expect("played");
                 let applied = state
