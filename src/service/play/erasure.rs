@@ -161,6 +161,9 @@ pub async fn erase(
         for env in [Environment::Production, Environment::Sandbox] {
             erase_environment(state, (game_id, env), player_id, &tombstone, &experiments).await?;
         }
+        // Once more: a node that reopened a session from its document in the meantime lets
+        // it go now that the document is gone.
+        close_sessions(state, game_id, player_id).await?;
         state.store.delete(coll, &id).await?;
         Ok(())
     })
