@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 
 use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiPath, ApiQuery};
-use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
+use super::openapi::{AuthErrors, Conflict, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::ServiceError;
 use crate::service::play::erasure::{self, Erased};
@@ -111,14 +111,15 @@ pub async fn export_player(
 /// results) do not change and a redeemed receipt stays redeemed. The group is a hash of the
 /// id: the same id coming back lands in the same group and starts with nothing. The audit
 /// trail records `player.erase` naming the tombstone, never the id. Asking again finishes an
-/// erasure that was interrupted. A player the game holds nothing about is a 404, as is
-/// another studio's game. Admins only.
+/// erasure that was interrupted (409: another erasure of the player ended meanwhile; ask
+/// again). A player the game holds nothing about is a 404, as is another studio's game.
+/// Admins only.
 #[utoipa::path(delete, path = "/v1/games/{game_id}/players/{player_id}", tag = "economy",
     operation_id = "erase_player",
     params(("game_id" = Uuid, Path),
         ("player_id" = String, Path, min_length = 1, max_length = 128)),
     responses((status = 200, description = "The player is erased", body = Erased),
-        AuthErrors, NotFound, Invalid, Unavailable))]
+        AuthErrors, NotFound, Invalid, Conflict, Unavailable))]
 pub async fn erase_player(
     State(state): State<AppState>,
     access: GameAccess<Admin>,
