@@ -4,8 +4,8 @@
 //! a cluster), the holdout ARPU, the revenue share
 //! and the experiment's results are unchanged to the cent, another player is untouched, a
 //! receipt the erased player redeemed is still refused to another player, the audit trail
-//! names the tombstone and never the id, the same id coming back lands in the same group
-//! with nothing, and an open socket of the player is closed (on another node too). Only the
+//! names the tombstone and never the id, a refund record of the player is kept under the
+//! tombstone, the same id coming back lands in the same group with nothing, and an open socket of the player is closed (on another node too). Only the
 //! game's own studio's admins may erase.
 
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use offer_domain::holdout::is_holdout;
 use offer_engine::store::redis::target::RedisTarget;
-use offer_receipts::test_support::{TestAppleCa, TestGoogleKey};
+use offer_receipts::test_support::{TestAppleCa, TestGoogleKey, pubsub_voided};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -271,13 +271,18 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     assert_eq!(outcome["accepted"], 1, "{outcome}");
     // Receipts are checked from now on (an offer of an item no store sells is not payable
     // once they are, so the offer above was served first).
-    app.put(
-        format!("/v1/games/{game}/stores"),
-        json!({"verification": "enforce",
-            "google_play": {"package_name": PACKAGE, "public_key": key.public_base64()}}),
-    )
-    .expect(StatusCode::OK)
-    .await;
+    let stores = app
+        .put(
+            format!("/v1/games/{game}/stores"),
+            json!({"verification": "enforce",
+                "google_play": {"package_name": PACKAGE, "public_key": key.public_base64()}}),
+        )
+        .expect(StatusCode::OK)
+        .await;
+    let google_url = stores["notification_urls"]["google_play"]
+        .as_str()
+        .expect("the Google Play notification URL");
+    let notifications = &google_url[google_url.find("/v1/").expect("its path")..];
     // A held-out payer known only from imported history (no session, no population entry;
     // imported without a receipt, it counts in no verified figure): erasable too.
     let imported = app
@@ -317,11 +322,23 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
         json!([
             earned("gold", 40, "e1"),
             spent("gold", 40, "s1"),
-            bought(&key, "p1", "token-held")
+            bought(&key, "p1", "token-held"),
+            bought(&key, "p2", "token-held-2")
         ]),
     )
     .await;
-    assert_eq!(outcome["accepted"], 3, "{outcome}");
+    assert_eq!(outcome["accepted"], 4, "{outcome}");
+    // Google refunds its second sword: a refund record and a refund line of the player.
+    let refunded = app
+        .post(notifications, json!({}))
+        .raw(
+            "application/json",
+            pubsub_voided(PACKAGE, "token-held-2", "m-1", 1),
+        )
+        .no_token()
+        .expect(StatusCode::OK)
+        .await;
+    assert_eq!(refunded["outcome"], "refunded", "{refunded}");
     let sid = app.open_session(&sdk, &keeper, json!({})).await;
     let outcome = send(
         &app,
