@@ -1,12 +1,12 @@
 //! A player's erasure through the real HTTP surface: after `DELETE .../players/{id}` no
 //! API, export or store key or value shows the id (the SQLite file's every table and
 //! column, every key and value of the Redis key space, on one server and on each master of
-//! a cluster), the holdout ARPU, the revenue share
-//! and the experiment's results are unchanged to the cent, another player is untouched, a
-//! receipt the erased player redeemed is still refused to another player, the audit trail
-//! names the tombstone and never the id, a refund record of the player is kept under the
-//! tombstone, the same id coming back lands in the same group with nothing, and an open socket of the player is closed (on another node too). Only the
-//! game's own studio's admins may erase.
+//! a cluster); the holdout ARPU, the revenue share and the experiment's results are
+//! unchanged to the cent; another player is untouched; a receipt the erased player redeemed
+//! is still refused to another player; its refund record is kept under the tombstone; the
+//! audit trail names the tombstone and never the id; the same id coming back lands in the
+//! same group with nothing; and an open socket of the player is closed (on another node
+//! too). Only the game's own studio's admins may erase.
 
 use std::path::Path;
 use std::time::Duration;
