@@ -1,7 +1,8 @@
 //! The inter-node bus follower: applies what every node (this one included) publishes to
 //! this node's actors and sockets. Reloads a game another node changed, applies a kill switch
 //! (never letting an older one undo a newer one), pushes a changed inventory to the player's
-//! sessions, forgets revoked keys, and after a gap in the bus reloads every game it serves.
+//! sessions, closes an erased player's sessions and sockets (and forgets having counted it
+//! today), forgets revoked keys, and after a gap in the bus reloads every game it serves.
 
 use axum::extract::FromRef;
 use offer_actors::GameChange;
@@ -35,6 +36,16 @@ pub async fn follow(state: AppState) {
 async fn apply(state: &AppState, msg: BusMessage) {
     match msg {
         BusMessage::KeyRevoked { key_hash } => state.auth.revoked(&key_hash),
+        BusMessage::PlayerErased { game_id, player_id } => {
+            state.services.sightings.forget(game_id, &player_id);
+            let closed = state
+                .services
+                .actors
+                .close_player_sessions(game_id, &player_id);
+            if closed > 0 {
+                tracing::info!(%game_id, closed, "sessions of an erased player closed");
+            }
+        }
         BusMessage::GameChanged { game_id, origin } => {
             // The origin already applied the change (reloading could race with its next
             // local change); its sockets still hear of it below.

@@ -129,6 +129,28 @@ impl OpenSessions {
             .collect()
     }
 
+    /// Closes every open session of one player of a game, in both environments: each is
+    /// forgotten and its socket, if any, is cut off as erased. How many it closed.
+    pub(crate) fn close_player(&self, game_id: Uuid, player_id: &str) -> usize {
+        let mut closed = 0;
+        for env in [Environment::Production, Environment::Sandbox] {
+            for session in self.of_player(game_id, env, player_id) {
+                // Out of the index while the key's shard is locked, as the sweeper does.
+                let removed =
+                    self.by_key
+                        .remove_if(&SessionKey::of(session.info()), |key, open| {
+                            self.unindex(key, open);
+                            true
+                        });
+                if let Some((_, removed)) = removed {
+                    removed.close_erased();
+                    closed += 1;
+                }
+            }
+        }
+        closed
+    }
+
     /// Forgets the sessions that have no socket and were not used for `idle_ttl`.
     pub(crate) fn forget_idle(&self, idle_ttl: Duration) {
         self.by_key.retain(|key, session| {

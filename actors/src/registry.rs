@@ -106,6 +106,12 @@ impl ActorSystem {
         self.sessions.of_player(game_id, env, player_id)
     }
 
+    /// Closes every open session of one player of a game on this node (both environments),
+    /// cutting off their sockets: the player was erased. How many it closed.
+    pub fn close_player_sessions(&self, game_id: Uuid, player_id: &str) -> usize {
+        self.sessions.close_player(game_id, player_id)
+    }
+
     /// Stops every shard (on shutdown).
     pub fn stop(&self) {
         for a in &self.arbiters {

@@ -137,7 +137,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(economy::revenue_share))
         .routes(routes!(statements::get_statement))
         .routes(routes!(refused_events::refused_events))
-        .routes(routes!(players::get_player))
+        .routes(routes!(players::get_player, players::erase_player))
         .routes(routes!(players::export_player))
         .routes(routes!(offers::get_decision))
         .routes(routes!(offers::shadow))

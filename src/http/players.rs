@@ -1,6 +1,6 @@
 //! A player's record (dashboard, viewer or above): group, install day, balances, lifetime
-//! spend and a page of its ledger entries; and a player's data export (admin): everything
-//! held about the player in one document.
+//! spend and a page of its ledger entries; a player's data export (admin): everything
+//! held about the player in one document; and a player's erasure (admin).
 
 use axum::Json;
 use axum::extract::State;
@@ -10,9 +10,10 @@ use utoipa::IntoParams;
 
 use super::access::{Admin, GameAccess, Viewer};
 use super::extract::{ApiPath, ApiQuery};
-use super::openapi::{AuthErrors, Invalid, NotFound, QueryError, Unavailable};
+use super::openapi::{AuthErrors, Conflict, Invalid, NotFound, QueryError, Unavailable};
 use crate::error::ApiResult;
 use crate::service::ServiceError;
+use crate::service::play::erasure::{self, Erased};
 use crate::service::play::player_data::{self, PlayerExport};
 use crate::service::play::players::{self, MAX_PAGE, PlayerRecord};
 use crate::state::AppState;
@@ -98,5 +99,36 @@ pub async fn export_player(
     }
     Ok(Json(
         player_data::export(&state.services, &access.game, &player_id).await?,
+    ))
+}
+
+/// Erases a player at its request: closes its sessions on every node (their sockets close
+/// with 4010 `player_erased`), deletes its sessions with their attributes, its frequency-cap
+/// counters, wallet balances and inventory, in production and sandbox; and keeps its
+/// population entry, spends, ledger lines, idempotency records, experiment exposures,
+/// redeemed store transactions and refund records under a random `tombstone` of the same
+/// holdout group, so the studio's figures (holdout ARPU, revenue share, the bill, experiment
+/// results) do not change and a redeemed receipt stays redeemed. The group is a hash of the
+/// id: the same id coming back lands in the same group and starts with nothing. The audit
+/// trail records `player.erase` naming the tombstone, never the id. Asking again finishes an
+/// erasure that was interrupted (409: another erasure of the player ended meanwhile; ask
+/// again). A player the game holds nothing about is a 404, as is another studio's game.
+/// Admins only.
+#[utoipa::path(delete, path = "/v1/games/{game_id}/players/{player_id}", tag = "economy",
+    operation_id = "erase_player",
+    params(("game_id" = Uuid, Path),
+        ("player_id" = String, Path, min_length = 1, max_length = 128)),
+    responses((status = 200, description = "The player is erased", body = Erased),
+        AuthErrors, NotFound, Invalid, Conflict, Unavailable))]
+pub async fn erase_player(
+    State(state): State<AppState>,
+    access: GameAccess<Admin>,
+    ApiPath((_, player_id)): ApiPath<(uuid::Uuid, String)>,
+) -> ApiResult<Json<Erased>> {
+    if player_id.is_empty() || player_id.chars().count() > MAX_PLAYER_ID_CHARS {
+        return Err(ServiceError::invalid("player_id", "between 1 and 128 characters").into());
+    }
+    Ok(Json(
+        erasure::erase(&state.services, &access.by(), &access.game, &player_id).await?,
     ))
 }

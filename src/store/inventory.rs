@@ -73,6 +73,11 @@ pub async fn load(store: &dyn Store, place: Place<'_>) -> StoreResult<Loaded> {
     Ok(Loaded { doc, stored })
 }
 
+/// Deletes a player's document (its erasure); `false` when there was none.
+pub async fn forget(store: &dyn Store, place: Place<'_>) -> StoreResult<bool> {
+    store.delete(place.collection(), &place.doc_id()).await
+}
+
 /// Writes `doc` in place of the document `read` found; `false`, writing nothing, when
 /// another writer changed it since.
 pub async fn replace(

@@ -20,6 +20,7 @@
 //! - [`Retention`]: forgetting old idempotency records and raw ledger lines;
 //! - [`Decisions`]: decision records with a time to live;
 //! - [`Exposures`]: the per-player totals of price experiments;
+//! - [`Erasure`]: renaming an erased player's money records to a tombstone;
 //! - [`Expiring`]: short-lived documents;
 //! - [`Bus`]: messages between engine nodes.
 //!
@@ -30,6 +31,7 @@ mod bus;
 pub mod codec;
 mod decisions;
 mod documents;
+mod erasure;
 mod expiring;
 mod exposures;
 pub mod inventory;
@@ -47,6 +49,7 @@ use uuid::Uuid;
 pub use self::bus::Bus;
 pub use self::decisions::Decisions;
 pub use self::documents::{Documents, VersionedWrite};
+pub use self::erasure::{Erasure, PlayerErasure};
 pub use self::expiring::Expiring;
 pub use self::exposures::{Exposure, ExposureKey, ExposureTotals, Exposures};
 pub use self::money::{
@@ -129,7 +132,17 @@ impl Collection {
 /// and answer [`StoreError::Unavailable`] instead of hanging.
 #[async_trait]
 pub trait Store:
-    Documents + Money + Retention + Decisions + Expiring + Exposures + Bus + Send + Sync + 'static
+    Documents
+    + Money
+    + Retention
+    + Decisions
+    + Expiring
+    + Exposures
+    + Erasure
+    + Bus
+    + Send
+    + Sync
+    + 'static
 {
     /// Answers when the backend is reachable (`/readyz`).
     async fn ping(&self) -> StoreResult<()>;

@@ -55,6 +55,8 @@ mod code {
     pub const SLOW_CONSUMER: u16 = 4008;
     /// Another socket resumed this session.
     pub const REPLACED: u16 = 4009;
+    /// The session's player was erased (on any node): the session is gone for good.
+    pub const PLAYER_ERASED: u16 = 4010;
 }
 
 /// Messages written before one flush.
@@ -201,6 +203,7 @@ fn cut_close(why: Detached) -> (u16, &'static str) {
     match why {
         Detached::SlowConsumer => (code::SLOW_CONSUMER, "slow_consumer"),
         Detached::Replaced => (code::REPLACED, "session_resumed_elsewhere"),
+        Detached::Erased => (code::PLAYER_ERASED, "player_erased"),
     }
 }
 

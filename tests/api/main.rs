@@ -23,6 +23,7 @@ mod day_caps;
 mod device;
 mod economy;
 mod edge;
+mod erasure;
 mod experiments;
 mod fixtures;
 mod helpers;

@@ -30,6 +30,7 @@ mod browser;
 mod console;
 mod custom_pages;
 mod economy_caps;
+mod erasure;
 mod experiments;
 mod item_art;
 mod members;

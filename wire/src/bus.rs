@@ -55,6 +55,15 @@ pub enum BusMessage {
         /// The session whose socket already got the inventory as its answer, if any.
         answered: Option<Uuid>,
     },
+    /// A player was erased: close its sessions of the game (both environments) on every
+    /// node, cutting off their sockets, and forget having counted it among today's players.
+    /// The message is not stored anywhere.
+    PlayerErased {
+        /// The game.
+        game_id: Uuid,
+        /// The erased player.
+        player_id: String,
+    },
     /// A credential was revoked: drop it from every node's cache.
     KeyRevoked {
         /// SHA-256 of the key, hex.

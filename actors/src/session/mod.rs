@@ -229,6 +229,12 @@ impl SessionHandle {
         lock(&self.0.outlet).ack(seq);
     }
 
+    /// Lets go of the attached socket, telling it that the session's player was erased
+    /// (the registry forgets the session at the same time).
+    pub(crate) fn close_erased(&self) {
+        lock(&self.0.outlet).close_erased();
+    }
+
     /// Gives the message the session's next seq, keeps it for a resume and queues it for
     /// the attached socket without blocking. A full queue cuts the socket off (4008): its
     /// queue is dropped, so a client that stops reading never grows the server's memory.

@@ -106,6 +106,11 @@ impl Outlet {
         }
     }
 
+    /// Lets go of the attached socket, if any, telling it that its player was erased.
+    pub(super) fn close_erased(&mut self) {
+        self.cut(Detached::Erased);
+    }
+
     /// Lets go of the attached socket, if any, telling it why.
     fn cut(&mut self, why: Detached) {
         if let Some(link) = self.link.take() {

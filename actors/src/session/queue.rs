@@ -38,6 +38,8 @@ pub enum Detached {
     SlowConsumer,
     /// A newer socket resumed this session.
     Replaced,
+    /// The session was closed because its player was erased: it never resumes.
+    Erased,
 }
 
 /// What a socket task reads from its session.

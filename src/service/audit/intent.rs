@@ -49,6 +49,7 @@ const AUDITED: &[&str] = &[
     "custom_pages",
     "device_sign_ins",
     "operator_settings",
+    "erasures",
 ];
 
 /// A stored document a change may touch.

@@ -87,6 +87,29 @@ pub async fn entry(
     }
 }
 
+/// Moves a player's population entry to the id `to` (its erasure: the entry keeps counting
+/// among its group's players under the tombstone). The entry is written under `to` before
+/// it is deleted under `from`, so a crash in between leaves it under both and a retry
+/// finishes the move. `false` when there was no entry.
+pub async fn rename(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    from: &str,
+    to: &str,
+) -> ServiceResult<bool> {
+    let coll = collection(game_id, env);
+    let Some(stored) = state.store.get(coll, from).await? else {
+        return Ok(false);
+    };
+    state
+        .store
+        .put_all(coll, vec![(to.to_owned(), stored)])
+        .await?;
+    state.store.delete(coll, from).await?;
+    Ok(true)
+}
+
 /// Adds a player to its game's population, seen on `day` (its first day of play, or an
 /// imported `session_start` of the past). A later sighting moves `last_seen` forward, an
 /// earlier one (history imported after live play) moves `install_day` back; each change is a
@@ -188,6 +211,14 @@ impl Sightings {
             }
         }
         self.counted.insert(key, day);
+    }
+
+    /// Forgets that this node counted `player_id` of `game_id` today (its erasure): the
+    /// same id coming back is a new player and joins the population again.
+    pub fn forget(&self, game_id: Uuid, player_id: &str) {
+        for env in [Environment::Production, Environment::Sandbox] {
+            self.counted.remove(&(game_id, env, player_id.to_owned()));
+        }
     }
 }
 

@@ -67,6 +67,32 @@ pub async fn record(state: &Services, game_id: Uuid, since: DateTime<Utc>) -> Se
     Ok(())
 }
 
+/// Moves the player `from`'s written-down revenue to the id `to` (its erasure: the
+/// tombstone keeps what the verified figures subtract).
+pub async fn rename(state: &Services, game_id: Uuid, from: &str, to: &str) -> ServiceResult<()> {
+    let Some(bytes) = state.store.get(collection(game_id), DOCUMENT).await? else {
+        return Ok(());
+    };
+    let mut baseline: Baseline = decode(&bytes)?;
+    let mut moved = false;
+    for payers in [&mut baseline.production, &mut baseline.sandbox] {
+        if let Some(cents) = payers.remove(from) {
+            payers.insert(to.to_owned(), cents);
+            moved = true;
+        }
+    }
+    if moved {
+        state
+            .store
+            .put_all(
+                collection(game_id),
+                vec![(DOCUMENT.to_owned(), encode(&baseline)?)],
+            )
+            .await?;
+    }
+    Ok(())
+}
+
 /// The revenue to leave out of the verified figures of `env` whose window starts on `start`:
 /// each payer's revenue written down when verification began that day (none for another
 /// day).

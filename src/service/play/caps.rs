@@ -52,6 +52,23 @@ fn id(env: Environment, session_id: Uuid) -> String {
     format!("{}:{session_id}", env.tag())
 }
 
+/// Deletes the stored counters of the given sessions of a game's environment (their
+/// player's erasure).
+pub async fn forget(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    sessions: &[Uuid],
+) -> ServiceResult<()> {
+    for session_id in sessions {
+        state
+            .store
+            .delete(collection(game_id), &id(env, *session_id))
+            .await?;
+    }
+    Ok(())
+}
+
 /// Writes the live counters of every session of `batch` that was served an offer under a
 /// frequency cap (a session no longer on this node is skipped: its counters were written
 /// with its offers).

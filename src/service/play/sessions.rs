@@ -247,6 +247,23 @@ pub async fn of_player(
     Ok(out)
 }
 
+/// Deletes every stored session of `player_id` in a game's environment (its erasure) and
+/// answers their ids. It reads the environment's sessions one by one, like [`of_player`].
+pub async fn forget_player(
+    state: &Services,
+    game_id: Uuid,
+    env: Environment,
+    player_id: &str,
+) -> ServiceResult<Vec<Uuid>> {
+    let mut forgotten = Vec::new();
+    for record in of_player(state, game_id, env, player_id).await? {
+        let id = record.session_id.to_string();
+        state.store.delete(sessions(game_id, env), &id).await?;
+        forgotten.push(record.session_id);
+    }
+    Ok(forgotten)
+}
+
 /// Builds the player's features from a session record and profile.
 pub fn player_context(
     game_id: Uuid,

@@ -4,8 +4,8 @@
 //! Each group of store calls is implemented in a file of its own: `documents.rs` (documents,
 //! compare-and-swap, versioned writes, counters), `money/` (the wallet step and its reads),
 //! `retention.rs` (old idempotency records and ledger lines), `decisions.rs`, `expiring.rs`
-//! (short-lived documents), `exposures.rs` (the per-player totals of experiments) and
-//! `bus.rs` (the inter-node bus); this file holds the connection and the readiness check.
+//! (short-lived documents), `exposures.rs` (the per-player totals of experiments),
+//! `erasure.rs` (an erased player's records renamed) and `bus.rs` (the inter-node bus); this file holds the connection and the readiness check.
 //! Every script is a file of its own (`scripts/*.lua`, and the wallet's in `money/`).
 //!
 //! Commands go through one command connection (`redis/conn.rs`: a multiplexed connection
@@ -35,6 +35,7 @@
 //!   one game (its version document and its collection), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - an experiment exposure is one `MULTI` of `HINCRBY`s of one hash (one key);
+//! - a player's erasure is one script over one game's and environment's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
 //!   ledger, one decision record, one short-lived document and its compare-and-swap script)
 //!   names exactly one key;
@@ -64,6 +65,7 @@ mod bus;
 mod conn;
 mod decisions;
 mod documents;
+mod erasure;
 mod expiring;
 mod exposures;
 mod money;
@@ -100,6 +102,7 @@ pub struct RedisStore {
     trim_script: Script,
     swap_expiring_script: Script,
     per_player_script: Script,
+    erase_script: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -159,6 +162,7 @@ impl RedisStore {
         let trim_script = Script::new(retention::TRIM_LEDGER_LUA);
         let swap_expiring_script = Script::new(expiring::SWAP_EXPIRING_LUA);
         let per_player_script = Script::new(tx_layout::PER_PLAYER_LUA);
+        let erase_script = Script::new(erasure::ERASE_PLAYER_LUA);
         let mut conn = bounded(timeout, "connect", CommandConn::open(&target, timeout)).await?;
         let money = MoneyBatcher::new(conn.clone(), MoneyScripts::new(), timeout);
         // Load the scripts once (on a cluster, into every master); after a restart
@@ -181,6 +185,7 @@ impl RedisStore {
                 .prepare_invoke()
                 .load_async(&mut conn)
                 .await?;
+            erase_script.prepare_invoke().load_async(&mut conn).await?;
             Ok(())
         })
         .await?;
@@ -205,6 +210,7 @@ impl RedisStore {
             trim_script,
             swap_expiring_script,
             per_player_script,
+            erase_script,
         })
     }
 

@@ -6,7 +6,7 @@
 //! append-only ledger, the idempotency records, the day aggregates, the decision records, the
 //! short-lived documents (until they expire) and the experiments' per-player totals. Each
 //! group of store calls is implemented beside the SQL of its concern: `documents.rs`, `money.rs`, `retention.rs`, `decisions.rs`,
-//! `expiring.rs`, `exposures.rs` and `bus.rs`; this file holds the connections and the
+//! `expiring.rs`, `exposures.rs`, `erasure.rs` and `bus.rs`; this file holds the connections and the
 //! readiness check.
 //!
 //! # Threads
@@ -43,6 +43,7 @@
 mod bus;
 mod decisions;
 mod documents;
+mod erasure;
 mod error;
 mod expiring;
 mod exposures;

@@ -14,6 +14,7 @@
 mod bus_decisions;
 mod documents;
 mod economy;
+mod erasure;
 mod expiring_docs;
 mod exposures;
 mod inventories;
@@ -167,6 +168,7 @@ macro_rules! conformance {
 }
 
 conformance!(get_put, documents::case_get_put);
+conformance!(erase, erasure::case_erasure_renames_the_money_records);
 conformance!(
     experiment_totals,
     exposures::case_exposures_add_up_per_player

@@ -63,8 +63,8 @@ pub enum Redeemed {
     Other,
 }
 
-/// The claims of one game and environment.
-fn collection(game_id: Uuid, env: Environment) -> Collection {
+/// The claims of one game and environment, keyed by `<store>:<transaction>`.
+pub fn collection(game_id: Uuid, env: Environment) -> Collection {
     Collection::game(
         game_id,
         match env {

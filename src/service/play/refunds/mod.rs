@@ -29,6 +29,7 @@ use offer_domain::product_ids::Store;
 use uuid::Uuid;
 
 pub use notifications::{Handled, Outcome, app_store, google_play};
+pub use target::records;
 pub use waiting::MAX_WAITING;
 
 use crate::service::Services;

@@ -28,12 +28,17 @@ impl Target {
 
     /// The collection of the game's refund records in the environment.
     pub(super) fn collection(&self) -> Collection {
-        Collection::game(
-            self.game_id,
-            match self.env {
-                Environment::Production => "refunds",
-                Environment::Sandbox => "refunds_sandbox",
-            },
-        )
+        records(self.game_id, self.env)
     }
+}
+
+/// The collection of a game's refund records in `env`, keyed by `<store>:<transaction>`.
+pub fn records(game_id: Uuid, env: Environment) -> Collection {
+    Collection::game(
+        game_id,
+        match env {
+            Environment::Production => "refunds",
+            Environment::Sandbox => "refunds_sandbox",
+        },
+    )
 }

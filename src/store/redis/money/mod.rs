@@ -46,7 +46,11 @@ use crate::store::{
 impl RedisStore {
     /// The money keys of a game and environment, once this node has brought their
     /// idempotency records to the per-player layout.
-    async fn money_keys_of(&self, game_id: Uuid, env: Environment) -> StoreResult<Arc<MoneyKeys>> {
+    pub(super) async fn money_keys_of(
+        &self,
+        game_id: Uuid,
+        env: Environment,
+    ) -> StoreResult<Arc<MoneyKeys>> {
         let keys = self.money_keys.get(game_id, env);
         tx_layout::ensure_per_player(&self.per_player_script, &self.conn, &keys, self.timeout)
             .await?;
