@@ -91,9 +91,10 @@ pub struct StoresSettings {
     /// `device.verification_uri`, the one public address the configuration has otherwise.
     #[serde(default)]
     pub public_base_url: String,
-    /// Store signatures this node verifies at once, each on a thread of its own at a lower
-    /// CPU priority (at least 1).
-    #[serde(default = "default_verify_workers")]
+    /// Store signatures this node verifies at once, each on a thread of its own at the
+    /// lowest CPU priority; 0 (the default): half the cores the process may run on, at least
+    /// 1 ([`StoresSettings::verifiers`]).
+    #[serde(default)]
     pub verify_workers: usize,
     /// Receipts that may wait for a verifier on this node (at least 1); a purchase arriving
     /// beyond that is answered 503 with `Retry-After`, so a flood of forged receipts cannot
@@ -102,9 +103,21 @@ pub struct StoresSettings {
     pub verify_queue: usize,
 }
 
-/// Two verifiers: an App Store receipt costs a few milliseconds of one core.
-fn default_verify_workers() -> usize {
-    2
+impl StoresSettings {
+    /// The verifier threads to start: `verify_workers`, or when 0, half the cores the
+    /// process may run on (at least 1). Verifying an App Store chain takes several
+    /// milliseconds of a core; at the lowest priority a verifier still shares its core's
+    /// caches (and, on a machine whose cores are hyperthreads, its execution units) with the
+    /// offer path, so a flood of forged receipts on as many verifiers as cores raised the
+    /// offer path's p99 by half, on half as many by a quarter (`offer-load receipt-flood`).
+    pub fn verifiers(&self) -> usize {
+        if self.verify_workers > 0 {
+            return self.verify_workers;
+        }
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get() / 2)
+            .max(1)
+    }
 }
 
 /// A queue of 64 receipts: at 2 to 5 ms each, about a tenth of a second of waiting.

@@ -97,7 +97,7 @@ impl Services {
         let previews = authoring::previews::PreviewQueue::new(&settings.authoring);
         let receipts = play::receipts::VerifyPool::new(
             apple_roots(&settings),
-            settings.stores.verify_workers,
+            settings.stores.verifiers(),
             settings.stores.verify_queue,
         );
         Self(Arc::new(Inner {

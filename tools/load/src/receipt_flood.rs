@@ -90,8 +90,9 @@ pub struct FloodArgs {
     /// `--verify-workers` + `--verify-queue` of them the pool refuses some with 503.
     #[arg(long, default_value_t = 16)]
     pub flood_clients: usize,
-    /// The engine's `stores.verify_workers`: receipts verified at once.
-    #[arg(long, default_value_t = 2)]
+    /// The engine's `stores.verify_workers`: receipts verified at once; 0, the engine's
+    /// default, is half the cores.
+    #[arg(long, default_value_t = 0)]
     pub verify_workers: usize,
     /// The engine's `stores.verify_queue`: receipts that may wait for a verifier.
     #[arg(long, default_value_t = 64)]
@@ -113,8 +114,8 @@ struct Game {
 
 /// Runs `receipt-flood`.
 pub async fn run(args: FloodArgs) -> Result<()> {
-    if args.rounds == 0 || args.flood_clients == 0 || args.verify_workers == 0 {
-        bail!("--rounds, --flood-clients and --verify-workers must be at least 1");
+    if args.rounds == 0 || args.flood_clients == 0 {
+        bail!("--rounds and --flood-clients must be at least 1");
     }
     let logs = args.engine.logs_dir()?;
     let ca = TestAppleCa::new();
@@ -656,7 +657,10 @@ fn report(
         args.load.duration,
         args.warmup,
         args.flood_clients,
-        args.verify_workers,
+        match args.verify_workers {
+            0 => "the engine's default (half the cores)".to_owned(),
+            n => n.to_string(),
+        },
         args.verify_queue,
         logs.display()
     );
