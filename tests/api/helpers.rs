@@ -86,6 +86,12 @@ pub fn settings(backend: Backend) -> Settings {
     let url = match backend {
         Backend::Embedded => {
             s.store.path = scratch_dir().join("offer-engine.db");
+            // A test binary runs dozens of debug-built servers at once, each writing and
+            // syncing its own SQLite file on one shared disk (and the dashboard's beside a
+            // browser each): a write queued there once waited more than the default second
+            // and was answered 503. The longest timeout the engine allows keeps such a wait
+            // an answer; what a store that does not answer gets is tested on Redis.
+            s.store.timeout_ms = 2000;
             return s;
         }
         Backend::InMemory => {
