@@ -52,15 +52,7 @@ pub async fn fsr_report(
             })
         })
         .transpose()?;
-    let period = u32::try_from(period_days)
-        .ok()
-        .filter(|d| (1..=MAX_PERIOD_DAYS).contains(d))
-        .ok_or_else(|| {
-            ServiceError::invalid(
-                "days",
-                format!("days must be between 1 and {MAX_PERIOD_DAYS}, not {period_days}"),
-            )
-        })?;
+    let period = period(period_days)?;
     let view = handle.view();
     let game = &view.game;
     let thresholds = thresholds(state, game)?;
@@ -76,6 +68,19 @@ pub async fn fsr_report(
         caps: &caps,
     };
     Ok(fsr::report(&input, &dates, &flows))
+}
+
+/// A report's `days`, 1 to [`MAX_PERIOD_DAYS`]; anything else is a 422 naming `days`.
+pub fn period(period_days: i64) -> ServiceResult<u32> {
+    u32::try_from(period_days)
+        .ok()
+        .filter(|d| (1..=MAX_PERIOD_DAYS).contains(d))
+        .ok_or_else(|| {
+            ServiceError::invalid(
+                "days",
+                format!("days must be between 1 and {MAX_PERIOD_DAYS}, not {period_days}"),
+            )
+        })
 }
 
 /// Most days the unhealthy-day scan reads (about three years): older days count.

@@ -11,12 +11,12 @@
 use chrono::{Days, NaiveDate, Utc};
 use offer_actors::GameHandle;
 use offer_domain::environment::Environment;
-use offer_domain::fsr::MAX_PERIOD_DAYS;
 use offer_domain::holdout_arpu::RevenueBasis;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::service::{ServiceError, ServiceResult, Services};
+use crate::service::economy::health;
+use crate::service::{ServiceResult, Services};
 
 /// The revenue of one environment over its last days, by how it was proven.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -48,15 +48,7 @@ pub async fn over(
     env: Environment,
     period_days: i64,
 ) -> ServiceResult<RevenueByProof> {
-    let days = u32::try_from(period_days)
-        .ok()
-        .filter(|d| (1..=MAX_PERIOD_DAYS).contains(d))
-        .ok_or_else(|| {
-            ServiceError::invalid(
-                "days",
-                format!("days must be between 1 and {MAX_PERIOD_DAYS}, not {period_days}"),
-            )
-        })?;
+    let days = health::period(period_days)?;
     let (game_id, verified_since) = {
         let view = handle.view();
         let since = view

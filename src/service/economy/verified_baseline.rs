@@ -57,14 +57,7 @@ pub async fn record(state: &Services, game_id: Uuid, since: DateTime<Utc>) -> Se
             Environment::Sandbox => baseline.sandbox = payers,
         }
     }
-    state
-        .store
-        .put_all(
-            collection(game_id),
-            vec![(DOCUMENT.to_owned(), encode(&baseline)?)],
-        )
-        .await?;
-    Ok(())
+    write(state, game_id, &baseline).await
 }
 
 /// Moves the player `from`'s written-down revenue to the id `to` (its erasure: the
@@ -82,14 +75,20 @@ pub async fn rename(state: &Services, game_id: Uuid, from: &str, to: &str) -> Se
         }
     }
     if moved {
-        state
-            .store
-            .put_all(
-                collection(game_id),
-                vec![(DOCUMENT.to_owned(), encode(&baseline)?)],
-            )
-            .await?;
+        write(state, game_id, &baseline).await?;
     }
+    Ok(())
+}
+
+/// Stores the game's baseline.
+async fn write(state: &Services, game_id: Uuid, baseline: &Baseline) -> ServiceResult<()> {
+    state
+        .store
+        .put_all(
+            collection(game_id),
+            vec![(DOCUMENT.to_owned(), encode(baseline)?)],
+        )
+        .await?;
     Ok(())
 }
 

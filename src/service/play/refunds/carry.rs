@@ -92,23 +92,19 @@ async fn money(
     if step.cents <= 0 {
         return Ok(false);
     }
+    let kind = match step.kind {
+        StepKind::Refund => MoneyKind::Refund,
+        StepKind::Reversal => MoneyKind::Purchase,
+    };
     let op = MoneyOp {
-        game_id: target.game_id,
-        env: target.env,
-        player_id: player_id.to_owned(),
-        tx_id: money_tx(target, step),
-        kind: match step.kind {
-            StepKind::Refund => MoneyKind::Refund,
-            StepKind::Reversal => MoneyKind::Purchase,
-        },
-        currency_id: String::new(),
-        amount: step.cents,
         ts: at,
-        holdout: is_holdout(player_id, target.game_id),
-        import: false,
-        cohort: None,
         proof: Some(Proof::Verified),
-        day_cap: None,
+        ..wallet_step(
+            target,
+            player_id,
+            money_tx(target, step),
+            (kind, "", step.cents),
+        )
     };
     match state.store.apply_money(&op).await? {
         MoneyOutcome::Applied { .. } | MoneyOutcome::Duplicate { .. } => Ok(true),
@@ -208,21 +204,12 @@ async fn currency(
 ) -> ServiceResult<()> {
     let mut amount = units;
     while amount > 0 {
-        let op = MoneyOp {
-            game_id: target.game_id,
-            env: target.env,
-            player_id: player_id.to_owned(),
-            tx_id: tx_id.to_owned(),
-            kind,
-            currency_id: currency_id.to_owned(),
-            amount,
-            ts: Utc::now(),
-            holdout: is_holdout(player_id, target.game_id),
-            import: false,
-            cohort: None,
-            proof: None,
-            day_cap: None,
-        };
+        let op = wallet_step(
+            target,
+            player_id,
+            tx_id.to_owned(),
+            (kind, currency_id, amount),
+        );
         match state.store.apply_money(&op).await? {
             MoneyOutcome::Applied { .. } => {
                 let msg = BusMessage::BalanceChanged {
@@ -274,6 +261,31 @@ async fn restore(
         | InventoryOutcome::TxConflict
         | InventoryOutcome::Insufficient { .. } => false,
     })
+}
+
+/// A wallet step of the purchase's player, now, with no proof: `kind` of `amount` in
+/// `currency_id` (empty for revenue).
+fn wallet_step(
+    target: &Target,
+    player_id: &str,
+    tx_id: String,
+    (kind, currency_id, amount): (MoneyKind, &str, i64),
+) -> MoneyOp {
+    MoneyOp {
+        game_id: target.game_id,
+        env: target.env,
+        player_id: player_id.to_owned(),
+        tx_id,
+        kind,
+        currency_id: currency_id.to_owned(),
+        amount,
+        ts: Utc::now(),
+        holdout: is_holdout(player_id, target.game_id),
+        import: false,
+        cohort: None,
+        proof: None,
+        day_cap: None,
+    }
 }
 
 /// An inventory step of the purchase's player.
