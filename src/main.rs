@@ -11,6 +11,12 @@ use offer_engine::config::Settings;
 /// mimalloc: the offer path makes small, short-lived allocations on every request, and a
 /// profile under load showed glibc's allocator taking about 13% of the CPU there. The
 /// `system-allocator` feature keeps the system's, for heap profilers that watch `malloc`.
+///
+/// It is built without its transparent-huge-page advice (`no_thp`): mimalloc otherwise
+/// asks the kernel for 2 MiB pages over its regions, and every huge page a few live
+/// allocations touch stays resident whole. With 10,000 idle WebSocket sessions that was a
+/// fifth of the engine's memory (7.65 against 6.5 KiB a session), for no measurable gain on
+/// the offer path.
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
