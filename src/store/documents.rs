@@ -1,6 +1,8 @@
 //! Documents: collections of JSON documents per game or deployment-wide, written atomically
 //! in batches, with compare-and-swap for state machines, and counters that every node adds
-//! to.
+//! to. Any of the writes may carry a record ([`Documents::write_recorded`]): a document of
+//! another collection of the same game, inserted in the same atomic step exactly when the
+//! write lands (the audit trail's record of a change of a game's objects).
 
 use async_trait::async_trait;
 
@@ -30,6 +32,95 @@ impl VersionedWrite<'_> {
     /// [`StoreError::Corrupt`](super::StoreError::Corrupt).
     pub fn checked(self) -> StoreResult<Self> {
         self.version.same_game(self.coll)?;
+        Ok(self)
+    }
+}
+
+/// A document write as [`Documents::write_recorded`] takes it: one of the plain writes of
+/// [`Documents`], with the same arguments and the same answer.
+#[derive(Debug)]
+pub enum Write<'a> {
+    /// [`Documents::put_all`]: always lands.
+    PutAll {
+        /// The collection.
+        coll: Collection,
+        /// The entries, by id.
+        entries: Vec<(String, Vec<u8>)>,
+    },
+    /// [`Documents::insert_new`]: lands when the document was absent.
+    InsertNew {
+        /// The collection.
+        coll: Collection,
+        /// The document's id.
+        id: &'a str,
+        /// Its value.
+        value: Vec<u8>,
+    },
+    /// [`Documents::compare_and_swap`]: lands when the document still held `expected`.
+    CompareAndSwap {
+        /// The collection.
+        coll: Collection,
+        /// The document's id.
+        id: &'a str,
+        /// What it must still hold (`None`: absent).
+        expected: Option<&'a [u8]>,
+        /// Its new value.
+        new: Vec<u8>,
+    },
+    /// [`Documents::put_all_versioned`]: lands when the version document still held what the
+    /// writer read.
+    Versioned(VersionedWrite<'a>),
+    /// [`Documents::delete`]: lands when the document was present.
+    Delete {
+        /// The collection.
+        coll: Collection,
+        /// The document's id.
+        id: &'a str,
+    },
+}
+
+impl Write<'_> {
+    /// The collections the write touches.
+    fn collections(&self) -> [Collection; 2] {
+        match self {
+            Write::PutAll { coll, .. }
+            | Write::InsertNew { coll, .. }
+            | Write::CompareAndSwap { coll, .. }
+            | Write::Delete { coll, .. } => [*coll, *coll],
+            Write::Versioned(w) => [w.version, w.coll],
+        }
+    }
+}
+
+/// A document inserted together with a [`Write`] ([`Documents::write_recorded`]).
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Its collection, of the same game as the write's.
+    pub coll: Collection,
+    /// Its id: a record already there under it is kept (inserting it again is a no-op).
+    pub id: String,
+    /// Its value.
+    pub value: Vec<u8>,
+}
+
+/// A write and its record, checked to belong to one game ([`RecordedWrite::checked`]).
+#[derive(Debug)]
+pub struct RecordedWrite<'a> {
+    /// The write.
+    pub write: Write<'a>,
+    /// The document inserted with it.
+    pub record: Record,
+}
+
+impl RecordedWrite<'_> {
+    /// Refuses a write and record that are not all of one game (on a Redis Cluster they
+    /// would not share a slot, and a deployment-wide collection would not either): a bug of
+    /// the caller, answered as [`StoreError::Corrupt`](super::StoreError::Corrupt). A
+    /// versioned write's own collections are checked as [`VersionedWrite::checked`] does.
+    pub fn checked(self) -> StoreResult<Self> {
+        for coll in self.write.collections() {
+            coll.same_game(self.record.coll)?;
+        }
         Ok(self)
     }
 }
@@ -81,4 +172,12 @@ pub trait Documents: Send + Sync {
 
     /// Removes a document; `false` when it was absent.
     async fn delete(&self, coll: Collection, id: &str) -> StoreResult<bool>;
+
+    /// Makes `write` as its plain call would, answering the same, and inserts its record in
+    /// the same atomic step exactly when the write lands (`true`): a write refused (a
+    /// compare-and-swap lost, a document already there or already gone) writes neither.
+    /// The write's collections and the record's must all belong to one game (on a Redis
+    /// Cluster, one slot); anything else is refused as
+    /// [`StoreError::Corrupt`](super::StoreError::Corrupt) before anything is written.
+    async fn write_recorded(&self, write: RecordedWrite<'_>) -> StoreResult<bool>;
 }

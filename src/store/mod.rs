@@ -14,7 +14,8 @@
 //! is a trait of its own, with the types it speaks in, and each backend implements each
 //! group in a file of its own:
 //!
-//! - [`Documents`]: documents, compare-and-swap, versioned writes and counters;
+//! - [`Documents`]: documents, compare-and-swap, versioned writes, counters, and any write
+//!   with a record of the same game in the same atomic step;
 //! - [`Money`]: the wallet step and the reads of wallets, spends, the ledger and the day
 //!   aggregates;
 //! - [`Retention`]: forgetting old idempotency records and raw ledger lines;
@@ -48,7 +49,7 @@ use uuid::Uuid;
 
 pub use self::bus::Bus;
 pub use self::decisions::Decisions;
-pub use self::documents::{Documents, VersionedWrite};
+pub use self::documents::{Documents, Record, RecordedWrite, VersionedWrite, Write};
 pub use self::erasure::{Erasure, PlayerErasure};
 pub use self::expiring::Expiring;
 pub use self::exposures::{Exposure, ExposureKey, ExposureTotals, Exposures};
@@ -98,13 +99,13 @@ pub struct Collection {
 }
 
 impl Collection {
-    /// Refuses a versioned write whose two collections are not one game's (see
-    /// [`Documents::put_all_versioned`]).
+    /// Refuses an atomic write over collections that are not one game's (see
+    /// [`Documents::put_all_versioned`] and [`Documents::write_recorded`]).
     pub fn same_game(self, other: Collection) -> StoreResult<()> {
         match (self.scope, other.scope) {
             (Scope::Game(a), Scope::Game(b)) if a == b => Ok(()),
             _ => Err(StoreError::Corrupt(format!(
-                "a versioned write spans `{}` and `{}`, which are not one game's",
+                "an atomic write spans `{}` and `{}`, which are not one game's",
                 self.name, other.name
             ))),
         }

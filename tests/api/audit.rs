@@ -1,14 +1,16 @@
 //! The audit trail through the real HTTP surface: every audited action writes exactly one
 //! record naming who, from where, the object and its changed fields, a refused change writes
-//! none, no record carries a secret, and a studio reads only its own records, a page at a
-//! time.
+//! none (a change of a game's objects that lost a race to another node included), no record
+//! carries a secret, and a studio reads only its own records, a page at a time.
 
 use offer_receipts::test_support::TestGoogleKey;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::fixtures::{bundle, item, template};
-use super::helpers::{Role, TestApp, shared_backend, spawn_app, spawn_tuned, spawn_with};
+use super::fixtures::{bundle, item, template, with};
+use super::helpers::{
+    Role, TestApp, shared_backend, spawn_app, spawn_app_on, spawn_tuned, spawn_with,
+};
 use super::receipt_fixtures::PACKAGE;
 
 /// Every record of `game`, newest first, read page by page.
@@ -466,4 +468,129 @@ async fn the_operators_billing_settings_are_recorded_at_start_when_they_change()
     assert_eq!(now.len(), 3, "{now:#?}");
     assert_eq!(now[0]["before"]["rate_pct"], 15.0);
     assert_eq!(now[0]["after"]["rate_pct"], 20.0);
+}
+
+#[tokio::test]
+async fn a_game_change_refused_or_changing_nothing_records_nothing_and_one_that_lands_once() {
+    let app = spawn_app().await;
+    let game = app.create_game().await;
+    let mut seen = records(&app, &game).await.len();
+
+    // Templates set twice to the same: the second changes nothing, so records nothing.
+    let templates = json!([template("level_up", &["equipment"])]);
+    app.set_templates(&game, templates.clone()).await;
+    one(&app, &game, &mut seen, "templates.put").await;
+    app.set_templates(&game, templates).await;
+    none(&app, &game, &mut seen, "unchanged templates").await;
+
+    // An item created, created again (409), patched with an invalid price (422) and patched
+    // when unknown (404): only the creation is recorded, with what the store holds.
+    let path = format!("/v1/games/{game}/items");
+    app.post(&path, item("sword", "equipment", 4.99))
+        .expect(StatusCode::CREATED)
+        .await;
+    let created = one(&app, &game, &mut seen, "item.upsert").await;
+    assert_eq!(created["before"], Value::Null);
+    let stored = app.items(&game).await;
+    assert_eq!(created["after"]["price_usd"], stored[0]["price_usd"]);
+    app.post(&path, item("sword", "equipment", 9.99))
+        .expect(StatusCode::CONFLICT)
+        .await;
+    none(&app, &game, &mut seen, "second creation").await;
+    app.patch(format!("{path}/sword"), json!({"price_usd": -1}))
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .await;
+    none(&app, &game, &mut seen, "invalid patch").await;
+    app.patch(format!("{path}/axe"), json!({"price_usd": 1.99}))
+        .expect(StatusCode::NOT_FOUND)
+        .await;
+    none(&app, &game, &mut seen, "patch of an unknown item").await;
+
+    // A bundle whose store product another bundle already sells under is a 409.
+    let products = json!({"store_products": {"app_store": "com.x.starter"}});
+    app.add_bundle(
+        &game,
+        with(bundle("Starter", &["sword"], 6.99), products.clone()),
+    )
+    .expect(StatusCode::CREATED)
+    .await;
+    one(&app, &game, &mut seen, "bundle.put").await;
+    app.add_bundle(&game, with(bundle("Copy", &["sword"], 5.99), products))
+        .expect(StatusCode::CONFLICT)
+        .await;
+    none(&app, &game, &mut seen, "bundle selling a taken product").await;
+    assert_eq!(
+        app.get_json(format!("/v1/games/{game}/offer-bundles"))
+            .await["bundles"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+#[tokio::test]
+async fn two_nodes_racing_on_one_object_record_only_the_write_that_landed() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    let game = a.create_game().await;
+    let mut seen = records(&a, &game).await.len();
+
+    // One item created on both nodes at once: one 201, one 409, one record.
+    let path = format!("/v1/games/{game}/items");
+    for i in 0..5 {
+        let id = format!("race_{i}");
+        let body = item(&id, "consumable", 0.99);
+        let (ra, rb) = tokio::join!(
+            a.post(&path, body.clone()).send(),
+            b.post(&path, body).send()
+        );
+        let mut statuses = [ra.status().as_u16(), rb.status().as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [201, 409], "item {id}");
+        let record = one(&a, &game, &mut seen, "item.upsert").await;
+        assert_eq!(record["object"]["id"], id.as_str());
+        assert_eq!(record["before"], Value::Null);
+    }
+
+    // One approval approved on one node and rejected on the other at once: one decision
+    // lands, and only its record is written, matching what the approval holds.
+    for round in 0..3 {
+        let draft = a
+            .post(
+                format!("/v1/games/{game}/custom-pages/draft"),
+                json!({"template": TEMPLATE, "bindings": {"items": [], "title": "Hi"}}),
+            )
+            .expect(StatusCode::CREATED)
+            .await;
+        let page = draft["page_id"].as_str().expect("page");
+        let approval = a
+            .post(
+                format!("/v1/games/{game}/custom-pages/{page}/publish-request"),
+                json!({"version": 1}),
+            )
+            .expect(StatusCode::CREATED)
+            .await;
+        let id = approval["approval_id"].as_str().expect("approval id");
+        one(&a, &game, &mut seen, "custom_page.request_publish").await;
+        let (approved, rejected) = tokio::join!(
+            a.post(format!("/v1/approvals/{id}/approve"), json!({}))
+                .send(),
+            b.post(format!("/v1/approvals/{id}/reject"), json!({}))
+                .send()
+        );
+        let (approved, rejected) = (approved.status(), rejected.status());
+        let mut statuses = [approved.as_u16(), rejected.as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "round {round}");
+        let (action, status) = if approved == StatusCode::OK {
+            ("approval.approve", "approved")
+        } else {
+            ("approval.reject", "rejected")
+        };
+        let record = one(&a, &game, &mut seen, action).await;
+        assert_eq!(record["before"]["status"], "pending", "{record}");
+        assert_eq!(record["after"]["status"], status, "{record}");
+        let stored = a.get_json(format!("/v1/approvals/{id}")).await;
+        assert_eq!(stored["status"], status, "round {round}");
+    }
 }

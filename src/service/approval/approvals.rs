@@ -7,7 +7,8 @@
 //! ([`publish_request::request`](crate::service::approval::publish_request::request)); approving it publishes that version, if it still passes the
 //! validator: the decision and the published page are one atomic store step, and the change
 //! reaches every node's clients as a `config` message. A decision is a compare-and-swap from
-//! `pending`, so a second decision answers 409.
+//! `pending`, so a second decision answers 409; its audit record is written in the same
+//! atomic store step, so a decision that lost records nothing.
 //!
 //! A pending approval left undecided past `offers.approval_expiry_s` expires. Expiry is
 //! applied when the record is read (listed, fetched or decided), with the same
@@ -23,7 +24,7 @@ use offer_domain::simulation::SimulationResult;
 use uuid::Uuid;
 
 use crate::service::access::{approvals_collection, for_studio};
-use crate::service::audit::{Audit, Watched, audited};
+use crate::service::audit::{Audit, Recorded, Watched};
 use crate::service::write::Committed;
 use crate::service::{
     ServiceError, ServiceResult, Services, authoring::page_validation, authoring::published_page,
@@ -248,16 +249,23 @@ pub async fn decide(
             approval.approval_id,
         )],
     );
-    audited(&*state.store, by, audit, async || {
-        decide_now(state, handle, approval, stored, verdict, by.actor.name()).await
-    })
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    decide_now(
+        state,
+        (handle, &recorded),
+        approval,
+        stored,
+        verdict,
+        by.actor.name(),
+    )
     .await
 }
 
-/// [`decide`]'s compare-and-swap loop.
+/// [`decide`]'s compare-and-swap loop; each attempt's write carries the decision's audit
+/// record, so only the attempt that lands records it.
 async fn decide_now(
     state: &Services,
-    handle: &GameHandle,
+    (handle, recorded): (&GameHandle, &Recorded<'_>),
     mut approval: Approval,
     mut stored: Vec<u8>,
     verdict: Verdict,
@@ -284,15 +292,13 @@ async fn decide_now(
                 };
                 let swapped = match &published {
                     None => {
-                        state
-                            .store
+                        recorded
                             .compare_and_swap(coll, &id, Some(&stored), encode(&next)?)
                             .await?
                     }
                     Some(page) => {
                         let (pages, entries) = published_page::entry(next.game_id, page)?;
-                        state
-                            .store
+                        recorded
                             .put_all_versioned(VersionedWrite {
                                 version: coll,
                                 version_id: &id,

@@ -1,5 +1,9 @@
 //! An audited change: the intent written before it, the record appended after it, and the
-//! sweep that settles the intents a stopped node left.
+//! sweep that settles the intents a stopped node left. This is the path of every change that
+//! touches a deployment-wide collection (the game record, keys, members, sessions, device
+//! sign-ins, the operator's settings, the approval index, a player's erasure): the change and
+//! its record cannot be one atomic step there, since on a Redis Cluster they sit in different
+//! slots. A change of a game's own objects is one step instead ([`super::atomic`]).
 //!
 //! [`audited`] reads the documents the change will touch, writes an intent (the
 //! record to be, with those documents as they were), runs the change, reads the documents
@@ -36,7 +40,9 @@ pub const IN_FLIGHT: Duration = Duration::from_secs(60);
 
 /// The collections a change may be audited on. A watched collection is stored by name in
 /// an intent, so the sweep must find it again here; an unlisted one is refused before
-/// anything is written.
+/// anything is written. The game's own collections whose changes are now recorded
+/// atomically stay listed, so that an intent a node of an earlier version left is still
+/// settled.
 const AUDITED: &[&str] = &[
     "games",
     "config",
@@ -231,7 +237,7 @@ fn watched(stored: &[StoredWatch]) -> Vec<Watched> {
 
 /// The watched documents now, their secrets sealed ([`sealed`]): the one document's JSON
 /// (`null`: absent), or for several an object of each one's JSON by id.
-async fn snapshot(store: &dyn Store, watch: &[Watched]) -> StoreResult<Value> {
+pub(super) async fn snapshot(store: &dyn Store, watch: &[Watched]) -> StoreResult<Value> {
     let mut docs = Map::new();
     for w in watch {
         let bytes = if w.expiring {
@@ -253,7 +259,7 @@ async fn snapshot(store: &dyn Store, watch: &[Watched]) -> StoreResult<Value> {
 
 /// The changed fields between two snapshots of `count` documents: for one document its
 /// changed fields; for several, each changed document's fields under its id.
-fn difference(count: usize, before: &Value, after: &Value) -> (Value, Value) {
+pub(super) fn difference(count: usize, before: &Value, after: &Value) -> (Value, Value) {
     if count == 1 {
         return changed_fields(before, after);
     }

@@ -36,15 +36,21 @@ fn log_of(entry: &AuditEntry) -> Collection {
 /// Appends `entry`. Appending the same entry twice (a sweep settling an intent its node had
 /// recorded just before it stopped) keeps one: the id is the entry's.
 pub async fn append(store: &dyn Store, entry: &AuditEntry) -> StoreResult<()> {
-    let bytes = match encode(entry) {
-        Ok(bytes) => bytes,
+    store
+        .insert_new(log_of(entry), &entry.id, encoded(entry)?)
+        .await?;
+    Ok(())
+}
+
+/// `entry` as stored.
+pub(super) fn encoded(entry: &AuditEntry) -> StoreResult<Vec<u8>> {
+    match encode(entry) {
+        Ok(bytes) => Ok(bytes),
         // A change of thousands of objects at once (a catalogue import) is recorded by the
         // ids it changed when its fields would not fit one document.
-        Err(StoreError::Unstorable(_)) => encode(&shortened(entry))?,
-        Err(e) => return Err(e),
-    };
-    store.insert_new(log_of(entry), &entry.id, bytes).await?;
-    Ok(())
+        Err(StoreError::Unstorable(_)) => encode(&shortened(entry)),
+        Err(e) => Err(e),
+    }
 }
 
 /// `entry` with its before and after reduced to the ids of the objects that changed.

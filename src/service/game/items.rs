@@ -11,7 +11,8 @@
 //! from a fresh read (at most [`MAX_ATTEMPTS`] times, then 503). Two nodes writing one game at
 //! once therefore never compute values from each other's stale catalogue, and two nodes
 //! creating one item give one 201 and one 409. (On one node the game's write lock already
-//! keeps writers apart.)
+//! keeps writers apart.) The audit record of a studio's change is written in that same
+//! atomic step, so a write that lost the race records nothing.
 
 use std::collections::{HashMap, HashSet};
 
@@ -28,7 +29,7 @@ use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::FieldError;
 use uuid::Uuid;
 
-use crate::service::audit::{Audit, Watched, audited};
+use crate::service::audit::{Audit, Recorded, Watched};
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services, game::assets, game::offer_config};
 use crate::store::codec::{decode, encode};
@@ -136,103 +137,99 @@ pub async fn upsert(
         [one] => audit_of(&game, "item.upsert", one, &[one]),
         many => audit_of(&game, "item.bulk_upsert", "*", many),
     };
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let game = &game;
-                let inputs = &inputs;
-                let (order, items) = retry(state, game, |mut items| async move {
-                    let now = Utc::now();
-                    let mut errors = Vec::new();
-                    let mut deleted = Vec::new();
-                    let mut seen = HashSet::new();
-                    let (mut created, mut updated) = (0, 0);
-                    let mut order = Vec::with_capacity(inputs.len());
-                    for (i, input) in inputs.iter().cloned().enumerate() {
-                        let input = match input {
-                            Ok(input) => input,
-                            Err(unreadable) => {
-                                errors.extend(unreadable.into_iter().map(|e| e.at(i)));
-                                continue;
-                            }
-                        };
-                        if !seen.insert(input.item_id.clone()) {
-                            errors.push(
-                                FieldError::new("item_id", "duplicate item_id in this request")
-                                    .at(i),
-                            );
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let game = &game;
+            let inputs = &inputs;
+            let (order, items) = retry(state, game, Some(&recorded), |mut items| async move {
+                let now = Utc::now();
+                let mut errors = Vec::new();
+                let mut deleted = Vec::new();
+                let mut seen = HashSet::new();
+                let (mut created, mut updated) = (0, 0);
+                let mut order = Vec::with_capacity(inputs.len());
+                for (i, input) in inputs.iter().cloned().enumerate() {
+                    let input = match input {
+                        Ok(input) => input,
+                        Err(unreadable) => {
+                            errors.extend(unreadable.into_iter().map(|e| e.at(i)));
                             continue;
                         }
-                        let existing = items.get(&input.item_id);
-                        if existing.is_some_and(|e| !e.is_live()) && !input.restore {
-                            deleted.push(FieldError::new("item_id", "deleted").at(i));
-                        }
-                        if existing.is_some() && on_conflict == OnConflict::Refuse {
-                            return Err(ServiceError::Conflict(format!(
-                                "item `{}` already exists; PATCH it or use the bulk upsert",
-                                input.item_id
-                            )));
-                        }
-                        match input.into_item(&game.currencies, existing, now) {
-                            Ok(item) => {
-                                if existing.is_some() {
-                                    updated += 1;
-                                } else {
-                                    created += 1;
-                                }
-                                order.push((i, item.item_id.clone()));
-                                items.insert(item.item_id.clone(), item);
+                    };
+                    if !seen.insert(input.item_id.clone()) {
+                        errors.push(
+                            FieldError::new("item_id", "duplicate item_id in this request").at(i),
+                        );
+                        continue;
+                    }
+                    let existing = items.get(&input.item_id);
+                    if existing.is_some_and(|e| !e.is_live()) && !input.restore {
+                        deleted.push(FieldError::new("item_id", "deleted").at(i));
+                    }
+                    if existing.is_some() && on_conflict == OnConflict::Refuse {
+                        return Err(ServiceError::Conflict(format!(
+                            "item `{}` already exists; PATCH it or use the bulk upsert",
+                            input.item_id
+                        )));
+                    }
+                    match input.into_item(&game.currencies, existing, now) {
+                        Ok(item) => {
+                            if existing.is_some() {
+                                updated += 1;
+                            } else {
+                                created += 1;
                             }
-                            Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
+                            order.push((i, item.item_id.clone()));
+                            items.insert(item.item_id.clone(), item);
                         }
+                        Err(errs) => errors.extend(errs.into_iter().map(|e| e.at(i))),
                     }
-                    let bundles = offer_config::bundles(state, game.game_id).await?;
-                    let written: Vec<(Option<usize>, &str)> = order
-                        .iter()
-                        .map(|(i, id)| (Some(*i), id.as_str()))
-                        .collect();
-                    check_products(&items, &written, &bundles, &mut errors, &mut deleted);
-                    for (i, id) in &order {
-                        if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
-                            && !assets::exists(state, game.game_id, asset).await?
-                        {
-                            errors.push(
-                                FieldError::new("image", "no such asset in this game's library")
-                                    .at(*i),
-                            );
-                        }
-                    }
-                    if !errors.is_empty() {
-                        return Err(ServiceError::Validation(errors));
-                    }
-                    if !deleted.is_empty() {
-                        return Err(ServiceError::Conflicts(deleted));
-                    }
-                    let changed = order.iter().map(|(_, id)| id.clone()).collect();
-                    Ok(Change {
-                        items,
-                        changed,
-                        output: (created, updated, order),
-                    })
-                })
-                .await?;
-                let (created, updated, order) = order;
-                let by_id: HashMap<&str, &Item> =
-                    items.iter().map(|i| (i.item_id.as_str(), i)).collect();
-                let written = order
+                }
+                let bundles = offer_config::bundles(state, game.game_id).await?;
+                let written: Vec<(Option<usize>, &str)> = order
                     .iter()
-                    .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+                    .map(|(i, id)| (Some(*i), id.as_str()))
                     .collect();
-                let upserted = Upserted {
-                    created,
-                    updated,
-                    items: written,
-                };
-                Ok(Committed::changed(upserted, GameChange::Items(items)))
+                check_products(&items, &written, &bundles, &mut errors, &mut deleted);
+                for (i, id) in &order {
+                    if let Some(asset) = items.get(id).and_then(|item| item.image.as_deref())
+                        && !assets::exists(state, game.game_id, asset).await?
+                    {
+                        errors.push(
+                            FieldError::new("image", "no such asset in this game's library").at(*i),
+                        );
+                    }
+                }
+                if !errors.is_empty() {
+                    return Err(ServiceError::Validation(errors));
+                }
+                if !deleted.is_empty() {
+                    return Err(ServiceError::Conflicts(deleted));
+                }
+                let changed = order.iter().map(|(_, id)| id.clone()).collect();
+                Ok(Change {
+                    items,
+                    changed,
+                    output: (created, updated, order),
+                })
             })
-            .await
-    })
-    .await
+            .await?;
+            let (created, updated, order) = order;
+            let by_id: HashMap<&str, &Item> =
+                items.iter().map(|i| (i.item_id.as_str(), i)).collect();
+            let written = order
+                .iter()
+                .filter_map(|(_, id)| by_id.get(id.as_str()).map(|i| (*i).clone()))
+                .collect();
+            let upserted = Upserted {
+                created,
+                updated,
+                items: written,
+            };
+            Ok(Committed::changed(upserted, GameChange::Items(items)))
+        })
+        .await
 }
 
 /// The audit of a change of the items `ids` of `game`, the object being `object` (an item's
@@ -301,56 +298,54 @@ pub async fn patch(
 ) -> ServiceResult<Item> {
     let game = handle.view().game.clone();
     let audit = audit_of(&game, "item.patch", item_id, &[item_id]);
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let game = &game;
-                let patch = &patch;
-                let ((), items) = retry(state, game, |mut items| async move {
-                    let current = items
-                        .get(item_id)
-                        .filter(|i| i.is_live())
-                        .cloned()
-                        .ok_or(ServiceError::NotFound("item"))?;
-                    let item = apply_patch(current, patch.clone(), &game.currencies, Utc::now())
-                        .map_err(ServiceError::Validation)?;
-                    if let Some(asset) = item.image.as_deref()
-                        && !assets::exists(state, game.game_id, asset).await?
-                    {
-                        return Err(ServiceError::invalid(
-                            "image",
-                            "no such asset in this game's library",
-                        ));
-                    }
-                    items.insert(item.item_id.clone(), item);
-                    if patch.store_products.is_some() {
-                        let bundles = offer_config::bundles(state, game.game_id).await?;
-                        let (mut errors, mut taken) = (Vec::new(), Vec::new());
-                        check_products(
-                            &items,
-                            &[(None, item_id)],
-                            &bundles,
-                            &mut errors,
-                            &mut taken,
-                        );
-                        // One item cannot clash with itself: `errors` stays empty.
-                        if !taken.is_empty() {
-                            return Err(ServiceError::Conflicts(taken));
-                        }
-                    }
-                    Ok(Change::of_one(items, item_id))
-                })
-                .await?;
-                let patched = items
-                    .iter()
-                    .find(|i| i.item_id == item_id)
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let game = &game;
+            let patch = &patch;
+            let ((), items) = retry(state, game, Some(&recorded), |mut items| async move {
+                let current = items
+                    .get(item_id)
+                    .filter(|i| i.is_live())
                     .cloned()
-                    .ok_or_else(|| ServiceError::Internal("patched item vanished".into()))?;
-                Ok(Committed::changed(patched, GameChange::Items(items)))
+                    .ok_or(ServiceError::NotFound("item"))?;
+                let item = apply_patch(current, patch.clone(), &game.currencies, Utc::now())
+                    .map_err(ServiceError::Validation)?;
+                if let Some(asset) = item.image.as_deref()
+                    && !assets::exists(state, game.game_id, asset).await?
+                {
+                    return Err(ServiceError::invalid(
+                        "image",
+                        "no such asset in this game's library",
+                    ));
+                }
+                items.insert(item.item_id.clone(), item);
+                if patch.store_products.is_some() {
+                    let bundles = offer_config::bundles(state, game.game_id).await?;
+                    let (mut errors, mut taken) = (Vec::new(), Vec::new());
+                    check_products(
+                        &items,
+                        &[(None, item_id)],
+                        &bundles,
+                        &mut errors,
+                        &mut taken,
+                    );
+                    // One item cannot clash with itself: `errors` stays empty.
+                    if !taken.is_empty() {
+                        return Err(ServiceError::Conflicts(taken));
+                    }
+                }
+                Ok(Change::of_one(items, item_id))
             })
-            .await
-    })
-    .await
+            .await?;
+            let patched = items
+                .iter()
+                .find(|i| i.item_id == item_id)
+                .cloned()
+                .ok_or_else(|| ServiceError::Internal("patched item vanished".into()))?;
+            Ok(Committed::changed(patched, GameChange::Items(items)))
+        })
+        .await
 }
 
 /// Soft-deletes one live item; it never appears in offers again.
@@ -362,25 +357,23 @@ pub async fn soft_delete(
 ) -> ServiceResult<()> {
     let game = handle.view().game.clone();
     let audit = audit_of(&game, "item.delete", item_id, &[item_id]);
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let ((), items) = retry(state, &game, |mut items| async move {
-                    let item = items
-                        .get_mut(item_id)
-                        .filter(|i| i.is_live())
-                        .ok_or(ServiceError::NotFound("item"))?;
-                    let now = Utc::now();
-                    item.deleted_at = Some(now);
-                    item.updated_at = now;
-                    Ok(Change::of_one(items, item_id))
-                })
-                .await?;
-                Ok(Committed::changed((), GameChange::Items(items)))
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let ((), items) = retry(state, &game, Some(&recorded), |mut items| async move {
+                let item = items
+                    .get_mut(item_id)
+                    .filter(|i| i.is_live())
+                    .ok_or(ServiceError::NotFound("item"))?;
+                let now = Utc::now();
+                item.deleted_at = Some(now);
+                item.updated_at = now;
+                Ok(Change::of_one(items, item_id))
             })
-            .await
-    })
-    .await
+            .await?;
+            Ok(Committed::changed((), GameChange::Items(items)))
+        })
+        .await
 }
 
 /// Recomputes values after a game's currencies changed.
@@ -388,7 +381,7 @@ pub async fn revalue(state: &Services, handle: &GameHandle) -> ServiceResult<()>
     let game = handle.view().game.clone();
     state
         .commit(handle, async || {
-            let ((), items) = retry(state, &game, |items| async move {
+            let ((), items) = retry(state, &game, None, |items| async move {
                 Ok(Change {
                     items,
                     changed: HashSet::new(),
@@ -423,12 +416,13 @@ impl Change<()> {
 }
 
 /// The compare-and-swap loop of every catalogue write: reads the catalogue, lets `change`
-/// work on it, and writes the recomputed result if no other node wrote in between; else
-/// reads again (see [`lost_race`]). Returns the change's output and the whole catalogue as
-/// written.
+/// work on it, and writes the recomputed result (with the audit record of `recorded`, in the
+/// same atomic step) if no other node wrote in between; else reads again (see
+/// [`lost_race`]). Returns the change's output and the whole catalogue as written.
 async fn retry<T, F, Fut>(
     state: &Services,
     game: &Game,
+    recorded: Option<&Recorded<'_>>,
     mut change: F,
 ) -> ServiceResult<(T, Vec<Item>)>
 where
@@ -443,7 +437,7 @@ where
             mut changed,
             output,
         } = change(items).await?;
-        match write_recomputed(state, game, version, items, &mut changed).await? {
+        match write_recomputed(state, (game, recorded), version, items, &mut changed).await? {
             Some(items) => return Ok((output, items)),
             None => lost_race(&mut attempts)?,
         }
@@ -455,12 +449,13 @@ fn by_id(items: Vec<Item>) -> HashMap<String, Item> {
 }
 
 /// Recomputes every value and writes the changed items (the given ones plus those whose
-/// value moved) with the next catalogue version in one atomic step, if the catalogue is
-/// still at `version`. Returns the whole catalogue for the game's actor, or `None` when
-/// another node's write came first (nothing was written: read again).
+/// value moved) with the next catalogue version, and the change's audit record when it is
+/// `recorded`, in one atomic step, if the catalogue is still at `version`. Returns the whole
+/// catalogue for the game's actor, or `None` when another node's write came first (nothing
+/// was written: read again).
 async fn write_recomputed(
     state: &Services,
-    game: &Game,
+    (game, recorded): (&Game, Option<&Recorded<'_>>),
     version: Option<Vec<u8>>,
     all: HashMap<String, Item>,
     changed: &mut HashSet<String>,
@@ -482,16 +477,17 @@ async fn write_recomputed(
         Some(bytes) => decode::<u64>(bytes)?.saturating_add(1),
         None => 1,
     };
-    let written = state
-        .store
-        .put_all_versioned(VersionedWrite {
-            version: versions(game.game_id),
-            version_id: CATALOGUE_VERSION,
-            expected: version.as_deref(),
-            new_version: encode(&next)?,
-            coll: collection(game.game_id),
-            entries,
-        })
-        .await?;
+    let write = VersionedWrite {
+        version: versions(game.game_id),
+        version_id: CATALOGUE_VERSION,
+        expected: version.as_deref(),
+        new_version: encode(&next)?,
+        coll: collection(game.game_id),
+        entries,
+    };
+    let written = match recorded {
+        Some(recorded) => recorded.put_all_versioned(write).await?,
+        None => state.store.put_all_versioned(write).await?,
+    };
     Ok(written.then_some(items))
 }

@@ -1,6 +1,7 @@
 //! Offer configuration: L2 templates, L3 bundles, price experiments and the kill switch.
 //! The rules each must follow are the domain's; every write goes through
-//! [`Services::commit`].
+//! [`Services::commit`] and lands with its audit record in one atomic store step
+//! ([`Recorded`]).
 
 use chrono::Utc;
 use offer_actors::{GameChange, GameHandle};
@@ -17,7 +18,7 @@ use offer_domain::product_ids::field as product_field;
 use offer_domain::validation::{Errors, FieldError};
 use uuid::Uuid;
 
-use crate::service::audit::{Audit, Watched, audited};
+use crate::service::audit::{Audit, Recorded, Watched};
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::Collection;
@@ -82,24 +83,21 @@ pub async fn put_templates(
         ObjectRef::new("templates", "templates"),
         config_doc(handle, "templates"),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                state
-                    .store
-                    .put_all(
-                        config(game_id),
-                        vec![("templates".into(), encode(&templates)?)],
-                    )
-                    .await?;
-                Ok(Committed::changed(
-                    templates.clone(),
-                    GameChange::Templates(templates),
-                ))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            recorded
+                .put_all(
+                    config(game_id),
+                    vec![("templates".into(), encode(&templates)?)],
+                )
+                .await?;
+            Ok(Committed::changed(
+                templates.clone(),
+                GameChange::Templates(templates),
+            ))
+        })
+        .await
 }
 
 /// The game's bundles, oldest first.
@@ -141,44 +139,39 @@ pub async fn put_bundle(
             bundle.bundle_id,
         ),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let coll = bundles_collection(game_id);
-                let id = bundle.bundle_id.to_string();
-                let created_at = match state.store.get(coll, &id).await? {
-                    Some(bytes) => decode::<StoredBundle>(&bytes)?.created_at,
-                    None => {
-                        if bundles(state, game_id).await?.len() >= MAX_CONFIG_ENTRIES {
-                            return Err(ServiceError::invalid(
-                                "bundles",
-                                format!("at most {MAX_CONFIG_ENTRIES} bundles"),
-                            ));
-                        }
-                        Utc::now()
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let coll = bundles_collection(game_id);
+            let id = bundle.bundle_id.to_string();
+            let created_at = match state.store.get(coll, &id).await? {
+                Some(bytes) => decode::<StoredBundle>(&bytes)?.created_at,
+                None => {
+                    if bundles(state, game_id).await?.len() >= MAX_CONFIG_ENTRIES {
+                        return Err(ServiceError::invalid(
+                            "bundles",
+                            format!("at most {MAX_CONFIG_ENTRIES} bundles"),
+                        ));
                     }
-                };
-                let others = bundles(state, game_id).await?;
-                let taken = products_taken(&bundle, &handle.view().items, &others);
-                if !taken.is_empty() {
-                    return Err(ServiceError::Conflicts(taken));
+                    Utc::now()
                 }
-                let stored = StoredBundle {
-                    created_at,
-                    bundle: bundle.clone(),
-                };
-                state
-                    .store
-                    .put_all(coll, vec![(id, encode(&stored)?)])
-                    .await?;
-                Ok(Committed::changed(
-                    bundle,
-                    GameChange::Bundles(bundles(state, game_id).await?),
-                ))
-            })
-            .await
-    })
-    .await
+            };
+            let others = bundles(state, game_id).await?;
+            let taken = products_taken(&bundle, &handle.view().items, &others);
+            if !taken.is_empty() {
+                return Err(ServiceError::Conflicts(taken));
+            }
+            let stored = StoredBundle {
+                created_at,
+                bundle: bundle.clone(),
+            };
+            recorded.put_all(coll, vec![(id, encode(&stored)?)]).await?;
+            Ok(Committed::changed(
+                bundle,
+                GameChange::Bundles(bundles(state, game_id).await?),
+            ))
+        })
+        .await
 }
 
 /// The store products of `bundle` that a live item or another bundle already sells under
@@ -213,24 +206,21 @@ pub async fn delete_bundle(
         ObjectRef::new("bundle", bundle_id),
         Watched::new(bundles_collection(handle.view().game.game_id), bundle_id),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                if !state
-                    .store
-                    .delete(bundles_collection(game_id), &bundle_id.to_string())
-                    .await?
-                {
-                    return Err(ServiceError::NotFound("bundle"));
-                }
-                Ok(Committed::changed(
-                    (),
-                    GameChange::Bundles(bundles(state, game_id).await?),
-                ))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            if !recorded
+                .delete(bundles_collection(game_id), &bundle_id.to_string())
+                .await?
+            {
+                return Err(ServiceError::NotFound("bundle"));
+            }
+            Ok(Committed::changed(
+                (),
+                GameChange::Bundles(bundles(state, game_id).await?),
+            ))
+        })
+        .await
 }
 
 /// The game's experiments, oldest first (the first one prices offers).
@@ -258,23 +248,20 @@ pub async fn add_experiment(
         ObjectRef::new("experiment", exp.experiment_id),
         config_doc(handle, "experiments"),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let mut all = experiments(state, game_id).await?;
-                if all.len() >= MAX_CONFIG_ENTRIES {
-                    return Err(ServiceError::invalid("experiments", "too many experiments"));
-                }
-                all.push(exp.clone());
-                state
-                    .store
-                    .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
-                    .await?;
-                Ok(Committed::changed(exp, GameChange::Experiments(all)))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let mut all = experiments(state, game_id).await?;
+            if all.len() >= MAX_CONFIG_ENTRIES {
+                return Err(ServiceError::invalid("experiments", "too many experiments"));
+            }
+            all.push(exp.clone());
+            recorded
+                .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
+                .await?;
+            Ok(Committed::changed(exp, GameChange::Experiments(all)))
+        })
+        .await
 }
 
 /// Removes an experiment: offers are priced by the next oldest one, or by none.
@@ -291,24 +278,21 @@ pub async fn delete_experiment(
         ObjectRef::new("experiment", experiment_id),
         config_doc(handle, "experiments"),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let mut all = experiments(state, game_id).await?;
-                let before = all.len();
-                all.retain(|x| x.experiment_id != experiment_id);
-                if all.len() == before {
-                    return Err(ServiceError::NotFound("experiment"));
-                }
-                state
-                    .store
-                    .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
-                    .await?;
-                Ok(Committed::changed((), GameChange::Experiments(all)))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let mut all = experiments(state, game_id).await?;
+            let before = all.len();
+            all.retain(|x| x.experiment_id != experiment_id);
+            if all.len() == before {
+                return Err(ServiceError::NotFound("experiment"));
+            }
+            recorded
+                .put_all(config(game_id), vec![("experiments".into(), encode(&all)?)])
+                .await?;
+            Ok(Committed::changed((), GameChange::Experiments(all)))
+        })
+        .await
 }
 
 /// The game's kill switch: level 0 since the game's creation when never set.
@@ -344,25 +328,22 @@ pub async fn set_kill_switch(
         ObjectRef::new("kill_switch", handle.view().game.game_id),
         config_doc(handle, "kill_switch"),
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                let ks = KillSwitch {
-                    level,
-                    reason,
-                    updated_at: Utc::now(),
-                };
-                // The record first, then the level the wallet step reads, so a failure in
-                // between (answered 503, safe to retry) never leaves the wallet enforcing a
-                // level the record does not show.
-                state
-                    .store
-                    .put_all(config(game_id), vec![("kill_switch".into(), encode(&ks)?)])
-                    .await?;
-                state.store.set_kill_level(game_id, level.as_u8()).await?;
-                Ok(Committed::changed(ks.clone(), GameChange::KillSwitch(ks)))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            let ks = KillSwitch {
+                level,
+                reason,
+                updated_at: Utc::now(),
+            };
+            // The record first, then the level the wallet step reads, so a failure in
+            // between (answered 503, safe to retry) never leaves the wallet enforcing a
+            // level the record does not show.
+            recorded
+                .put_all(config(game_id), vec![("kill_switch".into(), encode(&ks)?)])
+                .await?;
+            state.store.set_kill_level(game_id, level.as_u8()).await?;
+            Ok(Committed::changed(ks.clone(), GameChange::KillSwitch(ks)))
+        })
+        .await
 }

@@ -1,7 +1,7 @@
 //! A game's player identity: its settings (`GET`/`PUT .../player-auth`), stored as one document
 //! of the game's configuration and changed through [`Services::commit`] so every node's game
-//! actor follows; and the check of a player token when a session opens, and on every REST
-//! call that names an open session.
+//! actor follows (with its audit record in the same atomic store step); and the check of a
+//! player token when a session opens, and on every REST call that names an open session.
 //!
 //! A player token is a JWT the studio's backend signs for one player: `sub` the player id,
 //! `aud` the game id, `exp` at most 24 hours after now and `iat`. Each key fixes its algorithm
@@ -17,7 +17,7 @@ use offer_domain::player_auth::{PlayerAuth, PlayerAuthMode};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::service::audit::{Audit, Watched, audited};
+use crate::service::audit::{Audit, Recorded, Watched};
 use crate::service::refusals::PlayerTokenRefusal;
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
@@ -76,24 +76,21 @@ pub async fn put(
         ObjectRef::new("player_auth", game_id),
         vec![Watched::new(collection(game_id), DOCUMENT)],
     );
-    audited(&*state.store, by, audit, async || {
-        state
-            .commit(handle, async || {
-                state
-                    .store
-                    .put_all(
-                        collection(game_id),
-                        vec![(DOCUMENT.to_owned(), encode(&input)?)],
-                    )
-                    .await?;
-                Ok(Committed::changed(
-                    input.clone(),
-                    GameChange::PlayerAuth(input.clone()),
-                ))
-            })
-            .await
-    })
-    .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    state
+        .commit(handle, async || {
+            recorded
+                .put_all(
+                    collection(game_id),
+                    vec![(DOCUMENT.to_owned(), encode(&input)?)],
+                )
+                .await?;
+            Ok(Committed::changed(
+                input.clone(),
+                GameChange::PlayerAuth(input.clone()),
+            ))
+        })
+        .await
 }
 
 /// A key's algorithm and its verifying key: a P-256 key verifies ES256, an RSA key RS256.

@@ -5,7 +5,8 @@
 //! (`offer_domain::store_settings`), the Google Play key's check is [`check_google_public_key`].
 //!
 //! Writes are a compare-and-swap on the stored document, so an admin's save on one node and
-//! a token rotation on another never overwrite each other.
+//! a token rotation on another never overwrite each other; each lands with its audit record
+//! in one atomic store step.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -17,7 +18,7 @@ use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
 use crate::config::Settings;
-use crate::service::audit::{Audit, Watched, audited};
+use crate::service::audit::{Audit, Recorded, Watched};
 use crate::service::economy::verified_baseline;
 use crate::service::write::Committed;
 use crate::service::{ServiceError, ServiceResult, Services};
@@ -57,17 +58,15 @@ pub async fn put(
     }
     let before = handle.view().stores.verified_since;
     let audit = audit_of(handle, "store_settings.put");
-    let settings = audited(&*state.store, by, audit, async || {
-        change(state, handle, |current| {
-            let mut next = current
-                .replaced(input.clone(), Utc::now())
-                .map_err(ServiceError::Validation)?;
-            if next.google_play_token.is_none() {
-                next.google_play_token = Some(new_token());
-            }
-            Ok(next)
-        })
-        .await
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    let settings = change(state, handle, &recorded, |current| {
+        let mut next = current
+            .replaced(input.clone(), Utc::now())
+            .map_err(ServiceError::Validation)?;
+        if next.google_play_token.is_none() {
+            next.google_play_token = Some(new_token());
+        }
+        Ok(next)
     })
     .await?;
     // A new stretch of verification: what its first day counted so far is written down, so
@@ -87,15 +86,13 @@ pub async fn rotate_google_play_token(
     handle: &GameHandle,
 ) -> ServiceResult<StoreSettings> {
     let audit = audit_of(handle, "store_settings.rotate_google_play_token");
-    audited(&*state.store, by, audit, async || {
-        change(state, handle, |current| {
-            Ok(StoreSettings {
-                google_play_token: Some(new_token()),
-                updated_at: Some(Utc::now()),
-                ..current.clone()
-            })
+    let recorded = Recorded::new(&*state.store, by, audit)?;
+    change(state, handle, &recorded, |current| {
+        Ok(StoreSettings {
+            google_play_token: Some(new_token()),
+            updated_at: Some(Utc::now()),
+            ..current.clone()
         })
-        .await
     })
     .await
 }
@@ -112,10 +109,12 @@ fn audit_of(handle: &GameHandle, action: &'static str) -> Audit {
     )
 }
 
-/// Writes `next(stored)` if the stored document did not change meanwhile, else reads again.
+/// Writes `next(stored)` with its audit record (`recorded`) if the stored document did not
+/// change meanwhile, else reads again.
 async fn change(
     state: &Services,
     handle: &GameHandle,
+    recorded: &Recorded<'_>,
     next: impl Fn(&StoreSettings) -> ServiceResult<StoreSettings>,
 ) -> ServiceResult<StoreSettings> {
     let game_id = handle.view().game.game_id;
@@ -129,8 +128,7 @@ async fn change(
                     None => StoreSettings::default(),
                 };
                 let settings = next(&current)?;
-                if state
-                    .store
+                if recorded
                     .compare_and_swap(coll, DOCUMENT, stored.as_deref(), encode(&settings)?)
                     .await?
                 {

@@ -1,14 +1,15 @@
 //! Documents in Redis: each collection is one hash (`<prefix>:global:<name>` or
 //! `<prefix>:{<game_id>}:<name>`), document id to JSON bytes; a counter is a field of such a
 //! hash holding a decimal integer. A versioned write is one script over two hashes of one
-//! game, so it stays legal on a Redis Cluster.
+//! game, and a write with its record one script over at most three hashes of one game, so
+//! both stay legal on a Redis Cluster.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 
 use super::{RedisStore, bounded, flag};
-use crate::store::{Collection, Documents, StoreResult, VersionedWrite};
+use crate::store::{Collection, Documents, RecordedWrite, StoreResult, VersionedWrite, Write};
 
 /// Documents asked for per `HSCAN` page of [`Documents::list`].
 const LIST_PAGE: usize = 10_000;
@@ -18,6 +19,76 @@ const LIST_PAGE: usize = 10_000;
 /// version, then the entries as field, value pairs. With no entries it is the
 /// compare-and-swap of one hash field.
 pub(super) const VERSIONED_LUA: &str = include_str!("scripts/versioned.lua");
+
+/// A write and its record. KEYS: the hash whose field is guarded (and set or deleted), the
+/// hash the entries go to, the record's hash (all of one game: one slot). ARGV: the guarded
+/// field; the guard (`any`: none, `absent`, `present`, `equal`: equal to the next argument);
+/// the expected value; what becomes of the field once the guard passed (`keep`, `set` to the
+/// next argument, `del`); its new value; the record's id and value; then the entries as
+/// field, value pairs. Answers 1 when the write landed (and the record was inserted, unless
+/// one of its id was there), 0 when the guard refused it and nothing was written.
+pub(super) const RECORDED_LUA: &str = include_str!("scripts/recorded.lua");
+
+/// A [`Write`] as [`RECORDED_LUA`] takes it: its guarded hash and field, the guard and its
+/// expected value, what becomes of the field, and the hash of its entries and the entries.
+struct Guarded<'a> {
+    guarded: (Collection, &'a str),
+    guard: (&'static str, &'a [u8]),
+    then: (&'static str, Vec<u8>),
+    coll: Collection,
+    entries: Vec<(String, Vec<u8>)>,
+}
+
+impl<'a> From<Write<'a>> for Guarded<'a> {
+    fn from(write: Write<'a>) -> Self {
+        let expect = |expected: Option<&'a [u8]>| match expected {
+            Some(bytes) => ("equal", bytes),
+            None => ("absent", &[][..]),
+        };
+        match write {
+            Write::PutAll { coll, entries } => Guarded {
+                guarded: (coll, ""),
+                guard: ("any", &[]),
+                then: ("keep", Vec::new()),
+                coll,
+                entries,
+            },
+            Write::InsertNew { coll, id, value } => Guarded {
+                guarded: (coll, id),
+                guard: ("absent", &[]),
+                then: ("set", value),
+                coll,
+                entries: Vec::new(),
+            },
+            Write::CompareAndSwap {
+                coll,
+                id,
+                expected,
+                new,
+            } => Guarded {
+                guarded: (coll, id),
+                guard: expect(expected),
+                then: ("set", new),
+                coll,
+                entries: Vec::new(),
+            },
+            Write::Versioned(w) => Guarded {
+                guarded: (w.version, w.version_id),
+                guard: expect(w.expected),
+                then: ("set", w.new_version),
+                coll: w.coll,
+                entries: w.entries,
+            },
+            Write::Delete { coll, id } => Guarded {
+                guarded: (coll, id),
+                guard: ("present", &[]),
+                then: ("del", Vec::new()),
+                coll,
+                entries: Vec::new(),
+            },
+        }
+    }
+}
 
 impl RedisStore {
     /// The versioned write script: `new_version` into `version` (a field of that hash) and
@@ -147,5 +218,31 @@ impl Documents for RedisStore {
         let mut cmd = ::redis::cmd("HDEL");
         cmd.arg(self.keys.collection(coll)).arg(id);
         self.query("delete", &cmd).await
+    }
+
+    async fn write_recorded(&self, write: RecordedWrite<'_>) -> StoreResult<bool> {
+        let RecordedWrite { write, record } = write.checked()?;
+        let w = Guarded::from(write);
+        let mut invocation = self.recorded_script.key(self.keys.collection(w.guarded.0));
+        invocation
+            .key(self.keys.collection(w.coll))
+            .key(self.keys.collection(record.coll))
+            .arg(w.guarded.1)
+            .arg(w.guard.0)
+            .arg(w.guard.1)
+            .arg(w.then.0)
+            .arg(w.then.1)
+            .arg(&record.id)
+            .arg(record.value);
+        for (id, value) in &w.entries {
+            invocation.arg(id).arg(value);
+        }
+        let mut conn = self.conn.clone();
+        bounded(
+            self.timeout,
+            "write_recorded",
+            invocation.invoke_async(&mut conn),
+        )
+        .await
     }
 }

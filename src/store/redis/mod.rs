@@ -33,6 +33,9 @@
 //!   game's slot;
 //! - a versioned write (the catalogue's compare-and-swap) is one script over two hashes of
 //!   one game (its version document and its collection), so one slot;
+//! - a write with its record (a change of a game's objects and its audit record) is one
+//!   script over at most three hashes of one game (the written ones and the game's audit
+//!   trail), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
 //! - an experiment exposure is one `MULTI` of `HINCRBY`s of one hash (one key);
 //! - a player's erasure is one script over one game's and environment's keys (one slot);
@@ -98,6 +101,7 @@ pub struct RedisStore {
     money: MoneyBatcher,
     money_keys: MoneyKeyCache,
     versioned_script: Script,
+    recorded_script: Script,
     forget_script: Script,
     trim_script: Script,
     swap_expiring_script: Script,
@@ -158,6 +162,7 @@ impl RedisStore {
         let target = RedisTarget::parse(url)
             .map_err(|err| StoreError::Unavailable(format!("bad Redis URL: {err}")))?;
         let versioned_script = Script::new(documents::VERSIONED_LUA);
+        let recorded_script = Script::new(documents::RECORDED_LUA);
         let forget_script = Script::new(retention::FORGET_TX_LUA);
         let trim_script = Script::new(retention::TRIM_LEDGER_LUA);
         let swap_expiring_script = Script::new(expiring::SWAP_EXPIRING_LUA);
@@ -172,6 +177,10 @@ impl RedisStore {
                 script.prepare_invoke().load_async(&mut conn).await?;
             }
             versioned_script
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await?;
+            recorded_script
                 .prepare_invoke()
                 .load_async(&mut conn)
                 .await?;
@@ -206,6 +215,7 @@ impl RedisStore {
             bus,
             money,
             versioned_script,
+            recorded_script,
             forget_script,
             trim_script,
             swap_expiring_script,

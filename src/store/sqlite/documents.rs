@@ -1,13 +1,15 @@
 //! The document collections in SQLite: one row per document in `docs`, keyed by scope,
 //! collection and id. Each function runs on a connection it is handed: the writes on the
 //! writer thread inside the group's transaction (each in its own savepoint, so
-//! [`put_all`] is all or nothing), the reads on a reader; the store's [`Documents`] calls
-//! hand them there.
+//! [`put_all`] is all or nothing, and a write and its record one step), the reads on a
+//! reader; the store's [`Documents`] calls hand them there.
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::{Collection, Documents, StoreError, StoreResult, VersionedWrite};
+use super::super::{
+    Collection, Documents, Record, RecordedWrite, StoreError, StoreResult, VersionedWrite, Write,
+};
 use super::SqliteStore;
 use super::schema::scope_key;
 
@@ -106,6 +108,78 @@ pub fn delete(conn: &Connection, coll: Collection, id: &str) -> StoreResult<bool
     let mut stmt =
         conn.prepare_cached("DELETE FROM docs WHERE scope = ?1 AND coll = ?2 AND id = ?3")?;
     Ok(stmt.execute(params![scope_key(coll.scope), coll.name, id])? == 1)
+}
+
+/// A [`Write`] with everything it borrows copied, to travel to the writer thread.
+enum OwnedWrite {
+    PutAll(Collection, Vec<(String, Vec<u8>)>),
+    InsertNew(Collection, String, Vec<u8>),
+    CompareAndSwap(Collection, String, Option<Vec<u8>>, Vec<u8>),
+    Versioned {
+        version: (Collection, String),
+        expected: Option<Vec<u8>>,
+        new_version: Vec<u8>,
+        coll: Collection,
+        entries: Vec<(String, Vec<u8>)>,
+    },
+    Delete(Collection, String),
+}
+
+impl From<Write<'_>> for OwnedWrite {
+    fn from(write: Write<'_>) -> Self {
+        match write {
+            Write::PutAll { coll, entries } => Self::PutAll(coll, entries),
+            Write::InsertNew { coll, id, value } => Self::InsertNew(coll, id.to_owned(), value),
+            Write::CompareAndSwap {
+                coll,
+                id,
+                expected,
+                new,
+            } => Self::CompareAndSwap(coll, id.to_owned(), expected.map(<[u8]>::to_vec), new),
+            Write::Versioned(w) => Self::Versioned {
+                version: (w.version, w.version_id.to_owned()),
+                expected: w.expected.map(<[u8]>::to_vec),
+                new_version: w.new_version,
+                coll: w.coll,
+                entries: w.entries,
+            },
+            Write::Delete { coll, id } => Self::Delete(coll, id.to_owned()),
+        }
+    }
+}
+
+/// Makes `write` and, when it lands, inserts `record` (the caller's savepoint makes them one
+/// step); whether the write landed.
+fn write_recorded(conn: &Connection, write: &OwnedWrite, record: &Record) -> StoreResult<bool> {
+    let landed = match write {
+        OwnedWrite::PutAll(coll, entries) => {
+            put_all(conn, *coll, entries)?;
+            true
+        }
+        OwnedWrite::InsertNew(coll, id, value) => insert_new(conn, *coll, id, value)?,
+        OwnedWrite::CompareAndSwap(coll, id, expected, new) => {
+            compare_and_swap(conn, *coll, id, expected.as_deref(), new)?
+        }
+        OwnedWrite::Versioned {
+            version: (version, version_id),
+            expected,
+            new_version,
+            coll,
+            entries,
+        } => put_all_versioned(
+            conn,
+            (*version, version_id),
+            expected.as_deref(),
+            new_version,
+            *coll,
+            entries,
+        )?,
+        OwnedWrite::Delete(coll, id) => delete(conn, *coll, id)?,
+    };
+    if landed {
+        insert_new(conn, record.coll, &record.id, &record.value)?;
+    }
+    Ok(landed)
 }
 
 /// Adds each delta to its counter (a document holding a decimal integer; absent counts 0)
@@ -235,5 +309,14 @@ impl Documents for SqliteStore {
         let id = id.to_owned();
         self.write("delete", move |conn| delete(conn, coll, &id))
             .await
+    }
+
+    async fn write_recorded(&self, write: RecordedWrite<'_>) -> StoreResult<bool> {
+        let RecordedWrite { write, record } = write.checked()?;
+        let write = OwnedWrite::from(write);
+        self.write("write_recorded", move |conn| {
+            write_recorded(conn, &write, &record)
+        })
+        .await
     }
 }

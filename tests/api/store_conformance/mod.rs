@@ -19,6 +19,7 @@ mod expiring_docs;
 mod exposures;
 mod inventories;
 mod money;
+mod recorded;
 mod redis_batch;
 mod redis_outage;
 mod refunds;
@@ -223,6 +224,22 @@ conformance!(
     bus_decisions::case_decisions_expire_and_stay_in_their_game
 );
 conformance!(versioned, documents::case_versioned_write_is_all_or_nothing);
+conformance!(
+    recorded_write,
+    recorded::case_a_write_lands_with_its_record_or_neither_does
+);
+conformance!(
+    recorded_versioned,
+    recorded::case_a_versioned_write_lands_with_its_record_or_neither_does
+);
+conformance!(
+    recorded_other_game,
+    recorded::case_a_record_outside_the_writes_game_is_refused
+);
+conformance!(
+    recorded_race,
+    recorded::case_of_racing_writers_only_the_one_that_lands_is_recorded
+);
 conformance!(counters, documents::case_counters_add_up_across_writers);
 conformance!(
     expiring,
