@@ -149,5 +149,5 @@ fn broadcast_kill_switch(state: &AppState, game_id: uuid::Uuid, ks: KillSwitch) 
         reason: ks.reason,
         updated_at: ks.updated_at,
     };
-    hub::broadcast(&WsContext::from_ref(state), game_id, &msg);
+    hub::broadcast(&WsContext::from_ref(state), game_id, msg);
 }

@@ -21,7 +21,7 @@ pub use game::{GameChange, GameConfig, GameHandle, GameView, Learned};
 pub use open_sessions::SessionKey;
 pub use registry::ActorSystem;
 pub use session::{
-    Attached, Delivery, Detached, OfferCounters, Outbound, OutboundMessage, PushResult,
+    Attached, Body, Delivery, Detached, OfferCounters, Outbound, OutboundMessage, PushResult,
     ResumePoint, Sequenced, SessionHandle, SessionInfo, SocketQueue,
 };
 

@@ -73,7 +73,7 @@ impl Drop for OpenSocket {
 
 /// Pushes one message to every session of `game_id` on this node, encoded once for all of
 /// them. Returns how many sessions had a socket that took it.
-pub fn broadcast(state: &WsContext, game_id: Uuid, msg: &ServerMessage) -> usize {
+pub fn broadcast(state: &WsContext, game_id: Uuid, msg: ServerMessage) -> usize {
     let outbound = msg.outbound();
     let mut delivered = 0;
     let mut cut = 0;
@@ -218,7 +218,7 @@ pub fn announce_config(state: &WsContext, view: &GameView) {
         broadcast(
             state,
             game_id,
-            &ServerMessage::Config {
+            ServerMessage::Config {
                 config_version: view.version,
                 custom_page: view.custom_page.clone(),
             },

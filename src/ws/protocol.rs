@@ -56,13 +56,13 @@ impl Format {
     pub fn frame(self, seq: u64, msg: &OutboundMessage) -> Message {
         FRAMES.with_borrow_mut(|buf| match self {
             Self::Json => {
-                json_frame(buf, seq, msg.json(encode_json));
+                json_frame(buf, seq, msg.json());
                 let bytes = buf.split().freeze();
                 // Always UTF-8 (ASCII digits and punctuation spliced into a JSON text).
                 Message::Text(Utf8Bytes::try_from(bytes).unwrap_or_else(|_| "{}".into()))
             }
             Self::MsgPack => {
-                splice_seq(buf, seq, msg.msgpack(encode_msgpack));
+                splice_seq(buf, seq, msg.msgpack());
                 Message::Binary(buf.split().freeze())
             }
         })
@@ -84,19 +84,6 @@ impl Format {
             _ => None,
         }
     }
-}
-
-fn encode_json(body: &serde_json::Value) -> Box<str> {
-    // A `Value` always serialises (its keys are strings).
-    serde_json::to_string(body)
-        .unwrap_or_else(|_| "{}".to_owned())
-        .into_boxed_str()
-}
-
-fn encode_msgpack(body: &serde_json::Value) -> Box<[u8]> {
-    rmp_serde::to_vec_named(body)
-        .unwrap_or_else(|_| vec![0x80])
-        .into_boxed_slice()
 }
 
 thread_local! {
@@ -200,20 +187,19 @@ fn splice_seq(buf: &mut BytesMut, seq: u64, body: &[u8]) {
 /// sockets that write it.
 pub trait ToOutbound {
     /// The shareable, encode-once form.
-    fn outbound(&self) -> Outbound;
+    fn outbound(self) -> Outbound;
 }
 
 impl ToOutbound for ServerMessage {
-    fn outbound(&self) -> Outbound {
-        // Serialising these plain structs into a `Value` cannot fail (`Unknown`, which
-        // cannot be written, is only ever read).
-        OutboundMessage::new(serde_json::to_value(self).unwrap_or(serde_json::Value::Null))
+    fn outbound(self) -> Outbound {
+        OutboundMessage::new(self)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use offer_actors::Body;
     use uuid::Uuid;
 
     #[test]
@@ -277,13 +263,38 @@ mod tests {
                 let map = (0..fields)
                     .map(|i| (format!("k{i}"), serde_json::json!(i)))
                     .collect();
-                let body = encode_msgpack(&serde_json::Value::Object(map));
+                let body = Body::to_msgpack(&serde_json::Value::Object(map));
                 splice_seq(&mut buf, seq, &body);
                 let bytes = buf.split();
                 let v: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
                 assert_eq!(v["seq"], serde_json::json!(seq));
                 assert_eq!(v.as_object().map(serde_json::Map::len), Some(fields + 1));
             }
+        }
+    }
+
+    #[test]
+    fn both_formats_carry_the_same_fields_ids_and_times_as_text() {
+        let messages = [
+            ServerMessage::KillSwitch {
+                level: offer_domain::kill_level::KillLevel::OffersOff,
+                reason: "maintenance".into(),
+                updated_at: chrono::Utc::now(),
+            },
+            ServerMessage::error("bad_message", "send hello first"),
+        ];
+        for message in messages {
+            let msg = message.outbound();
+            let Message::Text(text) = Format::Json.frame(7, &msg) else {
+                panic!("text frame expected");
+            };
+            let Message::Binary(bytes) = Format::MsgPack.frame(7, &msg) else {
+                panic!("binary frame expected");
+            };
+            let from_json: serde_json::Value = serde_json::from_str(text.as_str()).expect("json");
+            let from_msgpack: serde_json::Value = rmp_serde::from_slice(&bytes).expect("decodes");
+            assert_eq!(from_json, from_msgpack);
+            assert_eq!(from_json["seq"], serde_json::json!(7));
         }
     }
 

@@ -41,7 +41,7 @@ use uuid::Uuid;
 
 use activity::Activity;
 pub use counters::OfferCounters;
-pub use message::{Outbound, OutboundMessage, Sequenced};
+pub use message::{Body, Outbound, OutboundMessage, Sequenced};
 pub use outlet::Attached;
 use outlet::{Outlet, lock};
 pub use queue::{Delivery, Detached, PushResult, SocketQueue};
