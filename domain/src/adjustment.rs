@@ -129,6 +129,35 @@ pub fn line(moved: Moved<'_>) -> Option<AdjustmentLine> {
     })
 }
 
+/// A month's adjustment lines as its statement lists them, and as the live standing lists
+/// those of the current month so far: one rule for both, so the month close lists what the
+/// standing showed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MonthLines {
+    /// The lines, oldest first.
+    pub lines: Vec<AdjustmentLine>,
+    /// Their signed sum in USD ([`total_usd`]).
+    pub total_usd: f64,
+}
+
+impl MonthLines {
+    /// `lines` in the order a statement lists them (by arrival, then transaction and kind,
+    /// so two lines of the same instant always list alike) with their sum.
+    pub fn of(mut lines: Vec<AdjustmentLine>) -> Self {
+        lines.sort_by(|a, b| {
+            (a.recorded_at, &a.transaction_id, a.kind.as_str()).cmp(&(
+                b.recorded_at,
+                &b.transaction_id,
+                b.kind.as_str(),
+            ))
+        });
+        Self {
+            total_usd: total_usd(&lines),
+            lines,
+        }
+    }
+}
+
 /// The signed sum of `lines` in USD, added up in whole cents so that it carries no
 /// floating-point residue.
 pub fn total_usd(lines: &[AdjustmentLine]) -> f64 {
@@ -231,7 +260,18 @@ mod tests {
             amount_usd: 0.2,
             ..refund.clone()
         };
-        assert_eq!(total_usd(&[refund, small, back]), -4.89);
+        assert_eq!(total_usd(&[refund.clone(), small, back]), -4.89);
         assert_eq!(total_usd(&[]), 0.0);
+        assert_eq!(MonthLines::of(Vec::new()), MonthLines::default());
+        // Listed by arrival whatever order they were read in, with their sum.
+        let later = AdjustmentLine {
+            kind: AdjustmentKind::Reversal,
+            amount_usd: 4.99,
+            recorded_at: refund.recorded_at + chrono::Duration::hours(1),
+            ..refund.clone()
+        };
+        let listed = MonthLines::of(vec![later.clone(), refund.clone()]);
+        assert_eq!(listed.lines, [refund, later]);
+        assert_eq!(listed.total_usd, 0.0);
     }
 }

@@ -10,7 +10,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::adjustment::{AdjustmentLine, total_usd};
+use crate::adjustment::{AdjustmentLine, MonthLines, total_usd};
 use crate::holdout_arpu::{HoldoutArpu, RevenueBasis};
 
 /// A plan of the plans table.
@@ -79,7 +79,8 @@ pub struct RevenueShare {
     /// The month so far: `uplift_revenue_month_to_date_usd x rate_pct / 100` while eligible,
     /// else 0.
     pub revenue_share_usd: f64,
-    /// `base_fee_usd + revenue_share_usd`: what the month would bill if it closed now.
+    /// `base_fee_usd + revenue_share_usd`: what the month would bill if it closed now. The
+    /// adjustment lines are not added to it: they are already counted in the month's figures.
     pub amount_due_usd: f64,
     /// The first day of the next UTC month.
     #[schema(value_type = String, format = Date)]
@@ -89,6 +90,14 @@ pub struct RevenueShare {
     /// Uplift revenue of the current month so far: `max(0, treatment ARPU - holdout ARPU)`
     /// over the month's counted days, times the treated players, in USD.
     pub uplift_revenue_month_to_date_usd: f64,
+    /// The store refunds (and their reversals) that arrived this month so far for purchases
+    /// of an earlier month, one line each, oldest first: the lines the month's close will
+    /// list, as [`MonthDecision::adjustments`] does. Each is already counted in the month's
+    /// figures so far, so none changes `amount_due_usd`.
+    pub adjustments: Vec<AdjustmentLine>,
+    /// The signed sum of `adjustments` in USD: already counted in the month's figures, not
+    /// added to `amount_due_usd`.
+    pub adjustments_usd: f64,
     /// The decision taken at the close of the last full month since launch, which the bill
     /// uses; `null` before a month has closed.
     pub last_decision: Option<MonthDecision>,
@@ -261,7 +270,7 @@ pub fn conditions(arpu: &HoldoutArpu) -> Conditions {
 }
 
 /// The live standing of a game's production players.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct StandingInput<'a> {
     /// The comparison as it stands now.
     pub arpu: &'a HoldoutArpu,
@@ -278,6 +287,8 @@ pub struct StandingInput<'a> {
     pub month_to_date_usd: f64,
     /// The base fee of the plan the game is on, in USD.
     pub base_fee_usd: f64,
+    /// The adjustment lines of the current month so far.
+    pub adjustments: MonthLines,
 }
 
 /// The standing from a holdout comparison, the plans table, the studio's rate and today,
@@ -298,6 +309,8 @@ pub fn standing(input: StandingInput<'_>, last_decision: Option<MonthDecision>) 
         next_bill: next_bill(input.today),
         standing: Standing::Provisional,
         uplift_revenue_month_to_date_usd: input.month_to_date_usd,
+        adjustments: input.adjustments.lines,
+        adjustments_usd: input.adjustments.total_usd,
         last_decision,
         revenue_basis: input.arpu.revenue_basis,
     }
@@ -365,8 +378,58 @@ mod tests {
             today,
             month_to_date_usd: 1_000.0,
             base_fee_usd: 799.0,
+            adjustments: MonthLines::default(),
         };
         standing(input, None)
+    }
+
+    #[test]
+    fn the_month_so_far_lists_its_adjustment_lines_without_adding_them() {
+        use crate::adjustment::{AdjustmentGroup, AdjustmentKind};
+        let line = |tx: &str, usd: f64, hour: u32| AdjustmentLine {
+            month: "2026-11".into(),
+            purchase_month: "2026-10".into(),
+            kind: if usd < 0.0 {
+                AdjustmentKind::Refund
+            } else {
+                AdjustmentKind::Reversal
+            },
+            store: crate::product_ids::Store::AppStore,
+            transaction_id: tx.into(),
+            amount_usd: usd,
+            group: AdjustmentGroup::Treatment,
+            recorded_at: NaiveDate::from_ymd_opt(2026, 11, 3)
+                .and_then(|d| d.and_hms_opt(hour, 0, 0))
+                .expect("time")
+                .and_utc(),
+        };
+        let paid = vec![1_000u64; 10];
+        let g = Group {
+            zeros: 10,
+            paid: &paid,
+        };
+        let arpu = compare(g, g, 30);
+        let plans = plans();
+        let input = StandingInput {
+            arpu: &arpu,
+            plans: &plans,
+            monthly_players: 20,
+            rate_pct: 20.0,
+            today: NaiveDate::from_ymd_opt(2026, 11, 24).expect("date"),
+            month_to_date_usd: 0.0,
+            base_fee_usd: 299.0,
+            adjustments: MonthLines::of(vec![line("b", 0.99, 9), line("a", -4.99, 8)]),
+        };
+        let r = standing(input, None);
+        let listed: Vec<(&str, f64)> = r
+            .adjustments
+            .iter()
+            .map(|l| (l.transaction_id.as_str(), l.amount_usd))
+            .collect();
+        assert_eq!(listed, [("a", -4.99), ("b", 0.99)]);
+        assert_eq!(r.adjustments_usd, -4.0);
+        // Already counted in the month's figures: the amount due is the base fee alone.
+        assert_eq!(r.amount_due_usd, 299.0);
     }
 
     #[test]

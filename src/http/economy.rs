@@ -236,8 +236,12 @@ pub async fn holdout_samples(
 /// days live, a one-sided Mann-Whitney p below 0.05, a positive ARPU uplift in USD), the plan
 /// its monthly players (distinct production players with a session in the last 30 days) put
 /// it on, the studio's agreed `rate_pct` (set by the operator, read-only here) and
-/// `next_bill`, the first day of the next UTC month. The reading is live and therefore
-/// `standing: provisional`.
+/// `next_bill`, the first day of the next UTC month, and the current month so far: its uplift
+/// revenue, `base_fee_usd`, `revenue_share_usd` and `amount_due_usd`, their sum, and its
+/// `adjustments` (the store refunds, and reversals, that arrived this month for purchases of
+/// an earlier month) with `adjustments_usd` their signed sum: the lines the month's statement
+/// will list, already counted in the month's figures, so not added to `amount_due_usd`. The
+/// reading is live and therefore `standing: provisional`.
 #[utoipa::path(get, path = "/v1/games/{game_id}/revenue-share", tag = "economy",
     operation_id = "get_revenue_share",
     params(("game_id" = Uuid, Path)),

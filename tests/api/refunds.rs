@@ -7,7 +7,9 @@
 //! ledger shows a `refund`) and the items the player still holds (pushed to its socket);
 //! what was used stays recorded as unrecovered. Each notification counts once, and so does
 //! each transaction. A refund of a purchase not seen yet waits for it. A reversal restores.
-//! A notification that proves nothing is a 401 and changes nothing.
+//! A notification that proves nothing is a 401 and changes nothing. A refund of a purchase of
+//! an earlier month is an adjustment line of this month, on the live revenue-share standing
+//! as the month's close will list it.
 
 use chrono::{DateTime, Months, Utc};
 use offer_domain::holdout::is_holdout;
@@ -591,7 +593,8 @@ async fn a_refund_of_an_earlier_months_purchase_is_one_adjustment_line_of_this_m
     let services = &app.running.state.services;
     let lines = adjustments::of_month(services, game_id, &this_month)
         .await
-        .expect("lines");
+        .expect("lines")
+        .lines;
     assert_eq!(lines.len(), 1, "{lines:?}");
     let line = serde_json::to_value(&lines[0]).expect("json");
     let group = if is_holdout("old_buyer", game_id) {
@@ -625,10 +628,102 @@ async fn a_refund_of_an_earlier_months_purchase_is_one_adjustment_line_of_this_m
     assert_eq!(answer["outcome"], "restored", "{answer}");
     let lines = adjustments::of_month(services, game_id, &this_month)
         .await
-        .expect("lines");
+        .expect("lines")
+        .lines;
     let amounts: Vec<(&str, f64)> = lines
         .iter()
         .map(|l| (l.kind.as_str(), l.amount_usd))
         .collect();
     assert_eq!(amounts, [("refund", -4.99), ("reversal", 4.99)]);
+}
+
+#[tokio::test]
+async fn the_live_standing_lists_this_months_adjustment_lines_as_the_month_close_will() {
+    let ca = TestAppleCa::new();
+    let key = TestGoogleKey::new();
+    let app = server(&ca).await;
+    let (sdk, token) = game(&app, &key).await;
+    let game_id: Uuid = sdk.game.parse().expect("uuid");
+    let now = Utc::now();
+    let this_month = now.format("%Y-%m").to_string();
+    let last_month = now.checked_sub_months(Months::new(1)).expect("a date");
+
+    // A sword bought on the App Store last month (a closed month), and one on Google Play
+    // this month; both refunded today.
+    send(
+        &app,
+        &sdk,
+        "old_buyer",
+        json!([apple_purchase(
+            &ca,
+            "com.studio.game.sword",
+            "3000000000000088",
+            "b1"
+        )]),
+    )
+    .await;
+    backdate_claim(&app, game_id, "app_store:3000000000000088", last_month).await;
+    send(
+        &app,
+        &sdk,
+        "new_buyer",
+        json!([google_purchase(&key, "sword", "tok-this-month", "g1")]),
+    )
+    .await;
+    let path = format!("/v1/games/{}/revenue-share", sdk.game);
+    let before = app.get_json(&path).await;
+    assert_eq!(before["adjustments"], json!([]), "{before}");
+    assert_eq!(before["adjustments_usd"], 0.0, "{before}");
+
+    let refund = apple_notice(
+        &ca,
+        "REFUND",
+        "n-live",
+        "com.studio.game.sword",
+        "3000000000000088",
+    );
+    let answer = post_apple(&app, &sdk.game, refund, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "refunded", "{answer}");
+    let push = pubsub_voided(PACKAGE, "tok-this-month", "m-live", 1);
+    let answer = post_google(&app, &sdk.game, Some(&token), push, StatusCode::OK).await;
+    assert_eq!(answer["outcome"], "refunded", "{answer}");
+
+    // The standing lists the old purchase's refund, and only it: the refund of this month's
+    // purchase is in this month's figures like its purchase, no line.
+    let share = app.get_json(&path).await;
+    let lines = share["adjustments"].as_array().expect("lines");
+    assert_eq!(lines.len(), 1, "{share}");
+    let group = if is_holdout("old_buyer", game_id) {
+        "holdout"
+    } else {
+        "treatment"
+    };
+    assert_fields(
+        &lines[0],
+        json!({
+            "month": this_month,
+            "purchase_month": last_month.format("%Y-%m").to_string(),
+            "kind": "refund",
+            "store": "app_store",
+            "transaction_id": "3000000000000088",
+            "amount_usd": -4.99,
+            "group": group,
+        }),
+    );
+    assert_eq!(share["adjustments_usd"], -4.99, "{share}");
+    assert!(!share.to_string().contains("tok-this-month"), "{share}");
+    // Already counted in the month's figures: the amount due does not add it.
+    let due = share["base_fee_usd"].as_f64().expect("fee")
+        + share["revenue_share_usd"].as_f64().expect("share");
+    assert_eq!(share["amount_due_usd"], due, "{share}");
+
+    // What the month's close will list: the lines it reads for this month, the same ones.
+    let closing = adjustments::of_month(&app.running.state.services, game_id, &this_month)
+        .await
+        .expect("lines");
+    assert_eq!(
+        share["adjustments"],
+        serde_json::to_value(&closing.lines).expect("json")
+    );
+    assert_eq!(share["adjustments_usd"], closing.total_usd);
 }

@@ -1,6 +1,6 @@
 //! The economy page over plain HTTP: the last closed month's statement lists its adjustment
 //! lines (store refunds of earlier months' purchases that arrived in it) in a table, said to
-//! be already counted in the amount due.
+//! be already counted in the amount due, and the month so far lists its own the same way.
 
 use chrono::{Datelike, Utc};
 use offer_domain::adjustment::{AdjustmentGroup, AdjustmentKind, AdjustmentLine};
@@ -78,4 +78,63 @@ async fn the_last_statement_shows_its_adjustment_lines_in_a_table() {
         page.contains(r#"<strong id="adjustments-usd">-$4.99</strong>"#),
         "{page}"
     );
+}
+
+#[tokio::test]
+async fn the_month_so_far_shows_its_adjustment_lines_in_a_table() {
+    let app = spawn_app().await;
+    add_member(&app, "vic@studio-a.test", "viewer").await;
+    let sdk = app.game_with(json!([])).await;
+    let game_id: uuid::Uuid = sdk.game.parse().expect("uuid");
+    let now = Utc::now();
+    // A refund that arrived this month of a purchase of last month, as its step records it.
+    let line = AdjustmentLine {
+        month: now.format("%Y-%m").to_string(),
+        purchase_month: (now.date_naive().with_day(1).expect("first") - chrono::Duration::days(1))
+            .format("%Y-%m")
+            .to_string(),
+        kind: AdjustmentKind::Refund,
+        store: Store::AppStore,
+        transaction_id: "3000000000000009".into(),
+        amount_usd: -0.99,
+        group: AdjustmentGroup::Holdout,
+        recorded_at: now,
+    };
+    adjustments::record(
+        &app.running.state.services,
+        game_id,
+        "refund:app_store:3000000000000009",
+        &line,
+    )
+    .await
+    .expect("recorded");
+
+    let v = sign_in(&app, "vic@studio-a.test").await;
+    let path = format!("/dashboard/games/{}/economy?days=7", sdk.game);
+    let answer = get_page(&app, &path, &v.cookie).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    let page = answer.text().await.expect("page");
+    let table = page
+        .split(r#"<table id="month-adjustments">"#)
+        .nth(1)
+        .expect("the month so far lists its adjustment lines")
+        .split("</table>")
+        .next()
+        .expect("the table");
+    for cell in [
+        "<td>refund</td>",
+        "<td>app_store</td>",
+        "<code>3000000000000009</code>",
+        &format!("<td>{}</td>", line.purchase_month),
+        "<td>holdout</td>",
+        "<td>-$0.99</td>",
+    ] {
+        assert!(table.contains(cell), "{cell} in {table}");
+    }
+    assert!(
+        page.contains(r#"<strong id="month-adjustments-usd">-$0.99</strong>"#),
+        "{page}"
+    );
+    // No month has closed since launch: no statement, so no statement lines.
+    assert!(!page.contains(r#"<table id="adjustments">"#), "{page}");
 }

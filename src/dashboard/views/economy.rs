@@ -2,11 +2,13 @@
 //! band shaded, the quadrant, each currency's earned and spent units, the per-player day caps in
 //! force and what they left out, the events refused by code; the revenue counted, refunded
 //! and kept unverified; the holdout comparison (ARPU of both groups, uplift, p-value), the
-//! five revenue-share conditions with pass or fail, the plan and the next bill, the month so far and the last closed month's statement with
-//! its adjustment lines (refunds of earlier months' purchases) and its CSV download, and the
-//! link to the samples export.
+//! five revenue-share conditions with pass or fail, the plan and the next bill, the month so
+//! far and the last closed month's statement, each with its adjustment lines (refunds of
+//! earlier months' purchases), the statement's CSV download, and the link to the samples
+//! export.
 
 use maud::{Markup, html};
+use offer_domain::adjustment::AdjustmentLine;
 use offer_domain::day_caps::CapSource;
 use offer_domain::fsr::FsrReport;
 use offer_domain::holdout_arpu::{HoldoutArpu, RevenueBasis};
@@ -128,6 +130,7 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
             p #month-to-date { "This month so far: base fee " (format!("${:.2}", share.base_fee_usd))
                 " + revenue share " (format!("${:.2}", share.revenue_share_usd))
                 " = " strong { (format!("${:.2}", share.amount_due_usd)) } " due" }
+            (adjustments("month-adjustments", &share.adjustments, share.adjustments_usd))
             @if let Some(d) = &share.last_decision {
                 h3 { "Statement of " (d.month) }
                 div.table-wrap { table #statement {
@@ -140,29 +143,38 @@ pub fn page(game_id: Uuid, days: i64, figures: &Figures<'_>) -> Markup {
                         tr { th { "Amount due" } td #amount-due { strong { (format!("${:.2}", d.amount_due_usd)) } } }
                     }
                 } }
-                @if !d.adjustments.is_empty() {
-                    h4 { "Adjustments" }
-                    p.muted { "Store refunds (and their reversals) that arrived this month for purchases of an earlier month. Each is already counted in this month's figures, so the amount due does not add them: "
-                        strong #adjustments-usd { (signed_usd(d.adjustments_usd)) } " in all." }
-                    div.table-wrap { table #adjustments {
-                        thead { tr { th { "Arrived" } th { "Kind" } th { "Store" } th { "Transaction" } th { "Bought in" } th { "Group" } th { "Amount" } } }
-                        tbody {
-                            @for line in &d.adjustments {
-                                tr {
-                                    td { (line.recorded_at.format("%Y-%m-%d")) }
-                                    td { (line.kind.as_str()) }
-                                    td { (line.store.as_str()) }
-                                    td { code { (line.transaction_id) } }
-                                    td { (line.purchase_month) }
-                                    td { (line.group.as_str()) }
-                                    td { (signed_usd(line.amount_usd)) }
-                                }
-                            }
-                        }
-                    } }
-                }
+                (adjustments("adjustments", &d.adjustments, d.adjustments_usd))
                 p { a #statement-csv href={ "/dashboard/games/" (game_id) "/economy/statement.csv?month=" (d.month) } { "Download the statement (CSV, admins)" } }
             }
+        }
+    }
+}
+
+/// A month's adjustment lines and their sum, under ids `id` (the table) and `{id}-usd` (the
+/// sum): the month so far and the last statement each show theirs alike. Nothing when there
+/// are none.
+fn adjustments(id: &str, lines: &[AdjustmentLine], total_usd: f64) -> Markup {
+    html! {
+        @if !lines.is_empty() {
+            h4 { "Adjustments" }
+            p.muted { "Store refunds (and their reversals) that arrived this month for purchases of an earlier month. Each is already counted in this month's figures, so the amount due does not add them: "
+                strong id={ (id) "-usd" } { (signed_usd(total_usd)) } " in all." }
+            div.table-wrap { table id=(id) {
+                thead { tr { th { "Arrived" } th { "Kind" } th { "Store" } th { "Transaction" } th { "Bought in" } th { "Group" } th { "Amount" } } }
+                tbody {
+                    @for line in lines {
+                        tr {
+                            td { (line.recorded_at.format("%Y-%m-%d")) }
+                            td { (line.kind.as_str()) }
+                            td { (line.store.as_str()) }
+                            td { code { (line.transaction_id) } }
+                            td { (line.purchase_month) }
+                            td { (line.group.as_str()) }
+                            td { (signed_usd(line.amount_usd)) }
+                        }
+                    }
+                }
+            } }
         }
     }
 }

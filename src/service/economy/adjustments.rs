@@ -1,13 +1,14 @@
 //! The adjustment lines of a game's production: a store refund (or its reversal) carried out
 //! in a later UTC month than its purchase's, recorded when the refund's step is carried out
-//! and listed by the month-close decision of the month it arrived in (`billing`).
+//! and listed by the month-close decision of the month it arrived in, and by the live
+//! standing while that month runs (`billing`).
 //!
 //! One document per refund step in the game's `billing_adjustments` collection, created only
 //! if absent ([`crate::store::Documents::insert_new`]) under the step's own id: a step carried
 //! out again (a retry, a crash, two nodes at once) records its line once. A line never names
 //! the player.
 
-use offer_domain::adjustment::AdjustmentLine;
+use offer_domain::adjustment::{AdjustmentLine, MonthLines};
 use uuid::Uuid;
 
 use crate::service::{ServiceResult, Services};
@@ -34,13 +35,10 @@ pub async fn record(
     Ok(())
 }
 
-/// The adjustment lines of `month` (`YYYY-MM`), oldest first. It reads every line of the
-/// game: refunds of earlier months' purchases are few, and this runs once per closed month.
-pub async fn of_month(
-    state: &Services,
-    game_id: Uuid,
-    month: &str,
-) -> ServiceResult<Vec<AdjustmentLine>> {
+/// The adjustment lines of `month` (`YYYY-MM`) as its statement lists them: what the month
+/// close records in its decision, and what the live standing shows of the current month so
+/// far. It reads every line of the game: refunds of earlier months' purchases are few.
+pub async fn of_month(state: &Services, game_id: Uuid, month: &str) -> ServiceResult<MonthLines> {
     let mut lines = Vec::new();
     for (_, bytes) in state.store.list(collection(game_id)).await? {
         let line: AdjustmentLine = decode(&bytes)?;
@@ -48,12 +46,5 @@ pub async fn of_month(
             lines.push(line);
         }
     }
-    lines.sort_by(|a, b| {
-        (a.recorded_at, &a.transaction_id, a.kind.as_str()).cmp(&(
-            b.recorded_at,
-            &b.transaction_id,
-            b.kind.as_str(),
-        ))
-    });
-    Ok(lines)
+    Ok(MonthLines::of(lines))
 }

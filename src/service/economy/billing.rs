@@ -16,11 +16,13 @@
 //! and their reversals, that arrived in the month for purchases of an earlier month. Their
 //! revenue came off (or back on) the day they arrived, so the month's figures already count
 //! them and the amount due stays the base fee plus the revenue share; the lines say why the
-//! month's revenue moved without a closed month ever being rewritten.
+//! month's revenue moved without a closed month ever being rewritten. The live standing lists
+//! the current month's lines so far, read the same way ([`adjustments::of_month`]), so what it
+//! shows is what the month's close will list.
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use offer_actors::GameHandle;
-use offer_domain::adjustment::total_usd;
+use offer_domain::adjustment::month_of;
 use offer_domain::environment::Environment;
 use offer_domain::revenue_share::{
     self, MonthDecision, RevenueShare, StandingInput, StoredMonthDecision, conditions,
@@ -41,7 +43,7 @@ fn decisions(game_id: Uuid) -> Collection {
 /// The live, provisional revenue-share standing of a game's production players: the
 /// comparison's five conditions, the plan its monthly players put it on, the studio's
 /// contracted rate (operator configuration), the next billing day, the month's uplift
-/// revenue so far and the last month-close decision.
+/// revenue and adjustment lines so far and the last month-close decision.
 pub async fn revenue_share(
     state: &Services,
     game: &GameHandle,
@@ -49,15 +51,18 @@ pub async fn revenue_share(
 ) -> ServiceResult<RevenueShare> {
     let figures = holdout::comparison(state, game, Environment::Production).await?;
     let terms = Terms::of(state, studio_id, figures.monthly);
-    let last_decision = last_decision(state, game, &terms).await?;
+    let now = Utc::now();
+    let last_decision = last_decision(state, game, &terms, now.date_naive()).await?;
+    let game_id = game.view().game.game_id;
     let input = StandingInput {
         arpu: &figures.arpu,
         plans: &state.plans,
         monthly_players: figures.monthly,
         rate_pct: terms.rate_pct,
-        today: Utc::now().date_naive(),
+        today: now.date_naive(),
         month_to_date_usd: figures.month.uplift_revenue_usd(),
         base_fee_usd: terms.base_fee_usd,
+        adjustments: adjustments::of_month(state, game_id, &month_of(now)).await?,
     };
     Ok(revenue_share::standing(input, last_decision))
 }
@@ -106,7 +111,7 @@ pub async fn statement(
     let terms = Terms::of(state, studio_id, monthly);
     // The last month's decision is taken first, so a statement read before the standing was
     // ever read after the month closed finds it.
-    last_decision(state, game, &terms).await?;
+    last_decision(state, game, &terms, Utc::now().date_naive()).await?;
     let game_id = game.view().game.game_id;
     match state.store.get(decisions(game_id), month).await? {
         Some(bytes) => Ok(read_decision(&bytes, &terms)?),
@@ -120,16 +125,17 @@ fn read_decision(bytes: &[u8], terms: &Terms) -> ServiceResult<MonthDecision> {
     Ok(stored.into_decision(|| (terms.plan.clone(), terms.base_fee_usd)))
 }
 
-/// The decision of the last closed month, taken now when it has not been yet; `None` when
-/// the game had not launched by that month's end.
+/// The decision of the last month closed by `today` (UTC), taken now when it has not been
+/// yet; `None` when the game had not launched by that month's end.
 async fn last_decision(
     state: &Services,
     game: &GameHandle,
     terms: &Terms,
+    today: NaiveDate,
 ) -> ServiceResult<Option<MonthDecision>> {
     let view = game.view();
     let game_id = view.game.game_id;
-    let Some((first, last)) = previous_month(Utc::now().date_naive()) else {
+    let Some((first, last)) = previous_month(today) else {
         return Ok(None);
     };
     if view
@@ -171,8 +177,8 @@ async fn last_decision(
         decided_at: Utc::now(),
         revenue_basis: figures.arpu.revenue_basis,
         // Listed, not added: the month's figures already count them.
-        adjustments_usd: total_usd(&lines),
-        adjustments: lines,
+        adjustments_usd: lines.total_usd,
+        adjustments: lines.lines,
     };
     // The first decision of the month stands: another node's, taken at the same moment,
     // is read back.
@@ -183,5 +189,73 @@ async fn last_decision(
     match state.store.get(decisions(game_id), &month).await? {
         Some(bytes) => Ok(Some(read_decision(&bytes, terms)?)),
         None => Ok(Some(decision)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Datelike;
+    use offer_domain::adjustment::{AdjustmentGroup, AdjustmentKind, AdjustmentLine};
+    use offer_domain::product_ids::Store;
+    use offer_domain::revenue_share::next_bill;
+
+    use super::*;
+    use crate::service::game::games::mark_launched;
+    use crate::service::test_support::{new_game, with_services};
+
+    #[test]
+    fn the_month_close_lists_the_adjustment_lines_the_live_standing_showed() {
+        with_services(async |state| {
+            let game = new_game(&state, "adjusted").await;
+            let game_id = game.view().game.game_id;
+            let now = Utc::now();
+            let first = now
+                .date_naive()
+                .with_day(1)
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .expect("the first of the month")
+                .and_utc();
+            mark_launched(&state, &game, Environment::Production, first)
+                .await
+                .expect("launched");
+            // A refund, this month, of a purchase of the month before, as its step records it.
+            let line = AdjustmentLine {
+                month: month_of(now),
+                purchase_month: month_of(first - chrono::Duration::days(1)),
+                kind: AdjustmentKind::Refund,
+                store: Store::AppStore,
+                transaction_id: "3000000000000005".into(),
+                amount_usd: -4.99,
+                group: AdjustmentGroup::Treatment,
+                recorded_at: now,
+            };
+            adjustments::record(&state, game_id, "refund:app_store:3000000000000005", &line)
+                .await
+                .expect("recorded");
+
+            let live = revenue_share(&state, &game, "studio")
+                .await
+                .expect("the standing");
+            assert_eq!(live.adjustments, [line]);
+            assert_eq!(live.adjustments_usd, -4.99);
+            assert_eq!(
+                live.amount_due_usd,
+                live.base_fee_usd + live.revenue_share_usd
+            );
+
+            // The month closes: its decision lists what the standing showed, and bills alike.
+            let terms = Terms::of(&state, "studio", 0);
+            let closed = last_decision(&state, &game, &terms, next_bill(now.date_naive()))
+                .await
+                .expect("decided")
+                .expect("a decision of this month");
+            assert_eq!(closed.month, month_of(now));
+            assert_eq!(closed.adjustments, live.adjustments);
+            assert_eq!(closed.adjustments_usd, live.adjustments_usd);
+            assert_eq!(
+                closed.amount_due_usd,
+                closed.base_fee_usd + closed.revenue_share_usd
+            );
+        });
     }
 }

@@ -347,7 +347,8 @@ mod tests {
             };
             let lines = adjustments::of_month(&state, game_id, &this_month)
                 .await
-                .expect("lines");
+                .expect("lines")
+                .lines;
             assert_eq!(lines.len(), 1, "{lines:?}");
             let line = &lines[0];
             assert_eq!(line.month, this_month);
@@ -389,7 +390,8 @@ mod tests {
             );
             let lines = adjustments::of_month(&state, game_id, &this_month)
                 .await
-                .expect("lines");
+                .expect("lines")
+                .lines;
             assert_eq!(lines.len(), 1, "{lines:?}");
 
             // Apple reverses the refund: a second line, positive; the two add up to nothing.
@@ -399,7 +401,8 @@ mod tests {
             assert!(matches!(reversed, Settled::Stepped(..)), "{reversed:?}");
             let lines = adjustments::of_month(&state, game_id, &this_month)
                 .await
-                .expect("lines");
+                .expect("lines")
+                .lines;
             assert_eq!(lines.len(), 2, "{lines:?}");
             let kinds: Vec<(AdjustmentKind, f64)> =
                 lines.iter().map(|l| (l.kind, l.amount_usd)).collect();
@@ -414,6 +417,7 @@ mod tests {
                 adjustments::of_month(&state, game_id, &last_month)
                     .await
                     .expect("lines")
+                    .lines
                     .is_empty()
             );
         });
