@@ -7,13 +7,17 @@
 //!    CPU (`used_cpu_user` + `used_cpu_sys` of `INFO cpu`) and Redis's memory per offer
 //!    (`POST /v1/sdk/offers/next`) and per wallet operation (`currency_earned` over
 //!    WebSocket).
+//!    CPU is split into a fixed part (each process idle with the sessions held, read over
+//!    `--duration`) and the part above it per operation.
 //! 2. **Prediction**: two engines (one JWT secret) on a three-master cluster formed with
 //!    `redis-cli --cluster create`; `--games` games set up on the first node. A game's keys
 //!    share its hash tag, so each game lives on one master, found with `CLUSTER KEYSLOT` and
 //!    `CLUSTER COUNTKEYSINSLOT`. The sessions, offers and wallet operations are spread evenly
 //!    over the nodes and the games; from the costs and the operations each node and each game
 //!    actually served, the tool predicts each node's CPU and memory growth and each master's
-//!    CPU and memory growth.
+//!    CPU and memory growth; a process's fixed CPU part is read again on the two-node setup,
+//!    idle with its sessions held, since a cluster node's (its cluster bus and cron) is not a
+//!    single server's.
 //! 3. **Measurement** of the same figures during the run; the table puts both side by side.
 //!
 //! Every client, engine and Redis shares the machine's cores: the check is of the model's
@@ -88,9 +92,12 @@ pub struct CheckArgs {
     pub servers: ServerArgs,
 }
 
-/// Per-operation costs from the one-node, one-Redis run.
+/// Per-operation costs from the one-node, one-Redis run: CPU above what each process uses
+/// idle with the sessions held (its fixed part, measured on its own).
 #[derive(Debug, Clone, Copy)]
 struct Costs {
+    engine_idle_ms_per_s: f64,
+    redis_idle_ms_per_s: f64,
     engine_kib_per_session: f64,
     redis_bytes_per_session: f64,
     engine_us_per_offer: f64,
@@ -350,39 +357,62 @@ async fn costs(args: &CheckArgs, logs: &Path) -> Result<Costs> {
     let engine_kib_per_session = (rss_after as f64 - rss as f64) / n;
     let redis_bytes_per_session = (after.memory - before.memory) / n;
 
-    let measure = |served: &Served, ticks: u64, before: RedisReading, after: RedisReading| {
+    // The fixed part: both processes idle, the sessions held.
+    let (ticks, before) = (cpu_ticks(pid)?, redis_reading(&mut conn).await?);
+    tokio::time::sleep(args.duration).await;
+    let idle_s = args.duration.as_secs_f64().max(1e-3);
+    let engine_idle_ms_per_s =
+        cpu_ticks(pid)?.saturating_sub(ticks) as f64 * TICK_US / 1e3 / idle_s;
+    let redis_idle_ms_per_s =
+        (redis_reading(&mut conn).await?.cpu_us - before.cpu_us) / 1e3 / idle_s;
+
+    // Above the fixed part, per operation served.
+    let measure = |served: &Served,
+                   elapsed: Duration,
+                   ticks: u64,
+                   before: RedisReading,
+                   after: RedisReading| {
         let ops = served
             .offers
             .values()
             .chain(served.ops.values())
             .sum::<u64>() as f64;
         let ops = ops.max(1.0);
-        let engine_us = cpu_ticks(pid).map(|t| t.saturating_sub(ticks) as f64 * TICK_US / ops);
+        let secs = elapsed.as_secs_f64();
+        let engine_us = cpu_ticks(pid).map(|t| {
+            (t.saturating_sub(ticks) as f64 * TICK_US - engine_idle_ms_per_s * 1e3 * secs) / ops
+        });
         engine_us.map(|e| {
             (
                 e,
-                (after.cpu_us - before.cpu_us) / ops,
+                (after.cpu_us - before.cpu_us - redis_idle_ms_per_s * 1e3 * secs) / ops,
                 (after.memory - before.memory) / ops,
             )
         })
     };
     let (ticks, before) = (cpu_ticks(pid)?, redis_reading(&mut conn).await?);
+    let started = Instant::now();
     let served = load(&plans, Vec::new(), args, args.offer_rate, 0.0).await?;
+    let elapsed = started.elapsed();
     let after = redis_reading(&mut conn).await?;
     let (engine_us_per_offer, redis_us_per_offer, redis_bytes_per_offer) =
-        measure(&served, ticks, before, after)?;
+        measure(&served, elapsed, ticks, before, after)?;
     settle(pid, SETTLE_LIMIT).await?;
 
     let wallets = open_named(&g.ws_url, &g.api_key, args.wallet_sessions, "v").await?;
     settle(pid, SETTLE_LIMIT).await?;
     let (ticks, before) = (cpu_ticks(pid)?, redis_reading(&mut conn).await?);
+    let started = Instant::now();
     let served = load(&plans, tagged(wallets), args, 0.0, args.wallet_rate).await?;
+    let elapsed = started.elapsed();
     let after = redis_reading(&mut conn).await?;
     let (engine_us_per_op, redis_us_per_op, redis_bytes_per_op) =
-        measure(&served, ticks, before, after)?;
+        measure(&served, elapsed, ticks, before, after)?;
     engine.check_alive()?;
     fleet.close().await;
     Ok(Costs {
+        engine_idle_ms_per_s,
+        redis_idle_ms_per_s,
         engine_kib_per_session,
         redis_bytes_per_session,
         engine_us_per_offer,
@@ -532,6 +562,29 @@ pub async fn run(args: CheckArgs) -> Result<()> {
     for (server, _) in &nodes {
         settle(server.pid(), SETTLE_LIMIT).await?;
     }
+    // Each process's fixed part here, idle with the sessions held.
+    let ticks: Vec<u64> = nodes
+        .iter()
+        .map(|(s, _)| cpu_ticks(s.pid()))
+        .collect::<Result<_>>()?;
+    let mut idle_before = Vec::new();
+    for m in &mut masters {
+        idle_before.push(redis_reading(m).await?);
+    }
+    tokio::time::sleep(args.duration).await;
+    let idle_s = args.duration.as_secs_f64().max(1e-3);
+    let node_idle_ms_per_s: Vec<f64> = nodes
+        .iter()
+        .zip(&ticks)
+        .map(|((s, _), t)| {
+            Ok(cpu_ticks(s.pid())?.saturating_sub(*t) as f64 * TICK_US / 1e3 / idle_s)
+        })
+        .collect::<Result<_>>()?;
+    let mut master_idle_ms_per_s = Vec::new();
+    for (m, before) in masters.iter_mut().zip(&idle_before) {
+        master_idle_ms_per_s.push((redis_reading(m).await?.cpu_us - before.cpu_us) / 1e3 / idle_s);
+    }
+
     let ticks: Vec<u64> = nodes
         .iter()
         .map(|(s, _)| cpu_ticks(s.pid()))
@@ -540,7 +593,9 @@ pub async fn run(args: CheckArgs) -> Result<()> {
     for m in &mut masters {
         load_before.push(redis_reading(m).await?);
     }
+    let started = Instant::now();
     let served = load(&plans, wallets, &args, args.offer_rate, args.wallet_rate).await?;
+    let load_s = started.elapsed().as_secs_f64();
     let node_cpu_ms: Vec<f64> = nodes
         .iter()
         .zip(&ticks)
@@ -577,9 +632,14 @@ pub async fn run(args: CheckArgs) -> Result<()> {
         logs.display()
     );
     out.push_str(&format!(
-        "costs: engine {:.2} KiB and Redis {:.0} B per session held; per offer engine {:.0} µs, \
-         Redis {:.1} µs and {:.0} B; per wallet operation engine {:.0} µs, Redis {:.1} µs and \
-         {:.0} B\n",
+        "costs: idle with the sessions held engine {:.1} ms/s, Redis {:.1} ms/s; engine {:.2} KiB \
+         and Redis {:.0} B per session held; above idle, per offer engine {:.0} µs, Redis {:.1} \
+         µs and {:.0} B; per wallet operation engine {:.0} µs, Redis {:.1} µs and {:.0} B\n\
+         CPU predicted = this setup's own idle CPU (measured over {:?} before the load: nodes \
+         {:.1?} ms/s, masters {:.1?} ms/s) x the load's length + the operations served x the \
+         costs above idle\n",
+        costs.engine_idle_ms_per_s,
+        costs.redis_idle_ms_per_s,
         costs.engine_kib_per_session,
         costs.redis_bytes_per_session,
         costs.engine_us_per_offer,
@@ -587,7 +647,10 @@ pub async fn run(args: CheckArgs) -> Result<()> {
         costs.redis_bytes_per_offer,
         costs.engine_us_per_op,
         costs.redis_us_per_op,
-        costs.redis_bytes_per_op
+        costs.redis_bytes_per_op,
+        args.duration,
+        node_idle_ms_per_s,
+        master_idle_ms_per_s
     ));
     out.push_str(&format!(
         "{:<34} {:>12} {:>12} {:>9}\n",
@@ -611,7 +674,8 @@ pub async fn run(args: CheckArgs) -> Result<()> {
         row(
             &mut out,
             &format!("node {} CPU ({offers:.0} offers, {ops:.0} ops)", n + 1),
-            (offers * costs.engine_us_per_offer + ops * costs.engine_us_per_op) / 1e3,
+            node_idle_ms_per_s[n] * load_s
+                + (offers * costs.engine_us_per_offer + ops * costs.engine_us_per_op) / 1e3,
             *cpu,
             "ms",
         );
@@ -641,7 +705,8 @@ pub async fn run(args: CheckArgs) -> Result<()> {
         row(
             &mut out,
             &format!("master {} CPU ({offers:.0} offers, {ops:.0} ops)", m + 1),
-            (offers * costs.redis_us_per_offer + ops * costs.redis_us_per_op) / 1e3,
+            master_idle_ms_per_s[m] * load_s
+                + (offers * costs.redis_us_per_offer + ops * costs.redis_us_per_op) / 1e3,
             (load_after[m].cpu_us - load_before[m].cpu_us) / 1e3,
             &format!("ms ({master})"),
         );
