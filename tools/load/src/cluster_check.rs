@@ -106,32 +106,50 @@ struct Costs {
     engine_us_per_op: f64,
     redis_us_per_op: f64,
     redis_bytes_per_op: f64,
+    /// Commands Redis processed per offer and per wallet operation, and wallet script calls
+    /// per wallet operation: how much the engine combined.
+    commands_per_offer: f64,
+    commands_per_op: f64,
+    scripts_per_op: f64,
 }
 
-/// A Redis server's `used_memory` (bytes) and CPU time (µs, user and system).
+/// A Redis server's `used_memory` (bytes), CPU time (µs, user and system), commands
+/// processed and script calls (`eval` and `evalsha`).
 #[derive(Debug, Clone, Copy)]
 struct RedisReading {
     memory: f64,
     cpu_us: f64,
+    commands: f64,
+    scripts: f64,
 }
 
-/// Reads `INFO memory cpu`.
+/// Reads `INFO memory cpu stats commandstats`.
 async fn redis_reading(conn: &mut MultiplexedConnection) -> Result<RedisReading> {
     let info: String = redis::cmd("INFO")
         .arg("memory")
         .arg("cpu")
+        .arg("stats")
+        .arg("commandstats")
         .query_async(conn)
         .await
-        .context("INFO memory cpu")?;
+        .context("INFO memory cpu stats commandstats")?;
     let field = |name: &str| -> f64 {
         info.lines()
             .find_map(|line| line.trim().strip_prefix(name)?.strip_prefix(':'))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0)
     };
+    let calls = |name: &str| -> f64 {
+        info.lines()
+            .find_map(|line| line.trim().strip_prefix(name)?.strip_prefix(":calls="))
+            .and_then(|rest| rest.split(',').next()?.parse().ok())
+            .unwrap_or(0.0)
+    };
     Ok(RedisReading {
         memory: field("used_memory"),
         cpu_us: (field("used_cpu_user") + field("used_cpu_sys")) * 1e6,
+        commands: field("total_commands_processed"),
+        scripts: calls("cmdstat_eval") + calls("cmdstat_evalsha"),
     })
 }
 
@@ -397,6 +415,8 @@ async fn costs(args: &CheckArgs, logs: &Path) -> Result<Costs> {
     let after = redis_reading(&mut conn).await?;
     let (engine_us_per_offer, redis_us_per_offer, redis_bytes_per_offer) =
         measure(&served, elapsed, ticks, before, after)?;
+    let commands_per_offer =
+        (after.commands - before.commands) / served.offers.values().sum::<u64>().max(1) as f64;
     settle(pid, SETTLE_LIMIT).await?;
 
     let wallets = open_named(&g.ws_url, &g.api_key, args.wallet_sessions, "v").await?;
@@ -408,6 +428,9 @@ async fn costs(args: &CheckArgs, logs: &Path) -> Result<Costs> {
     let after = redis_reading(&mut conn).await?;
     let (engine_us_per_op, redis_us_per_op, redis_bytes_per_op) =
         measure(&served, elapsed, ticks, before, after)?;
+    let ops = served.ops.values().sum::<u64>().max(1) as f64;
+    let commands_per_op = (after.commands - before.commands) / ops;
+    let scripts_per_op = (after.scripts - before.scripts) / ops;
     engine.check_alive()?;
     fleet.close().await;
     Ok(Costs {
@@ -421,6 +444,9 @@ async fn costs(args: &CheckArgs, logs: &Path) -> Result<Costs> {
         engine_us_per_op,
         redis_us_per_op,
         redis_bytes_per_op,
+        commands_per_offer,
+        commands_per_op,
+        scripts_per_op,
     })
 }
 
@@ -634,7 +660,9 @@ pub async fn run(args: CheckArgs) -> Result<()> {
     out.push_str(&format!(
         "costs: idle with the sessions held engine {:.1} ms/s, Redis {:.1} ms/s; engine {:.2} KiB \
          and Redis {:.0} B per session held; above idle, per offer engine {:.0} µs, Redis {:.1} \
-         µs and {:.0} B; per wallet operation engine {:.0} µs, Redis {:.1} µs and {:.0} B\n\
+         µs and {:.0} B; per wallet operation engine {:.0} µs, Redis {:.1} µs and {:.0} B; Redis \
+         commands {:.2} per offer and {:.2} per wallet operation, {:.3} wallet script calls per \
+         wallet operation\n\
          CPU predicted = this setup's own idle CPU (measured over {:?} before the load: nodes \
          {:.1?} ms/s, masters {:.1?} ms/s) x the load's length + the operations served x the \
          costs above idle\n",
@@ -648,6 +676,9 @@ pub async fn run(args: CheckArgs) -> Result<()> {
         costs.engine_us_per_op,
         costs.redis_us_per_op,
         costs.redis_bytes_per_op,
+        costs.commands_per_offer,
+        costs.commands_per_op,
+        costs.scripts_per_op,
         args.duration,
         node_idle_ms_per_s,
         master_idle_ms_per_s
@@ -709,6 +740,20 @@ pub async fn run(args: CheckArgs) -> Result<()> {
                 + (offers * costs.redis_us_per_offer + ops * costs.redis_us_per_op) / 1e3,
             (load_after[m].cpu_us - load_before[m].cpu_us) / 1e3,
             &format!("ms ({master})"),
+        );
+        row(
+            &mut out,
+            &format!("master {} commands", m + 1),
+            offers * costs.commands_per_offer + ops * costs.commands_per_op,
+            load_after[m].commands - load_before[m].commands,
+            "",
+        );
+        row(
+            &mut out,
+            &format!("master {} wallet script calls", m + 1),
+            ops * costs.scripts_per_op,
+            load_after[m].scripts - load_before[m].scripts,
+            "",
         );
     }
     print!("{out}");
