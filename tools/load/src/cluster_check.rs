@@ -474,6 +474,8 @@ async fn master_of(masters: &mut [MultiplexedConnection], game_id: Uuid) -> Resu
 
 /// A figure predicted and measured.
 fn row(out: &mut String, what: &str, predicted: f64, measured: f64, unit: &str) {
+    // A sum over nothing is -0.0; adding 0.0 prints it as 0.0.
+    let (predicted, measured) = (predicted + 0.0, measured + 0.0);
     let ratio = if predicted > 0.0 {
         format!("x{:.2}", measured / predicted)
     } else {
