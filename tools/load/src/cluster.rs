@@ -111,7 +111,8 @@ pub async fn run(args: ClusterArgs) -> Result<()> {
         &logs,
     )?;
     wait_tcp(&mut single, single_addr, args.start_timeout).await?;
-    let (_nodes, seeds) = start_cluster(&args, &logs).await?;
+    let (_nodes, seeds) =
+        start_cluster(&args.redis_bin, &args.redis_cli, args.start_timeout, &logs).await?;
 
     let mut sides = [
         start_side(
@@ -205,7 +206,12 @@ fn cluster_port(taken: &[u16]) -> Result<u16> {
 
 /// Starts three cluster nodes, joins them as three masters and waits until every node says
 /// `cluster_state:ok`. Returns the nodes (killed when dropped) and their `host:port`s.
-async fn start_cluster(args: &ClusterArgs, logs: &Path) -> Result<(Vec<Server>, Vec<String>)> {
+pub(crate) async fn start_cluster(
+    redis_bin: &Path,
+    redis_cli: &Path,
+    start_timeout: Duration,
+    logs: &Path,
+) -> Result<(Vec<Server>, Vec<String>)> {
     const NAMES: [&str; 3] = ["redis-cluster-1", "redis-cluster-2", "redis-cluster-3"];
     let dir = logs.join("cluster");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -222,21 +228,17 @@ async fn start_cluster(args: &ClusterArgs, logs: &Path) -> Result<(Vec<Server>, 
             "--dir".to_owned(),
             dir.display().to_string(),
         ];
-        let mut node = Server::spawn(
-            name,
-            redis_server::command(&args.redis_bin, port, &extra),
-            logs,
-        )?;
-        wait_tcp(&mut node, ([127, 0, 0, 1], port).into(), args.start_timeout).await?;
+        let mut node = Server::spawn(name, redis_server::command(redis_bin, port, &extra), logs)?;
+        wait_tcp(&mut node, ([127, 0, 0, 1], port).into(), start_timeout).await?;
         nodes.push(node);
     }
     let seeds: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
-    let out = Command::new(&args.redis_cli)
+    let out = Command::new(redis_cli)
         .args(["--cluster", "create"])
         .args(&seeds)
         .arg("--cluster-yes")
         .output()
-        .with_context(|| format!("running {}", args.redis_cli.display()))?;
+        .with_context(|| format!("running {}", redis_cli.display()))?;
     if !out.status.success() {
         bail!(
             "redis-cli --cluster create failed: {}{}",
@@ -247,17 +249,17 @@ async fn start_cluster(args: &ClusterArgs, logs: &Path) -> Result<(Vec<Server>, 
     let start = Instant::now();
     for port in &ports {
         loop {
-            let info = Command::new(&args.redis_cli)
+            let info = Command::new(redis_cli)
                 .args(["-p", &port.to_string(), "cluster", "info"])
                 .output()
-                .with_context(|| format!("running {}", args.redis_cli.display()))?;
+                .with_context(|| format!("running {}", redis_cli.display()))?;
             if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
                 break;
             }
-            if start.elapsed() > args.start_timeout {
+            if start.elapsed() > start_timeout {
                 bail!(
                     "cluster node {port} is not cluster_state:ok after {:?}",
-                    args.start_timeout
+                    start_timeout
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -20,6 +20,10 @@
 //!   flight) against the engine's own wallet script called directly through redis-rs.
 //! - `cluster` measures offers and wallet operations with the engine on a three-master Redis
 //!   Cluster against the engine on one Redis.
+//! - `cluster-check` measures the per-operation costs of a capacity model (engine and Redis
+//!   CPU and memory per session, offer and wallet operation) on one engine and one Redis,
+//!   predicts from them what two engine nodes on a three-master Redis Cluster use under a
+//!   given load, and measures it (`docs/capacity.md`).
 //! - `nodes` measures REST offers with one engine node against two nodes on one Redis, the
 //!   clients spread over both.
 //! - `wallet-stores` measures the same operations through the engine on its two durable
@@ -32,6 +36,13 @@
 //! - `receipt-flood` measures the REST offer path alone and while many clients send purchases
 //!   with forged App Store receipts (the costliest kind that grants nothing) as fast as they
 //!   are answered: the offer path's p99 under the flood against its p99 without.
+//! - `capacity` measures what one engine node holds at 5,000, 10,000 and 19,000 WebSocket
+//!   sessions (a process here may hold at most 20,000 files): its memory, the time to open
+//!   the sessions, the kill switch's delivery to all of them (p50, p99, last), and the REST
+//!   offer path's latency at half its maximum rate while they are held, each beside the bare
+//!   tokio-tungstenite server where one exists, with the growth per session from the
+//!   smallest size to the largest; then it checks that an engine at `server.max_connections`
+//!   refuses the connections past it and still reaches the sessions it holds.
 //! - `arena` plays a simulated game against the engine through its SDK surfaces (players
 //!   with attributes, triggers, purchases drawn from a known truth) and reports the share
 //!   of the achievable revenue its AI earns, scenario by scenario (`docs/arena.md`).
@@ -41,9 +52,11 @@
 mod arena;
 mod baseline;
 mod callgrind;
+mod capacity;
 mod catalogue;
 mod child;
 mod cluster;
+mod cluster_check;
 mod compare;
 mod drive;
 mod fdlimit;
@@ -140,6 +153,8 @@ enum Command {
     Wallet(wallet::WalletArgs),
     /// Offers and wallet operations: the engine on a Redis Cluster against one Redis.
     Cluster(cluster::ClusterArgs),
+    /// A capacity model's costs on one node, checked against two nodes on three Redis masters.
+    ClusterCheck(cluster_check::CheckArgs),
     /// REST offers: one engine node against two on one Redis, clients spread over both.
     Nodes(nodes::NodesArgs),
     /// The holdout comparison of a million players in Redis, and the offer path meanwhile.
@@ -153,6 +168,10 @@ enum Command {
     GrowthSessions(growth::SessionsArgs),
     /// A simulated game against the engine: its AI's share of the achievable revenue.
     Arena(arena::ArenaArgs),
+    /// One node's capacity: memory, open time, kill-switch delivery and the offer path's
+    /// latency at 5,000, 10,000 and 19,000 WebSocket sessions, and the refusal past
+    /// `server.max_connections`.
+    Capacity(capacity::CapacityArgs),
     /// REST offers alone, then under a flood of forged purchase receipts: p99 with / without.
     ReceiptFlood(receipt_flood::FloodArgs),
 }
@@ -258,6 +277,8 @@ async fn run(cli: Cli) -> Result<()> {
         Command::GrowthSessions(args) => interruptible(growth::sessions(args)).await,
         Command::Arena(args) => interruptible(arena::run(args)).await,
         Command::ReceiptFlood(args) => interruptible(receipt_flood::run(args)).await,
+        Command::Capacity(args) => interruptible(capacity::run(args)).await,
+        Command::ClusterCheck(args) => interruptible(cluster_check::run(args)).await,
     }
 }
 

@@ -118,6 +118,12 @@ impl Fleet {
         marker: &'static str,
     ) -> Result<Self> {
         let sockets = open_many(url, key, n, concurrency).await?;
+        Ok(Self::reading(sockets, marker))
+    }
+
+    /// Starts reading on sockets already open (see [`Fleet::connect`]).
+    pub fn reading(sockets: Vec<Socket>, marker: &'static str) -> Self {
+        let n = sockets.len();
         let (tx, arrivals) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicUsize::new(sockets.len()));
         let mut readers = JoinSet::new();
@@ -137,12 +143,12 @@ impl Fleet {
                 alive.fetch_sub(1, Ordering::Relaxed);
             });
         }
-        Ok(Self {
+        Self {
             size: n,
             readers,
             arrivals,
             alive,
-        })
+        }
     }
 
     /// Sockets still open.
@@ -158,24 +164,33 @@ impl Fleet {
     /// Waits until every socket has reported one arrival, or `timeout`; returns the time
     /// from `start` to the last arrival, or an error saying how many had it.
     pub async fn until_all(&mut self, start: Instant, timeout: Duration) -> Result<Duration> {
-        let mut got = 0;
-        let mut last = start;
+        let arrivals = self.arrivals_until_all(start, timeout).await?;
+        Ok(arrivals.last().copied().unwrap_or_default())
+    }
+
+    /// As [`Fleet::until_all`], but returns every socket's time from `start` to its
+    /// arrival, ascending.
+    pub async fn arrivals_until_all(
+        &mut self,
+        start: Instant,
+        timeout: Duration,
+    ) -> Result<Vec<Duration>> {
+        let mut times = Vec::with_capacity(self.size);
         let deadline = tokio::time::Instant::from_std(start + timeout);
-        while got < self.size {
+        while times.len() < self.size {
             match tokio::time::timeout_at(deadline, self.arrivals.recv()).await {
-                Ok(Some(at)) => {
-                    got += 1;
-                    last = last.max(at);
-                }
+                Ok(Some(at)) => times.push(at.saturating_duration_since(start)),
                 Ok(None) | Err(_) => bail!(
-                    "only {got} of {} sockets received the message within {timeout:?} \
+                    "only {} of {} sockets received the message within {timeout:?} \
                      ({} still open)",
+                    times.len(),
                     self.size,
                     self.alive()
                 ),
             }
         }
-        Ok(last.duration_since(start))
+        times.sort_unstable();
+        Ok(times)
     }
 
     /// Closes every socket (by dropping it).

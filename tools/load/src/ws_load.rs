@@ -36,9 +36,9 @@ use crate::ws_client::{self, Fleet};
 use crate::{parse_duration, setup};
 
 /// The marker of the broadcast message.
-const KILL_MARKER: &str = "\"type\":\"kill_switch\"";
+pub(crate) const KILL_MARKER: &str = "\"type\":\"kill_switch\"";
 /// Longest wait for one broadcast to reach every client.
-const ROUND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const ROUND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Flags shared by the WebSocket measurements.
 #[derive(Debug, Clone, Args)]
@@ -118,7 +118,7 @@ pub(crate) struct Servers {
 
 /// Starts both servers, under callgrind when `callgrind` is `Some` (with the cache
 /// simulation when it holds `true`).
-async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
+pub(crate) async fn start(common: &WsCommon, callgrind: Option<bool>) -> Result<Servers> {
     let logs = common.engine.logs_dir()?;
     let mut engine_args = common.engine.clone();
     if let Some(cache_sim) = callgrind {
@@ -285,7 +285,7 @@ pub async fn idle(args: IdleArgs) -> Result<()> {
 }
 
 /// The trigger of one target's broadcast.
-enum Trigger {
+pub(crate) enum Trigger {
     /// `PUT /v1/games/{id}/kill-switch` with an admin token, the level flipping 2/0.
     Engine {
         http: reqwest::Client,
@@ -298,8 +298,21 @@ enum Trigger {
 }
 
 impl Trigger {
+    /// The engine's trigger: the kill switch of `game_id` on the engine at `addr`, with an
+    /// admin token signed with `secret`; its first level is 2.
+    pub(crate) fn engine(addr: SocketAddr, game_id: uuid::Uuid, secret: &str) -> Result<Self> {
+        Ok(Self::Engine {
+            http: reqwest::Client::builder()
+                .build()
+                .context("building the HTTP client")?,
+            url: format!("http://{addr}/v1/games/{game_id}/kill-switch"),
+            token: setup::admin_token(secret, "load-studio")?,
+            level: 0,
+        })
+    }
+
     /// Sends the trigger and returns the instant just before it was sent.
-    async fn fire(&mut self) -> Result<Instant> {
+    pub(crate) async fn fire(&mut self) -> Result<Instant> {
         match self {
             Self::Engine {
                 http,
@@ -385,17 +398,7 @@ pub async fn broadcast(args: BroadcastArgs) -> Result<()> {
     let engine_url = format!("ws://{}/v1/sdk/ws", servers.engine_addr);
     let baseline_url = format!("ws://{}/", servers.baseline_addr);
 
-    let mut engine_trigger = Trigger::Engine {
-        http: reqwest::Client::builder()
-            .build()
-            .context("building the HTTP client")?,
-        url: format!(
-            "http://{}/v1/games/{game_id}/kill-switch",
-            servers.engine_addr
-        ),
-        token: setup::admin_token(&servers.secret, "load-studio")?,
-        level: 0,
-    };
+    let mut engine_trigger = Trigger::engine(servers.engine_addr, game_id, &servers.secret)?;
     let (control, _) = tokio_tungstenite::connect_async(baseline_url.as_str())
         .await
         .context("opening the baseline's control socket")?;
