@@ -12,6 +12,7 @@ pub mod callers;
 pub mod custom_pages;
 pub mod device;
 pub mod economy;
+pub mod edge;
 pub mod extract;
 pub mod games;
 pub mod items;
@@ -38,15 +39,15 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
+use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::metrics::RouteMetrics;
 use crate::service::ServiceError;
 use crate::state::AppState;
 
@@ -153,8 +154,10 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     api_routes().split_for_parts().1
 }
 
-/// Builds the whole router: the REST routes, the `extra` routes (the WebSocket's) and the
-/// edge every request passes.
+/// Builds the whole router: the REST routes, the `extra` routes (the WebSocket's and the
+/// dashboard's) and the edge every request passes once (see [`edge`]): a tracing span, the
+/// body limit and the metrics by route template, around the router rather than around each
+/// route.
 pub fn router(state: AppState, extra: Router<AppState>) -> Router {
     let (router, doc) = api_routes().split_for_parts();
     let metrics = Arc::new(
@@ -163,7 +166,7 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
                 .paths
                 .keys()
                 .cloned()
-                .chain([OPENAPI_PATH.to_owned(), UNMATCHED.to_owned()]),
+                .chain([OPENAPI_PATH.to_owned(), edge::UNMATCHED.to_owned()]),
         ),
     );
     let doc = Arc::new(doc);
@@ -173,7 +176,7 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
         .server
         .max_body_bytes
         .max(state.services.settings.catalogue.max_asset_bytes + 1024);
-    router
+    let inner = router
         .route(
             OPENAPI_PATH,
             axum::routing::get(move || {
@@ -181,46 +184,20 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .merge(extra)
+        .merge(extra.layer(axum::middleware::from_fn_with_state(
+            metrics.clone(),
+            edge::observed,
+        )))
         .fallback(|| async { ApiError::Service(ServiceError::NotFound("route")).into_response() })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
-        .layer(axum::middleware::from_fn_with_state(metrics, edge))
-        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state);
+    let stack = ServiceBuilder::new()
         .layer(TraceLayer::new_for_http().make_span_with(trace::request_span::<axum::body::Body>))
-        .with_state(state)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(edge::EdgeLayer::new(metrics))
+        .service(inner);
+    Router::new().fallback_service(stack)
 }
 
 /// The path of the OpenAPI document.
 const OPENAPI_PATH: &str = "/v1/openapi.json";
-
-/// The route label of a request that matched no route.
-const UNMATCHED: &str = "unmatched";
-
-/// The one middleware every request passes: it records the request's metrics by route
-/// template, through handles resolved once per route. There is deliberately no per-request deadline timer here: a timer per request
-/// woke a parked runtime thread on almost every request (twice the context switches of a
-/// bare server), and nothing needs it, since every store call is bounded by
-/// `store.timeout_ms` and nothing else a handler awaits can block.
-async fn edge(
-    State(metrics): State<Arc<RouteMetrics>>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    // `MatchedPath` and `Method` clone without allocating.
-    let route = req
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .cloned();
-    let method = req.method().clone();
-    let start = std::time::Instant::now();
-    let response = next.run(req).await;
-    metrics.observe(
-        &method,
-        route
-            .as_ref()
-            .map_or(UNMATCHED, axum::extract::MatchedPath::as_str),
-        response.status(),
-        start.elapsed(),
-    );
-    response
-}
