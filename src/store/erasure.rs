@@ -37,7 +37,8 @@ pub struct PlayerErasure {
     /// these days' keys; SQLite finds every row by player and ignores the list.
     pub days: Vec<NaiveDate>,
     /// The game's experiments: the Redis backend keeps the exposures in one key per
-    /// experiment and reaches only these; SQLite ignores the list.
+    /// experiment and reaches these and every experiment it counted an exposure of since it
+    /// began keeping the set of them (deleted ones too); SQLite ignores the list.
     pub experiments: Vec<Uuid>,
 }
 

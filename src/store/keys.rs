@@ -16,6 +16,7 @@
 //! | `<prefix>:{<game_id>}:<env>:pday:<YYYY-MM-DD>` | hash, expiring | `<e\|s>\|<currency>\|<player>` a player's units that day, `x<e\|s>\|<currency>\|<player>` the part left out |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
 //! | `<prefix>:{<game_id>}:<env>:exp:<experiment_id>` | hash | per variant and player: `s`, `p`, `r` (shown, purchases, revenue cents), see [`Keys::experiment`] |
+//! | `<prefix>:{<game_id>}:<env>:exps` | set | the id of every experiment that has an exposure hash, see [`Keys::experiments`] |
 //! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
 //! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
 //! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](offer_wire::bus::BusMessage) |
@@ -153,6 +154,13 @@ impl Keys {
         )
     }
 
+    /// The ids of every experiment of a game and environment that ever counted an exposure,
+    /// added in the same atomic step as the exposure itself: an experiment deleted from the
+    /// game keeps its exposure hash, and an erasure finds that hash through this set.
+    pub fn experiments(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:exps", self.prefix, env.tag())
+    }
+
     /// One decision record, which Redis deletes when its time to live ends.
     pub fn decision(&self, game_id: Uuid, decision_id: Uuid) -> String {
         format!("{}:{{{game_id}}}:decision:{decision_id}", self.prefix)
@@ -201,6 +209,7 @@ mod tests {
             keys.kill(game),
             keys.decision(game, Uuid::nil()),
             keys.experiment(game, Environment::Sandbox, Uuid::nil()),
+            keys.experiments(game, Environment::Production),
             keys.expiring(Collection::game(game, "codes"), "x"),
         ];
         for key in &all {

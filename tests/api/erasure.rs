@@ -1,7 +1,7 @@
 //! A player's erasure through the real HTTP surface: after `DELETE .../players/{id}` no
 //! API, export or store key or value shows the id (the SQLite file's every table and
 //! column, every key and value of the Redis key space, on one server and on each master of
-//! a cluster); the holdout ARPU, the revenue share and the experiment's results are
+//! a cluster; the counts of an experiment deleted from the game included); the holdout ARPU, the revenue share and the experiment's results are
 //! unchanged to the cent; another player is untouched; a receipt the erased player redeemed
 //! is still refused to another player; its refund record is kept under the tombstone; the
 //! audit trail names the tombstone and never the id; the same id coming back lands in the
@@ -225,6 +225,18 @@ async fn shown_once(app: &TestApp, game: &str, experiment: &str) {
     panic!("the show was never counted");
 }
 
+/// A new experiment of `game` with one variant, `name`; its id.
+async fn new_experiment(app: &TestApp, game: &str, name: &str) -> String {
+    let experiment = app
+        .post(
+            format!("/v1/games/{game}/experiments"),
+            json!({"variants": [{"name": name, "weight": 1, "price_usd": 1.23}]}),
+        )
+        .expect(StatusCode::CREATED)
+        .await;
+    experiment["experiment_id"].as_str().expect("id").to_owned()
+}
+
 async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     let ca = TestAppleCa::new();
     let key = TestGoogleKey::new();
@@ -234,15 +246,27 @@ async fn erasure_keeps_the_figures_and_leaves_no_trace(backend: Backend) {
     catalogue[3] = sword();
     let sdk = app.game_with(catalogue).await;
     let game = sdk.game.clone();
-    let experiment = app
-        .post(
-            format!("/v1/games/{game}/experiments"),
-            json!({"variants": [{"name": "cheap", "weight": 1, "price_usd": 1.23}]}),
-        )
-        .expect(StatusCode::CREATED)
-        .await;
-    let experiment = experiment["experiment_id"].as_str().expect("id").to_owned();
     let treated = player_in(&game, &format!("{MARK}-"), false);
+    // An experiment that prices the treated player's first offer, shown, and is then
+    // deleted from the game: its counts of the player are erased all the same.
+    let gone = new_experiment(&app, &game, "gone").await;
+    let first = app.open_session(&sdk, &treated, json!({})).await;
+    let (status, served, outcome) = offer(&app, &sdk, &first, "session_start").await;
+    assert_eq!(status, StatusCode::OK, "{served} {outcome:?}");
+    assert_eq!(served["experiment"]["variant"], "gone", "{served}");
+    let outcome = send(
+        &app,
+        &sdk,
+        &first,
+        json!([{"type": "offer_shown", "offer_id": served["offer_id"]}]),
+    )
+    .await;
+    assert_eq!(outcome["accepted"], 1, "{outcome}");
+    shown_once(&app, &game, &gone).await;
+    app.delete(format!("/v1/games/{game}/experiments/{gone}"))
+        .expect(StatusCode::NO_CONTENT)
+        .await;
+    let experiment = new_experiment(&app, &game, "cheap").await;
     let held = player_in(&game, &format!("{MARK}-"), true);
     let history = player_in(&game, &format!("{MARK}-history-"), true);
     // The player who stays, treated (so both groups have a payer left).

@@ -4,6 +4,15 @@
 //! the days named, the idempotency records and their receive times, its ledger lines (in
 //! place, by their `"player_id"`) and its fields of the experiments' exposure hashes.
 //!
+//! The experiments reached are the ones named by the caller (the game's current ones) and
+//! every one in the game's set of exposed experiments
+//! ([`Keys::experiments`](crate::store::keys::Keys::experiments)), read just before the
+//! script: so an experiment deleted from the game since it counted the player is reached
+//! too. An experiment whose only exposures were counted before that set was kept, and that
+//! is no longer the game's, is not in it. An exposure counted between the read and the
+//! script is the case of any event landing after the store step: the player's sessions are
+//! closed first, and asking again erases it.
+//!
 //! Cost: the ledger list is read whole, and the idempotency hash, the day totals and the
 //! exposure hashes are walked with `HSCAN ... MATCH`, each a pass over one game's key; the
 //! script blocks that Redis (that master, on a cluster) for the length of the pass, a few
@@ -11,7 +20,10 @@
 //! that is acceptable; a game whose ledger outgrows the store's timeout answers 503 and
 //! nothing is changed (the script is all or nothing).
 
+use std::collections::BTreeSet;
+
 use async_trait::async_trait;
+use uuid::Uuid;
 
 use super::{RedisStore, bounded};
 use crate::store::{Erasure, PlayerErasure, StoreError, StoreResult};
@@ -46,6 +58,23 @@ fn ledger_needle(player_id: &str) -> StoreResult<String> {
     Ok(format!(",\"player_id\":{id},"))
 }
 
+impl RedisStore {
+    /// The experiments whose exposure hashes the erasure walks: the ones the caller names
+    /// and every one that ever counted an exposure in the game and environment, each once.
+    async fn exposed_experiments(&self, erasure: &PlayerErasure) -> StoreResult<BTreeSet<Uuid>> {
+        let mut cmd = ::redis::cmd("SMEMBERS");
+        cmd.arg(self.keys.experiments(erasure.game_id, erasure.env));
+        let members: Vec<String> = self.query("exposed_experiments", &cmd).await?;
+        let mut all: BTreeSet<Uuid> = erasure.experiments.iter().copied().collect();
+        for member in members {
+            all.insert(member.parse().map_err(|_| {
+                StoreError::Corrupt(format!("an exposed experiment `{member}` is not an id"))
+            })?);
+        }
+        Ok(all)
+    }
+}
+
 #[async_trait]
 impl Erasure for RedisStore {
     async fn erase_player(&self, erasure: &PlayerErasure) -> StoreResult<u64> {
@@ -67,8 +96,8 @@ impl Erasure for RedisStore {
                 .key(self.keys.spend_day_unverified(game_id, env, *day))
                 .key(self.keys.player_days(game_id, env, *day));
         }
-        for experiment in &erasure.experiments {
-            invocation.key(self.keys.experiment(game_id, env, *experiment));
+        for experiment in self.exposed_experiments(erasure).await? {
+            invocation.key(self.keys.experiment(game_id, env, experiment));
         }
         invocation
             .arg(player)

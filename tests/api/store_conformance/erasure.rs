@@ -1,8 +1,9 @@
 //! Erasing a player: its wallet goes; its spends, day spends, day totals, ledger lines,
-//! idempotency records and exposures go on under the tombstone with every total unchanged;
-//! a replay under the tombstone is still recognised; the same id coming back starts with
-//! nothing; another player (one whose id the erased one's is a prefix of, or whose fields
-//! look alike) and the other environment are untouched; and a second run changes nothing.
+//! idempotency records and exposures (of an experiment the game no longer has too) go on
+//! under the tombstone with every total unchanged; a replay under the tombstone is still
+//! recognised; the same id coming back starts with nothing; another player (one whose id
+//! the erased one's is a prefix of, or whose fields look alike) and the other environment
+//! are untouched; and a second run changes nothing.
 
 use offer_domain::environment::Environment;
 use offer_engine::store::{
@@ -122,6 +123,18 @@ pub(super) async fn case_erasure_renames_the_money_records(ctx: Ctx) {
     s.add_exposure(exposure("v", PLAYER), bought)
         .await
         .expect("exposure");
+    // An experiment that counted the player and is no longer the game's: the erasure is
+    // not told of it, and reaches it all the same.
+    let gone = Uuid::new_v4();
+    s.add_exposure(
+        ExposureKey {
+            experiment_id: gone,
+            ..exposure("v", PLAYER)
+        },
+        bought,
+    )
+    .await
+    .expect("exposure");
     // Its field reads `s2:vab` like the erased player's `s1:vab`.
     s.add_exposure(exposure("va", "b"), bought)
         .await
@@ -146,6 +159,14 @@ pub(super) async fn case_erasure_renames_the_money_records(ctx: Ctx) {
         figures(s, game, experiment, (PLAYER, TOMBSTONE)).await,
         before
     );
+    let players: Vec<_> = s
+        .exposures(game, env, gone)
+        .await
+        .expect("exposures")
+        .into_iter()
+        .map(|e| (e.player_id, e.totals))
+        .collect();
+    assert_eq!(players, [(TOMBSTONE.to_owned(), bought)]);
     // The wallet is gone, not renamed; the spend is the tombstone's.
     assert_eq!(gold(s, game, env, PLAYER).await, 0);
     assert_eq!(gold(s, game, env, TOMBSTONE).await, 0);
