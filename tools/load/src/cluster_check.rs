@@ -31,17 +31,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use futures::{SinkExt as _, StreamExt as _, TryStreamExt as _};
+use futures::{StreamExt as _, TryStreamExt as _};
 use redis::aio::MultiplexedConnection;
 use tokio::task::JoinSet;
-use tokio_tungstenite::tungstenite::Message;
 use uuid::Uuid;
 
-use crate::catalogue::CURRENCY_ID;
 use crate::child::Server;
 use crate::drive::{self, Pace, Plan, Target};
 use crate::servers::{ServerArgs, secret, spawn_engine};
 use crate::settle::{cpu_ticks, settle};
+use crate::wallet::wallet_op;
 use crate::ws_client::{self, Fleet, Socket};
 use crate::ws_load::{KILL_MARKER, rss_kib};
 use crate::{SetupArgs, parse_duration, setup};
@@ -50,8 +49,6 @@ use crate::{SetupArgs, parse_duration, setup};
 const TICK_US: f64 = 10_000.0;
 /// Catalogue size of every game.
 const ITEMS: usize = 20;
-/// Longest wait for one wallet operation's answer.
-const OP_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest wait for a process to go quiet.
 const SETTLE_LIMIT: Duration = Duration::from_secs(30);
 
@@ -201,27 +198,7 @@ async fn wallet_loop(
             return Ok(ok);
         }
         k += 1;
-        let msg = format!(
-            r#"{{"type":"event","event":{{"type":"currency_earned","currency_id":"{CURRENCY_ID}","amount":1,"tx_id":"{tag}-{k}"}}}}"#
-        );
-        ws.send(Message::text(msg))
-            .await
-            .context("sending an event")?;
-        let answered = tokio::time::timeout(OP_TIMEOUT, async {
-            while let Some(msg) = ws.next().await {
-                if let Message::Text(text) = msg.context("reading")? {
-                    if text.contains("\"type\":\"balance\"") {
-                        return Ok(true);
-                    }
-                    if text.contains("\"type\":\"error\"") {
-                        return Ok(false);
-                    }
-                }
-            }
-            bail!("the engine closed the socket")
-        })
-        .await
-        .context("no balance within 5 s")??;
+        let answered = wallet_op(&mut ws, &tag, k).await?;
         ok += u64::from(answered);
     }
 }

@@ -140,39 +140,44 @@ async fn engine_loop(mut ws: Socket, tag: String, until: Instant) -> Result<(Soc
     let mut k = 0u64;
     while Instant::now() < until {
         k += 1;
-        let msg = format!(
-            r#"{{"type":"event","event":{{"type":"currency_earned","currency_id":"{CURRENCY_ID}","amount":1,"tx_id":"{tag}-{k}"}}}}"#
-        );
-        ws.send(Message::text(msg))
-            .await
-            .context("sending an event")?;
-        let answered = tokio::time::timeout(OP_TIMEOUT, async {
-            loop {
-                match ws.next().await {
-                    Some(Ok(Message::Text(text))) => {
-                        if text.contains("\"type\":\"balance\"") {
-                            return Ok(true);
-                        }
-                        if text.contains("\"type\":\"error\"") {
-                            eprintln!("engine error: {}", text.as_str());
-                            return Ok(false);
-                        }
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading")),
-                    None => bail!("the engine closed the socket"),
-                }
-            }
-        })
-        .await
-        .context("no balance within 5 s")??;
-        if answered {
+        if wallet_op(&mut ws, &tag, k).await? {
             run.ok += 1;
         } else {
             run.failed += 1;
         }
     }
     Ok((ws, run))
+}
+
+/// One wallet operation on an engine session: the `currency_earned` event `<tag>-<k>`, then
+/// its answer awaited: `true` for a `balance`, `false` for an `error` (printed).
+pub(crate) async fn wallet_op(ws: &mut Socket, tag: &str, k: u64) -> Result<bool> {
+    let msg = format!(
+        r#"{{"type":"event","event":{{"type":"currency_earned","currency_id":"{CURRENCY_ID}","amount":1,"tx_id":"{tag}-{k}"}}}}"#
+    );
+    ws.send(Message::text(msg))
+        .await
+        .context("sending an event")?;
+    tokio::time::timeout(OP_TIMEOUT, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => {
+                    if text.contains("\"type\":\"balance\"") {
+                        return Ok(true);
+                    }
+                    if text.contains("\"type\":\"error\"") {
+                        eprintln!("engine error: {}", text.as_str());
+                        return Ok(false);
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading")),
+                None => bail!("the engine closed the socket"),
+            }
+        }
+    })
+    .await
+    .context("no balance within 5 s")?
 }
 
 /// Drives the engine's sessions for `duration`; hands the sockets back.
