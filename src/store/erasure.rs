@@ -14,7 +14,6 @@
 //! session's document is deleted nothing links them to the player.
 
 use async_trait::async_trait;
-use chrono::NaiveDate;
 use offer_domain::environment::Environment;
 use uuid::Uuid;
 
@@ -32,17 +31,11 @@ pub struct PlayerErasure {
     pub player_id: String,
     /// The id its kept records are renamed to.
     pub tombstone: String,
-    /// Every UTC day the player may have money records on (its purchases' days, its days
-    /// of play). The Redis backend keeps those records in one key per day and reaches only
-    /// these days' keys; SQLite finds every row by player and ignores the list.
-    pub days: Vec<NaiveDate>,
-    /// The game's experiments: the Redis backend keeps the exposures in one key per
-    /// experiment and reaches these and every experiment it counted an exposure of since it
-    /// began keeping the set of them (deleted ones too); SQLite ignores the list.
-    pub experiments: Vec<Uuid>,
 }
 
-/// Erasing a player's money records.
+/// Erasing a player's money records. Each backend finds every record itself (every day and
+/// every experiment, one deleted from the game included): the caller names only the game,
+/// the environment, the player and the tombstone.
 #[async_trait]
 pub trait Erasure: Send + Sync {
     /// Deletes the player's wallet and renames every other money record of it (spends, day

@@ -16,8 +16,7 @@
 //! | `<prefix>:{<game_id>}:<env>:pday:<YYYY-MM-DD>` | hash, expiring | `<e\|s>\|<currency>\|<player>` a player's units that day, `x<e\|s>\|<currency>\|<player>` the part left out |
 //! | `<prefix>:{<game_id>}:kill` | string | the kill-switch level 0-3 |
 //! | `<prefix>:{<game_id>}:<env>:exp:<experiment_id>` | hash | per variant and player: `s`, `p`, `r` (shown, purchases, revenue cents), see [`Keys::experiment`] |
-//! | `<prefix>:{<game_id>}:<env>:exps` | set | the id of every experiment that has an exposure hash, see [`Keys::experiments`] |
-//! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (JSON) |
+//! | `<prefix>:{<game_id>}:decision:<decision_id>` | string, with a time to live | one decision record (MessagePack, see `service::play::decision_codec`) |
 //! | `<prefix>:global:ttl:<collection>:<id>`, `<prefix>:{<game_id>}:ttl:<collection>:<id>` | string, with a time to live | one short-lived document |
 //! | `<prefix>:bus` | pub/sub channel | JSON [`BusMessage`](offer_wire::bus::BusMessage) |
 //!
@@ -35,6 +34,27 @@ use super::{Collection, Scope};
 /// How long a day's player totals ([`Keys::player_days`]) are kept after their last write
 /// ([`PLAYER_DAYS_KEPT`](super::PLAYER_DAYS_KEPT) days).
 pub const PLAYER_DAYS_TTL_SECS: i64 = super::PLAYER_DAYS_KEPT * 86_400;
+
+/// What a key found by [`Keys::env_pattern`] names, for a player's erasure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvKey {
+    /// One of the day's per-player hashes (day spends, unverified day spends, day totals).
+    Day(NaiveDate),
+    /// An experiment's exposure hash.
+    Experiment(Uuid),
+}
+
+/// `text` escaped for a glob-style `MATCH` pattern (`SCAN`, `HSCAN`).
+pub fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '^' | '-') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// The prefix used when the configuration names none.
 pub const DEFAULT_PREFIX: &str = "offer";
@@ -154,11 +174,41 @@ impl Keys {
         )
     }
 
-    /// The ids of every experiment of a game and environment that ever counted an exposure,
-    /// added in the same atomic step as the exposure itself: an experiment deleted from the
-    /// game keeps its exposure hash, and an erasure finds that hash through this set.
-    pub fn experiments(&self, game_id: Uuid, env: Environment) -> String {
-        format!("{}:{{{game_id}}}:{}:exps", self.prefix, env.tag())
+    /// The `SCAN` pattern that matches every key of one game and environment (and nothing
+    /// else: the base ends with the environment's own segment).
+    pub fn env_pattern(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}*", glob_escape(&self.env_base(game_id, env)))
+    }
+
+    /// What a key of one game and environment names that a player's erasure must reach: the
+    /// day of a day spend, an unverified day spend or a player day totals hash, or the
+    /// experiment of an exposure hash. `None` for any other key (a wallet, whose player id
+    /// may read like anything, is never mistaken: the kind is the segment right after the
+    /// environment, and the key must be exactly the one this layout builds for what it
+    /// names).
+    pub fn erasure_target(&self, game_id: Uuid, env: Environment, key: &str) -> Option<EnvKey> {
+        let rest = key.strip_prefix(&self.env_base(game_id, env))?;
+        if let Some(id) = rest.strip_prefix("exp:") {
+            let experiment: Uuid = id.parse().ok()?;
+            return (self.experiment(game_id, env, experiment) == key)
+                .then_some(EnvKey::Experiment(experiment));
+        }
+        let day = ["spend_day:", "uv:spend_day:", "pday:"]
+            .iter()
+            .find_map(|kind| rest.strip_prefix(kind))?;
+        let day: NaiveDate = day.parse().ok()?;
+        [
+            self.spend_day(game_id, env, day),
+            self.spend_day_unverified(game_id, env, day),
+            self.player_days(game_id, env, day),
+        ]
+        .contains(&key.to_owned())
+        .then_some(EnvKey::Day(day))
+    }
+
+    /// The text every key of one game and environment starts with.
+    fn env_base(&self, game_id: Uuid, env: Environment) -> String {
+        format!("{}:{{{game_id}}}:{}:", self.prefix, env.tag())
     }
 
     /// One decision record, which Redis deletes when its time to live ends.
@@ -209,7 +259,6 @@ mod tests {
             keys.kill(game),
             keys.decision(game, Uuid::nil()),
             keys.experiment(game, Environment::Sandbox, Uuid::nil()),
-            keys.experiments(game, Environment::Production),
             keys.expiring(Collection::game(game, "codes"), "x"),
         ];
         for key in &all {
@@ -224,6 +273,49 @@ mod tests {
             "p:global:games"
         );
         assert_eq!(keys.bus(), "p:bus");
+    }
+
+    #[test]
+    fn the_erasure_finds_days_and_experiments_and_nothing_else() {
+        let keys = Keys::new("p*[x]");
+        let (game, env) = (Uuid::new_v4(), Environment::Production);
+        let day = NaiveDate::from_ymd_opt(2019, 12, 31).unwrap_or_default();
+        let experiment = Uuid::new_v4();
+        for key in [
+            keys.spend_day(game, env, day),
+            keys.spend_day_unverified(game, env, day),
+            keys.player_days(game, env, day),
+        ] {
+            assert_eq!(
+                keys.erasure_target(game, env, &key),
+                Some(EnvKey::Day(day)),
+                "{key}"
+            );
+        }
+        assert_eq!(
+            keys.erasure_target(game, env, &keys.experiment(game, env, experiment)),
+            Some(EnvKey::Experiment(experiment))
+        );
+        let other = Uuid::new_v4();
+        for key in [
+            keys.wallet(game, env, "x:spend_day:2019-12-31"),
+            keys.wallet(game, env, &format!("exp:{experiment}")),
+            keys.day(game, env, day),
+            keys.ledger(game, env),
+            keys.spend_day(game, Environment::Sandbox, day),
+            keys.spend_day(other, env, day),
+            keys.experiment(other, env, experiment),
+            format!("{}x", keys.spend_day(game, env, day)),
+        ] {
+            assert_eq!(keys.erasure_target(game, env, &key), None, "{key}");
+        }
+        assert_eq!(
+            keys.env_pattern(game, env),
+            format!(
+                "p\\*\\[x\\]:{{{}}}:prod:*",
+                game.to_string().replace('-', "\\-")
+            )
+        );
     }
 
     /// The day keys name the day through `NaiveDate`'s own text, which must stay the

@@ -35,9 +35,6 @@
 //! and ledger once per environment (see the store's erasure). An admin operation, not a hot
 //! path.
 
-use std::collections::BTreeSet;
-
-use chrono::{Duration, NaiveDate, Utc};
 use offer_actors::GameHandle;
 use offer_domain::audit::{ChangedBy, ObjectRef};
 use offer_domain::environment::Environment;
@@ -50,13 +47,12 @@ use uuid::Uuid;
 
 use crate::service::audit::{Audit, Watched, audited};
 use crate::service::economy::{population, verified_baseline};
-use crate::service::game::offer_config;
 use crate::service::play::receipts::redemptions;
 use crate::service::play::{caps, refunds, sessions};
 use crate::service::{ServiceError, ServiceResult, Services};
 use crate::store::codec::{decode, encode};
 use crate::store::inventory::{self, Place};
-use crate::store::{Collection, PLAYER_DAYS_KEPT, PlayerErasure};
+use crate::store::{Collection, PlayerErasure};
 
 /// Most tombstones drawn to find one in the player's group (each draw lands in the holdout
 /// one time in ten): not reached in practice.
@@ -152,14 +148,9 @@ pub async fn erase(
     );
     audited(&*state.store, by, audit, async || {
         close_sessions(state, game_id, player_id).await?;
-        let experiments: Vec<Uuid> = offer_config::experiments(state, game_id)
-            .await?
-            .iter()
-            .map(|e| e.experiment_id)
-            .collect();
         verified_baseline::rename(state, game_id, player_id, &tombstone).await?;
         for env in [Environment::Production, Environment::Sandbox] {
-            erase_environment(state, (game_id, env), player_id, &tombstone, &experiments).await?;
+            erase_environment(state, (game_id, env), player_id, &tombstone).await?;
         }
         // Once more: a node that reopened a session from its document in the meantime lets
         // it go now that the document is gone.
@@ -223,9 +214,7 @@ async fn erase_environment(
     (game_id, env): (Uuid, Environment),
     player_id: &str,
     tombstone: &str,
-    experiments: &[Uuid],
 ) -> ServiceResult<()> {
-    let entry = population::entry(state, game_id, env, player_id).await?;
     let closed = sessions::forget_player(state, game_id, env, player_id).await?;
     caps::forget(state, game_id, env, &closed).await?;
     inventory::forget(
@@ -237,13 +226,6 @@ async fn erase_environment(
         },
     )
     .await?;
-    let days = money_days(
-        state,
-        (game_id, env),
-        player_id,
-        entry.map(|e| e.install_day),
-    )
-    .await?;
     state
         .store
         .erase_player(&PlayerErasure {
@@ -251,8 +233,6 @@ async fn erase_environment(
             env,
             player_id: player_id.to_owned(),
             tombstone: tombstone.to_owned(),
-            days,
-            experiments: experiments.to_vec(),
         })
         .await?;
     for coll in [
@@ -264,34 +244,6 @@ async fn erase_environment(
     // Last: until the entry moves, a retry still finds the player.
     population::rename(state, game_id, env, player_id, tombstone).await?;
     Ok(())
-}
-
-/// Every UTC day the player may have money records on: the days of its ledger lines, every
-/// day since its install day, and the days the player day totals are kept (an event's time
-/// is the client's, so a day ahead too).
-async fn money_days(
-    state: &Services,
-    (game_id, env): (Uuid, Environment),
-    player_id: &str,
-    install_day: Option<NaiveDate>,
-) -> ServiceResult<Vec<NaiveDate>> {
-    let today = Utc::now().date_naive();
-    let mut days: BTreeSet<NaiveDate> = state
-        .store
-        .ledger(game_id, env)
-        .await?
-        .iter()
-        .filter(|l| l.player_id == player_id)
-        .map(|l| l.ts.date_naive())
-        .collect();
-    let recent = today - Duration::days(PLAYER_DAYS_KEPT + 1);
-    let first = install_day.map_or(recent, |d| d.min(recent));
-    days.extend(
-        first
-            .iter_days()
-            .take_while(|d| *d <= today + Duration::days(1)),
-    );
-    Ok(days.into_iter().collect())
 }
 
 /// Renames the player to the tombstone in every document of `coll` whose `player_id` is
@@ -323,6 +275,7 @@ async fn rename_documents(
 
 #[cfg(test)]
 mod tests {
+    use chrono::Utc;
     use offer_domain::audit::Via;
 
     use super::*;
@@ -389,7 +342,6 @@ mod tests {
                 (game_id, Environment::Production),
                 player,
                 &tombstone,
-                &[],
             )
             .await
             .expect("production erased");

@@ -19,7 +19,11 @@ use std::time::Duration;
 use ::redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use ::redis::cluster::ClusterClient;
 use ::redis::cluster_async::ClusterConnection;
-use ::redis::{Client, Cmd, ErrorKind, Pipeline, RedisFuture, RedisResult, ServerErrorKind, Value};
+use ::redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use ::redis::{
+    Client, Cmd, ErrorKind, FromRedisValue, Pipeline, RedisFuture, RedisResult, ServerErrorKind,
+    Value,
+};
 
 use super::target::RedisTarget;
 
@@ -64,6 +68,24 @@ impl CommandConn {
                     .max_retry_wait(millis(RETRY_MAX))
                     .build()?;
                 Ok(Self::Cluster(client.get_async_connection().await?))
+            }
+        }
+    }
+
+    /// Sends `cmd`, a command that names no key (`SCAN`), to the server that holds `key`:
+    /// on a cluster the master of `key`'s hash slot, where `SCAN` walks that master's keys.
+    pub(super) async fn query_beside<T: FromRedisValue>(
+        &mut self,
+        key: &str,
+        cmd: Cmd,
+    ) -> RedisResult<T> {
+        match self {
+            Self::Single(conn) => cmd.query_async(conn).await,
+            Self::Cluster(conn) => {
+                let route = Route::with_key(key, SlotAddr::Master);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                let value = conn.route_command(cmd, routing).await?;
+                Ok(::redis::from_redis_value(value)?)
             }
         }
     }

@@ -1,11 +1,7 @@
 //! Experiment exposures in Redis: one hash per experiment of a game and environment
 //! (`<prefix>:{<game_id>}:<env>:exp:<experiment_id>`, its fields laid out in
 //! [`Keys::experiment`](crate::store::keys::Keys::experiment)), added to with `HINCRBY` in
-//! one `MULTI`, and read with one `HGETALL`. The same `MULTI` adds the experiment's id to
-//! the game's set of exposed experiments
-//! ([`Keys::experiments`](crate::store::keys::Keys::experiments)), so that an erasure
-//! reaches the hash of an experiment deleted from the game since; both keys carry the
-//! game's hash tag, so one slot on a cluster.
+//! one `MULTI` (one key, so one slot on a cluster) and read with one `HGETALL`.
 
 use std::collections::HashMap;
 
@@ -59,10 +55,6 @@ impl Exposures for RedisStore {
         if pipe.is_empty() {
             return Ok(());
         }
-        pipe.cmd("SADD")
-            .arg(self.keys.experiments(key.game_id, key.env))
-            .arg(key.experiment_id.to_string())
-            .ignore();
         let mut conn = self.conn.clone();
         bounded(
             self.timeout,

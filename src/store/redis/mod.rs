@@ -37,10 +37,10 @@
 //!   script over at most three hashes of one game (the written ones and the game's audit
 //!   trail), so one slot;
 //! - a batch of decision records is one `MULTI` of `SET`s of one game's keys (one slot);
-//! - an experiment exposure is one `MULTI` of `HINCRBY`s of one hash and a `SADD` to the
-//!   game's set of exposed experiments, both with the game's hash tag (one slot);
-//! - a player's erasure is one `SMEMBERS` of the game's exposed experiments, then one
-//!   script over one game's and environment's keys (one slot);
+//! - an experiment exposure is one `MULTI` of `HINCRBY`s of one hash (one key);
+//! - a player's erasure is a `SCAN` of the master holding the game's slot (the command
+//!   names no key, so it is routed to that master), then one script over one game's and
+//!   environment's keys (one slot);
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
 //!   ledger, one decision record, one short-lived document and its compare-and-swap script)
 //!   names exactly one key;

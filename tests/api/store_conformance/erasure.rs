@@ -1,4 +1,5 @@
-//! Erasing a player: its wallet goes; its spends, day spends, day totals, ledger lines,
+//! Erasing a player, the store told only the game, environment, player and tombstone: its
+//! wallet goes; its spends, day spends, day totals, ledger lines,
 //! idempotency records and exposures (of an experiment the game no longer has too) go on
 //! under the tombstone with every total unchanged; a replay under the tombstone is still
 //! recognised; the same id coming back starts with nothing; another player (one whose id
@@ -124,7 +125,7 @@ pub(super) async fn case_erasure_renames_the_money_records(ctx: Ctx) {
         .await
         .expect("exposure");
     // An experiment that counted the player and is no longer the game's: the erasure is
-    // not told of it, and reaches it all the same.
+    // told neither the experiments nor the days, and reaches every one all the same.
     let gone = Uuid::new_v4();
     s.add_exposure(
         ExposureKey {
@@ -151,8 +152,6 @@ pub(super) async fn case_erasure_renames_the_money_records(ctx: Ctx) {
         env,
         player_id: PLAYER.into(),
         tombstone: TOMBSTONE.into(),
-        days: vec![day(1), day(2), day(3)],
-        experiments: vec![experiment],
     };
     assert!(s.erase_player(&erasure).await.expect("erase") > 0);
     assert_eq!(
