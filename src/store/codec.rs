@@ -40,27 +40,6 @@ pub fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Serialises a document whose type bounds its nesting (fixed fields, no free-form value
-/// inside, well under [`MAX_DOCUMENT_DEPTH`]) into a buffer of `capacity` bytes to start
-/// with: the same bytes as [`encode`] without its second pass over the text for the depth,
-/// for writers that encode one document per request. The size bound still holds.
-pub fn encode_bounded<T: Serialize>(value: &T, capacity: usize) -> StoreResult<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut bytes, value)
-        .map_err(|e| StoreError::Corrupt(format!("unencodable document: {e}")))?;
-    if bytes.len() > MAX_DOCUMENT_BYTES {
-        return Err(StoreError::Unstorable(format!(
-            "the document would take {} bytes; at most {MAX_DOCUMENT_BYTES} can be stored",
-            bytes.len()
-        )));
-    }
-    debug_assert!(
-        !nests_deeper_than(&bytes, MAX_DOCUMENT_DEPTH),
-        "a document given to encode_bounded nests too deep"
-    );
-    Ok(bytes)
-}
-
 /// Reads a stored document; bytes this build cannot read are [`StoreError::Corrupt`].
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
     serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("corrupt document: {e}")))

@@ -21,8 +21,8 @@ use offer_domain::offer::ExperimentRef;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::service::play::decision_codec;
 use crate::service::{ServiceResult, Services};
-use crate::store::codec::decode;
 use crate::store::{ExposureKey, ExposureTotals};
 
 /// How often a task looks for a decision record that had not reached the store yet.
@@ -101,7 +101,7 @@ async fn stored_arm(
     let Some(bytes) = state.store.get_decision(session.game_id, offer_id).await? else {
         return Ok(Found::NotYet);
     };
-    let stored: Stored = decode(&bytes)?;
+    let stored: Stored = decision_codec::decode(&bytes)?;
     Ok(Found::Arm(
         (stored.session_id == session.session_id)
             .then_some(stored.experiment)

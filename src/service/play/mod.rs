@@ -4,6 +4,7 @@
 //! staff read, a player's data export and erasure, and the count of refused events.
 
 pub mod caps;
+pub mod decision_codec;
 pub mod decision_log;
 pub mod erasure;
 pub mod events;

@@ -21,9 +21,9 @@ use offer_domain::approval::OfferDefinition;
 use serde::Deserialize;
 
 use crate::service::approval::approvals::queue_offer;
+use crate::service::play::decision_codec;
 use crate::service::play::decision_log::{DecisionRecord, Served};
 use crate::service::{ServiceResult, Services};
-use crate::store::codec::decode;
 
 thread_local! {
     /// The L1 learner's sampler on this thread: fast rather than cryptographic (it only picks
@@ -182,7 +182,7 @@ async fn stored_lesson(
     let Some(bytes) = state.store.get_decision(game_id, offer_id).await? else {
         return Ok(None);
     };
-    let stored: Stored = decode(&bytes)?;
+    let stored: Stored = decision_codec::decode(&bytes)?;
     if stored.session_id != session_id {
         return Ok(None);
     }

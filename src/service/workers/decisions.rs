@@ -17,16 +17,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use uuid::Uuid;
 
+use crate::service::play::decision_codec;
 use crate::service::play::decision_log::DecisionRecord;
 use crate::service::{DecisionLog, ServiceError, ServiceResult, Services};
-use crate::store::codec::{decode, encode_bounded};
 
 /// Most records written in one batch.
 pub const MAX_BATCH: usize = 1024;
-
-/// Bytes reserved for one encoded record: a record with a one-item offer and a short trace
-/// takes about 600, so most records are written without growing the buffer.
-const RECORD_BYTES: usize = 1024;
 
 /// Pause after each batch, so that the next one gathers.
 pub const LINGER: Duration = Duration::from_millis(100);
@@ -52,7 +48,7 @@ pub async fn find(
             .map_err(|e| ServiceError::Internal(format!("decision record: {e}")));
     }
     match state.store.get_decision(game_id, decision_id).await? {
-        Some(bytes) => Ok(decode(&bytes)?),
+        Some(bytes) => Ok(decision_codec::decode(&bytes)?),
         None => Err(ServiceError::NotFound("offer")),
     }
 }
@@ -115,7 +111,7 @@ async fn write(state: &Services, batch: &mut Vec<Arc<DecisionRecord>>, ttl: Dura
         if i > 0 && i % ENCODE_CHUNK == 0 {
             tokio::task::yield_now().await;
         }
-        match encode_bounded(&*record, RECORD_BYTES) {
+        match decision_codec::encode(&*record) {
             Ok(bytes) => by_game
                 .entry(record.game_id)
                 .or_default()
