@@ -18,6 +18,7 @@ use axum::http::request::Parts;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ServiceError;
 pub use crate::service::studio::callers::{Dashboard, GameCaller, SdkCaller};
+use crate::service::studio::connection_keys::ConnectionKeys;
 use crate::service::studio::keys::{AuthService, KeyKind};
 use offer_wire::key_token as keys;
 
@@ -34,6 +35,12 @@ fn bearer(parts: &Parts) -> ApiResult<&str> {
         .ok_or(ApiError::Service(ServiceError::Unauthorized(
             "missing bearer credential",
         )))
+}
+
+/// What the connection the request came on remembers of the key it verified last (absent
+/// when the router is called without the server, as in-process tests do).
+fn connection_keys(parts: &Parts) -> Option<&ConnectionKeys> {
+    parts.extensions.get::<Arc<ConnectionKeys>>().map(|k| &**k)
 }
 
 /// The service that checks credentials, from whatever state the router carries.
@@ -84,7 +91,7 @@ where
                 ServiceError::Unauthorized("invalid credential").into()
             });
         }
-        let key = auth_of(state).key(token).await?;
+        let key = auth_of(state).key_on(connection_keys(parts), token).await?;
         match key.kind {
             KeyKind::Sdk(env) => Ok(Self { key, env }),
             KeyKind::Authoring => Err(ApiError::Service(ServiceError::WrongCredential(
@@ -111,7 +118,7 @@ where
             .await
             .map(GameCaller::Dashboard);
     }
-    let key = auth_of(state).key(token).await?;
+    let key = auth_of(state).key_on(connection_keys(parts), token).await?;
     accept(key.kind)?;
     Ok(GameCaller::Key(key))
 }

@@ -1,7 +1,8 @@
 //! The router as hyper calls it, per connection: each request tells the connection's
 //! [`Track`] that a head arrived, its body tells when it has arrived in full, and the answer's
 //! body tells when hyper has taken all of it. Handlers also find the client's address as
-//! [`ConnectInfo<SocketAddr>`].
+//! [`ConnectInfo<SocketAddr>`], and the credential extractors the key the connection
+//! verified last ([`ConnectionKeys`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -21,11 +22,14 @@ use pin_project_lite::pin_project;
 
 use super::Shared;
 use super::track::Track;
+use crate::service::studio::connection_keys::ConnectionKeys;
 
 /// The router, serving one connection.
 pub(super) struct EdgeService {
     router: Router,
     track: Arc<Track>,
+    /// The key this connection verified last, handed to every request's extractors.
+    keys: Arc<ConnectionKeys>,
     shared: Arc<Shared>,
     remote: SocketAddr,
 }
@@ -41,6 +45,7 @@ impl EdgeService {
         Self {
             router,
             track,
+            keys: Arc::default(),
             shared,
             remote,
         }
@@ -57,6 +62,7 @@ impl hyper::service::Service<Request<Incoming>> for EdgeService {
             .on_request(self.shared.clock.now(), request.body().is_end_stream());
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(ConnectInfo(self.remote));
+        parts.extensions.insert(Arc::clone(&self.keys));
         let body = RequestBody {
             inner: body,
             track: Some(self.track.clone()),

@@ -1,13 +1,21 @@
 //! The credential matrix through the real HTTP surface: forged, expired and misdirected
-//! JWTs, roles, studio isolation, SDK keys (hashed, checksummed, revocable) and authoring
-//! keys (read-only, one game, expiring).
+//! JWTs, roles, studio isolation, SDK keys (hashed, checksummed, revocable, also on a
+//! kept-alive connection that remembers the key it verified) and authoring keys (read-only,
+//! one game, expiring).
+
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use reqwest::StatusCode;
 use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 use super::fixtures::item;
-use super::helpers::{Role, SECRET, default_backend, spawn_app, spawn_tuned};
+use super::helpers::{
+    Role, SECRET, default_backend, shared_backend, spawn_app, spawn_app_on, spawn_tuned,
+};
+use super::raw::{RawAnswer, connect, read_one};
 
 /// A JWT signed with `secret` (HS256 by hand, so the test does not trust the server's JWT
 /// library to sign what it verifies).
@@ -271,4 +279,60 @@ async fn a_bad_credential_on_the_sdk_surface_is_401_and_a_dashboard_token_403() 
     app.get(&path)
         .expect_error(StatusCode::FORBIDDEN, "wrong_credential")
         .await;
+}
+
+/// One keep-alive request for the game's status with `key` on `conn`; its answer.
+async fn status_on(conn: &mut TcpStream, game: &str, key: &str) -> RawAnswer {
+    let head = format!(
+        "GET /v1/sdk/status/{game} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\r\n"
+    );
+    conn.write_all(head.as_bytes()).await.expect("write");
+    read_one(conn).await
+}
+
+/// A connection remembers the key it verified (it skips hashing it again), and still
+/// refuses it on its next request once it is revoked: on the node that revoked it at once,
+/// and on another node as soon as the bus tells it. Every request of a node is on one
+/// socket, so the remembered key is the one being tested.
+#[tokio::test]
+async fn a_key_revoked_is_refused_on_the_kept_alive_connection_that_verified_it() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    let game = a.create_game().await;
+    let body = a.issue_sdk_key(&game, "production").await;
+    let key = body["api_key"].as_str().expect("key").to_owned();
+    let key_id = body["key_id"].as_str().expect("id").to_owned();
+    let other = a.sdk_key(&game, "sandbox").await;
+    let mut here = connect(a.addr).await;
+    let mut there = connect(b.addr).await;
+    for conn in [&mut here, &mut there] {
+        for _ in 0..2 {
+            assert_eq!(status_on(conn, &game, &key).await.status, 200);
+        }
+        // Another key on the same connection is its own, and the first one is still good.
+        assert_eq!(status_on(conn, &game, &other).await.status, 200);
+        assert_eq!(status_on(conn, &game, &key).await.status, 200);
+    }
+    a.revoke_sdk_key(&game, &key_id).await;
+    status_on(&mut here, &game, &key)
+        .await
+        .assert_error(401, "unauthorized");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let answer = status_on(&mut there, &game, &key).await;
+        if answer.status == 401 {
+            answer.assert_error(401, "unauthorized");
+            break;
+        }
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the other node's connection still takes the revoked key"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The other key is still served on both connections.
+    for conn in [&mut here, &mut there] {
+        assert_eq!(status_on(conn, &game, &other).await.status, 200);
+    }
 }

@@ -7,6 +7,7 @@
 //! [`AuthService::issue_authoring`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -29,7 +30,7 @@ pub use offer_wire::key_token::KeyKind;
 
 /// How long a node trusts a cached key record before re-reading it; bounds the effect of a
 /// lost revocation message (Redis pub/sub delivers at most once).
-const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(30);
+pub(super) const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(30);
 
 /// A stored key (the key itself is never stored, only its hash).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,10 @@ pub struct AuthService {
     cache: DashMap<[u8; 32], (Arc<KeyRecord>, Instant)>,
     /// Keys revoked while this node runs, watched by the sockets opened with them.
     revocations: Revocations,
+    /// Moves on whenever this node forgets a key (revoked here or on another node): a key a
+    /// kept-alive connection remembers ([`super::connection_keys`]) is checked again once
+    /// it moved.
+    epoch: AtomicU64,
     /// The time keys are issued and checked at.
     clock: Clock,
 }
@@ -104,6 +109,7 @@ impl AuthService {
             store,
             cache: DashMap::new(),
             revocations: Revocations::default(),
+            epoch: AtomicU64::new(0),
             clock: Clock::default(),
         }
     }
@@ -122,6 +128,7 @@ impl AuthService {
     /// Drops a key (by its stored hex hash) from this node's cache, so its record is read
     /// again on next use.
     pub fn forget(&self, key_hash: &str) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         match keys::digest_of_hex(key_hash) {
             Some(digest) => {
                 self.cache.remove(&digest);
@@ -129,6 +136,12 @@ impl AuthService {
             // Never a stored hash; drop every cached key rather than keep a revoked one.
             None => self.cache.clear(),
         }
+    }
+
+    /// Where the forgetting stands: a key verified at this epoch is still as verified while
+    /// it has not moved.
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
     }
 
     /// A key was revoked (here or on another node, bus message `key_revoked`): forget it and
@@ -181,6 +194,16 @@ impl AuthService {
                 record
             }
         };
+        self.live(&record)?;
+        // The marker in the key and its record agree unless the store was tampered with.
+        if record.kind != marked {
+            return Err(ServiceError::Unauthorized("invalid key"));
+        }
+        Ok(record)
+    }
+
+    /// Refuses a record that was revoked or has expired by now.
+    pub(super) fn live(&self, record: &KeyRecord) -> ServiceResult<()> {
         if record.revoked_at.is_some() {
             return Err(ServiceError::Unauthorized("the key has been revoked"));
         }
@@ -190,11 +213,7 @@ impl AuthService {
                 KeyKind::Sdk(_) => ServiceError::Unauthorized("the key has expired"),
             });
         }
-        // The marker in the key and its record agree unless the store was tampered with.
-        if record.kind != marked {
-            return Err(ServiceError::Unauthorized("invalid key"));
-        }
-        Ok(record)
+        Ok(())
     }
 
     /// Issues an authoring key for a game on behalf of dashboard user `issued_by` (a device
