@@ -1,7 +1,15 @@
-//! Decision records in SQLite: one row per decision in `decisions`, with the time it
-//! expires. A read never returns an expired record; the writer's sweep deletes them
-//! ([`prune`]) in bounded chunks, oldest first, through the index by expiry. The store's
-//! [`Decisions`] calls run these on the writer thread or a reader.
+//! Decision records in SQLite: one row per decision in `decisions`, keyed by its id, with
+//! the time it expires. A read never returns an expired record; the writer's sweep deletes
+//! them ([`prune`]) in bounded chunks, oldest first. The store's [`Decisions`] calls run
+//! these on the writer thread or a reader.
+//!
+//! Decision ids are time-ordered (version 7 UUIDs), and every record of a deployment lives
+//! as long as `offers.decision_ttl_s`, so the records that expire first are the first ids:
+//! the sweep looks at the oldest ids only, and no index by expiry is kept (it cost every
+//! record a second B-tree insertion). When the time to live is shortened between two runs,
+//! a record written after the change may expire before older ones; it is never returned
+//! once expired, and its row goes when the older rows in front of it do (at most the old
+//! time to live later).
 
 use std::time::Duration;
 
@@ -56,13 +64,15 @@ pub fn get(
         .optional()?)
 }
 
-/// Deletes at most `chunk` records expired by `now`; returns how many it deleted.
+/// Deletes the records expired by `now` among the `chunk` oldest ids; returns how many it
+/// deleted (`chunk` when the next chunk may hold more).
 pub fn prune(conn: &Connection, now: DateTime<Utc>, chunk: usize) -> StoreResult<usize> {
     let limit = i64::try_from(chunk).unwrap_or(i64::MAX);
     Ok(conn
         .prepare_cached(
-            "DELETE FROM decisions WHERE id IN
-               (SELECT id FROM decisions WHERE expires_ms <= ?1 ORDER BY expires_ms LIMIT ?2)",
+            "DELETE FROM decisions WHERE id IN (SELECT id FROM
+               (SELECT id, expires_ms FROM decisions ORDER BY id LIMIT ?2)
+               WHERE expires_ms <= ?1)",
         )?
         .execute(params![now.timestamp_millis(), limit])?)
 }
@@ -94,5 +104,84 @@ impl Decisions for SqliteStore {
             get(conn, game_id, decision_id, Utc::now())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::{DateTime, TimeDelta, Utc};
+    use uuid::{Builder, Uuid};
+
+    use super::super::SyncMode;
+    use super::super::schema::{Location, open_writer};
+    use super::*;
+
+    /// A version 7 id of the `ms`-th millisecond.
+    fn id_at(ms: u64) -> Uuid {
+        Builder::from_unix_timestamp_millis(ms, &rand::random()).into_uuid()
+    }
+
+    fn count(conn: &Connection) -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM decisions", [], |r| r.get(0))
+            .expect("count")
+    }
+
+    #[test]
+    fn the_sweep_deletes_the_expired_among_the_oldest_ids() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let game = Uuid::new_v4();
+        let now = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).expect("time");
+        let at = |s: i64| now + TimeDelta::seconds(s);
+        // Five records expired by now, then three that are not.
+        let old: Vec<(Uuid, Vec<u8>)> = (0..5).map(|i| (id_at(1000 + i), vec![1])).collect();
+        let young: Vec<(Uuid, Vec<u8>)> = (0..3).map(|i| (id_at(2000 + i), vec![2])).collect();
+        put(&conn, game, &old, at(-1)).expect("put");
+        put(&conn, game, &young, at(60)).expect("put");
+        // A chunk of two takes two; the next chunk the rest of the expired.
+        assert_eq!(prune(&conn, now, 2).expect("prune"), 2);
+        assert_eq!(prune(&conn, now, 4).expect("prune"), 3);
+        assert_eq!(prune(&conn, now, 4).expect("prune"), 0);
+        assert_eq!(count(&conn), 3);
+        assert!(get(&conn, game, young[0].0, now).expect("get").is_some());
+        // A newer record that expires first (a shortened time to live) is never read once
+        // expired, and goes once the older rows before it have.
+        let newest = id_at(3000);
+        put(&conn, game, &[(newest, vec![3])], at(-1)).expect("put");
+        assert_eq!(get(&conn, game, newest, now).expect("get"), None);
+        assert_eq!(prune(&conn, now, 3).expect("prune"), 0);
+        assert_eq!(prune(&conn, at(61), 3).expect("prune"), 3);
+        assert_eq!(prune(&conn, at(61), 3).expect("prune"), 1);
+        assert_eq!(count(&conn), 0);
+    }
+
+    #[test]
+    fn a_file_of_layout_7_loses_the_index_by_expiry() {
+        let dir = std::env::temp_dir().join(format!("decisions-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let location = Location::File(dir.join("store.db"));
+        let indexes = |conn: &Connection| -> i64 {
+            conn.query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'decisions_by_expiry'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("indexes")
+        };
+        {
+            let conn =
+                open_writer(&location, SyncMode::Full, Duration::from_secs(1)).expect("open");
+            assert_eq!(indexes(&conn), 0);
+            conn.execute_batch(
+                "CREATE INDEX decisions_by_expiry ON decisions (expires_ms); PRAGMA user_version = 7;",
+            )
+            .expect("layout 7");
+        }
+        let conn = open_writer(&location, SyncMode::Full, Duration::from_secs(1)).expect("reopen");
+        assert_eq!(indexes(&conn), 0);
+        drop(conn);
+        std::fs::remove_dir_all(&dir).expect("clean up");
     }
 }
