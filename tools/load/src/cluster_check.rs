@@ -276,6 +276,7 @@ async fn game_on(
         &SetupArgs {
             sessions: rest_sessions,
             items: ITEMS,
+            mode: crate::GameMode::Shadow,
         },
     )
     .await?;

@@ -146,6 +146,7 @@ pub async fn run(args: HoldoutArgs) -> Result<()> {
     let setup_args = crate::SetupArgs {
         sessions: args.connections * 4,
         items: 20,
+        mode: crate::GameMode::Shadow,
     };
     let prepared = setup::prepare(&base, &secret, &setup_args)
         .await

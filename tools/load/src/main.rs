@@ -196,6 +196,19 @@ pub struct SetupArgs {
     /// Catalogue size (items across currency packs, consumables, equipment, cosmetics).
     #[arg(long, default_value_t = 200)]
     pub items: usize,
+    /// The game's mode: Shadow (a new game's, the shelf serves and the learner learns from
+    /// it) or Autonomous (the learner serves level 1 to the treated players).
+    #[arg(long, value_enum, default_value_t = GameMode::Shadow)]
+    pub mode: GameMode,
+}
+
+/// The mode the load's game runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GameMode {
+    /// As the engine creates a game.
+    Shadow,
+    /// Promoted through Assisted to Autonomous before the load.
+    Autonomous,
 }
 
 /// Parses `10s`, `500ms`, `2m`, or a bare number of seconds.

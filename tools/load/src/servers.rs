@@ -112,6 +112,7 @@ async fn start_engine(
     let args = SetupArgs {
         sessions: 0,
         items: ITEMS,
+        mode: crate::GameMode::Shadow,
     };
     let prepared = setup::prepare(&format!("http://{addr}"), &secret, &args)
         .await

@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::SetupArgs;
 use crate::catalogue::{CURRENCY_ID, NewItem, catalogue};
+use crate::{GameMode, SetupArgs};
 
 /// `aud` of dashboard tokens.
 const AUDIENCE: &str = "offer-engine-dashboard";
@@ -139,15 +139,24 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         .context("building the HTTP client")?;
     let token = admin_token(secret, "load-studio")?;
 
-    let game_id = create_game(
-        &client,
-        base,
-        &token,
-        "Load test RPG",
-        &catalogue(args.items),
-    )
-    .await?;
+    let items = catalogue(args.items);
+    let game_id = create_game(&client, base, &token, "Load test RPG", &items).await?;
 
+    if args.mode == GameMode::Autonomous {
+        // Autonomous mode needs a price ceiling: the catalogue's dearest item, so the
+        // learner may pick any of them.
+        let dearest = items.iter().map(|i| i.price_usd).fold(0.0, f64::max);
+        call(
+            client
+                .patch(format!("{base}/v1/games/{game_id}/guardrails"))
+                .bearer_auth(&token)
+                .json(&json!({ "max_price_cents": (dearest * 100.0).round() })),
+            StatusCode::OK,
+            "PATCH /v1/games/{game_id}/guardrails",
+        )
+        .await?;
+        promote(&client, base, &token, game_id).await?;
+    }
     let api_key = production_key(&client, base, &token, game_id).await?;
 
     let sessions = open_sessions(&client, base, &api_key, args.sessions, "p").await?;
@@ -157,6 +166,23 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
         api_key,
         sessions,
     })
+}
+
+/// Promotes `game_id` from Shadow to Autonomous, one step at a time as the engine asks
+/// (Shadow, Assisted, Autonomous).
+pub async fn promote(client: &Client, base: &str, token: &str, game_id: Uuid) -> Result<()> {
+    for mode in ["assisted", "autonomous"] {
+        call(
+            client
+                .post(format!("{base}/v1/games/{game_id}/mode"))
+                .bearer_auth(token)
+                .json(&json!({ "mode": mode })),
+            StatusCode::OK,
+            "POST /v1/games/{game_id}/mode",
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Issues a production SDK key for `game_id` with the admin `token`; the key.

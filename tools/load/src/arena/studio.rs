@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::scenario::Player;
 use crate::catalogue::{CURRENCY_ID, NewItem};
-use crate::setup::{admin_token, call, create_game, open_sessions_for, production_key};
+use crate::setup::{admin_token, call, create_game, open_sessions_for, production_key, promote};
 
 /// The price ceiling: above the dearest arm of the ladder ($49.99).
 const MAX_PRICE_CENTS: i64 = 5_000;
@@ -98,18 +98,7 @@ impl Studio {
     /// Promotes the game from Shadow to Autonomous, one step at a time as the engine asks
     /// (Shadow, Assisted, Autonomous).
     pub async fn promote(&self) -> Result<()> {
-        for mode in ["assisted", "autonomous"] {
-            call(
-                self.client
-                    .post(format!("{}/v1/games/{}/mode", self.base, self.game_id))
-                    .bearer_auth(&self.token)
-                    .json(&json!({ "mode": mode })),
-                StatusCode::OK,
-                "POST /v1/games/{game_id}/mode",
-            )
-            .await?;
-        }
-        Ok(())
+        promote(&self.client, &self.base, &self.token, self.game_id).await
     }
 
     /// How many times the game's learner started again after a change of taste, and the
