@@ -1,12 +1,16 @@
 //! Decision records: what the engine decided for a player, written by every node in
 //! batches and readable from any node while their time to live lasts.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::StoreResult;
+
+/// Which records a scan of a game's decision records keeps, given a record's bytes.
+pub type DecisionFilter = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// The decision records of every game.
 #[async_trait]
@@ -24,4 +28,13 @@ pub trait Decisions: Send + Sync {
 
     /// A decision record of a game, while its time to live lasts.
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Every decision record of a game still within its time to live that `keep` accepts.
+    /// A scan of all the game's records (of every game's, on the embedded store): for a
+    /// player's data request, an admin operation, never a hot path.
+    async fn find_decisions(
+        &self,
+        game_id: Uuid,
+        keep: DecisionFilter,
+    ) -> StoreResult<Vec<Vec<u8>>>;
 }

@@ -211,6 +211,14 @@ impl Keys {
         format!("{}:{{{game_id}}}:{}:", self.prefix, env.tag())
     }
 
+    /// The `SCAN` pattern that matches every decision record of a game.
+    pub fn decisions_pattern(&self, game_id: Uuid) -> String {
+        format!(
+            "{}*",
+            glob_escape(&format!("{}:{{{game_id}}}:decision:", self.prefix))
+        )
+    }
+
     /// One decision record, which Redis deletes when its time to live ends.
     pub fn decision(&self, game_id: Uuid, decision_id: Uuid) -> String {
         format!("{}:{{{game_id}}}:decision:{decision_id}", self.prefix)

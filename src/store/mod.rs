@@ -48,7 +48,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 pub use self::bus::Bus;
-pub use self::decisions::Decisions;
+pub use self::decisions::{DecisionFilter, Decisions};
 pub use self::documents::{Documents, Record, RecordedWrite, VersionedWrite, Write};
 pub use self::erasure::{Erasure, PlayerErasure};
 pub use self::expiring::Expiring;

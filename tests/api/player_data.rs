@@ -1,7 +1,8 @@
 //! A player's data request through the real HTTP surface: the export holds every kind of
 //! data the engine keeps about the player (group, experiment variant, days of play, sessions
 //! with their attributes, balances, inventory, spend, ledger lines with their proof, redeemed
-//! store transactions, per environment), a player the game holds nothing about is a 404, and
+//! store transactions, the decision records of its sessions, per environment), a player the
+//! game holds nothing about is a 404, and
 //! only the game's own studio's admins may ask.
 
 use offer_receipts::test_support::{TestAppleCa, TestGoogleKey};
@@ -48,6 +49,28 @@ async fn the_export_holds_every_kind_of_data_and_only_admins_of_the_studio_read_
         .expect(StatusCode::ACCEPTED)
         .await;
     assert_eq!(outcome["accepted"], 3, "{outcome}");
+    // A decision for the session (an offer, or silence for a held-out player): its record.
+    let asked = app
+        .post(
+            "/v1/sdk/offers/next",
+            json!({"session_id": sid, "trigger_context": {"event_type": "session_start"}}),
+        )
+        .token(&sdk.key)
+        .send()
+        .await;
+    let decision_id = asked
+        .headers()
+        .get("decision-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let decision_id = match asked.status() {
+        StatusCode::OK => asked.json::<Value>().await.expect("json")["offer_id"]
+            .as_str()
+            .expect("offer id")
+            .to_owned(),
+        StatusCode::NO_CONTENT => decision_id.expect("a Decision-Id"),
+        other => panic!("offers/next answered {other}"),
+    };
     // The same player in the sandbox.
     let sandbox = Sdk {
         game: sdk.game.clone(),
@@ -105,6 +128,10 @@ async fn the_export_holds_every_kind_of_data_and_only_admins_of_the_studio_read_
         ]
     );
     assert_eq!(prod["ledger"][2]["proof"], "verified");
+    let decisions = prod["decisions"].as_array().expect("decisions");
+    assert_eq!(decisions.len(), 1, "{prod}");
+    assert_eq!(decisions[0]["offer_id"], decision_id.as_str());
+    assert_eq!(decisions[0]["session_id"], sid.as_str());
     assert_eq!(prod["purchases"]["verified_cents"], 499);
     assert_eq!(
         prod["store_transactions"],
@@ -116,6 +143,7 @@ async fn the_export_holds_every_kind_of_data_and_only_admins_of_the_studio_read_
     assert_eq!(sb["balances"]["gold"], 7, "{sb}");
     assert_eq!(sb["ledger"].as_array().map(Vec::len), Some(1));
     assert_eq!(sb["store_transactions"], json!([]));
+    assert_eq!(sb["decisions"], json!([]));
 
     // Nothing held: 404; a viewer: 403; another studio: 404.
     app.get(format!("/v1/games/{}/players/nobody/export", sdk.game))

@@ -1,6 +1,7 @@
 //! What two engine nodes on one Redis (or Redis Cluster) share beyond the catalogue: the
 //! decision records, written by the deciding node behind its answers and shown by any node,
-//! and each session's frequency-cap counters, written with them.
+//! and each session's frequency-cap counters, written with them; a player's export lists its
+//! decisions on any node.
 
 use std::time::{Duration, Instant};
 
@@ -107,4 +108,69 @@ async fn a_session_moving_to_another_node_keeps_its_frequency_cap() {
         next_offer(&b, &sdk.key, &fresh).await.status(),
         StatusCode::OK
     );
+}
+
+/// The decision records in `app`'s export of `player`'s production data.
+async fn exported_decisions(app: &TestApp, game: &str, player: &str) -> Vec<Value> {
+    let export = app
+        .get_json(format!("/v1/games/{game}/players/{player}/export"))
+        .await;
+    export["environments"][0]["decisions"]
+        .as_array()
+        .expect("decisions")
+        .clone()
+}
+
+#[tokio::test]
+async fn a_players_export_lists_its_decisions_on_every_node() {
+    let a = spawn_app_on(shared_backend()).await;
+    let b = a.spawn_peer().await;
+    let sdk = a.game_with(store_shelf()).await;
+    let ana = player(&sdk.game, false);
+    let sid = a.open_session(&sdk, &ana, json!({"country": "US"})).await;
+    // Another (treated) player's decision is never in the export.
+    let game_id: uuid::Uuid = sdk.game.parse().expect("game id");
+    let other = (0..)
+        .map(|i| format!("other_{i}"))
+        .find(|p| !offer_domain::holdout::is_holdout(p, game_id))
+        .expect("a treated player");
+    let bob = a.open_session(&sdk, &other, json!({})).await;
+    let mut offers = Vec::new();
+    for session in [&sid, &bob, &sid] {
+        let offer = a
+            .post(
+                "/v1/sdk/offers/next",
+                json!({"session_id": session, "trigger_context": {"event_type": "session_start"}}),
+            )
+            .token(&sdk.key)
+            .expect(StatusCode::OK)
+            .await;
+        offers.push(offer["offer_id"].clone());
+    }
+    let ids = |decisions: &[Value]| -> Vec<Value> {
+        decisions.iter().map(|d| d["offer_id"].clone()).collect()
+    };
+    // The node that decided them (from its ring or the store, each once), oldest first.
+    let on_a = exported_decisions(&a, &sdk.game, &ana).await;
+    assert_eq!(
+        ids(&on_a),
+        [offers[0].clone(), offers[2].clone()],
+        "{on_a:?}"
+    );
+    assert_eq!(on_a[0]["session_id"], sid.as_str());
+    assert!(on_a[0]["trace"].is_array(), "{}", on_a[0]);
+    // Node B never saw them: it finds them in the store once written, the same records.
+    let deadline = Instant::now() + SHARED_WITHIN;
+    loop {
+        let on_b = exported_decisions(&b, &sdk.game, &ana).await;
+        if on_b.len() == 2 {
+            assert_eq!(on_b, on_a);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "node B never found them: {on_b:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

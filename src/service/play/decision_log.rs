@@ -333,6 +333,20 @@ impl DecisionLog {
             .filter(|r| r.offer_id == *id)
     }
 
+    /// This node's decisions of a game for any of `sessions` still in its ring (a player's
+    /// data request; a walk over every slot).
+    pub fn of_sessions(
+        &self,
+        game_id: Uuid,
+        sessions: &std::collections::HashSet<Uuid>,
+    ) -> Vec<Arc<DecisionRecord>> {
+        self.slots
+            .iter()
+            .filter_map(|slot| lock(slot).clone())
+            .filter(|r| r.game_id == game_id && sessions.contains(&r.session_id))
+            .collect()
+    }
+
     /// The trigger and learner features of this node's latest decisions of a game that have
     /// them (an AI pick or a single-item offer), newest first, at most `limit`.
     pub fn contexts(&self, game_id: Uuid, limit: usize) -> Vec<(String, Arc<Features>)> {

@@ -8,18 +8,21 @@
 //! and the redemptions are found by reading the environment's collections and keeping the
 //! player's: a support request, not a hot path.
 //!
-//! Decision records (which offer was decided for which session) are kept by decision id for
-//! their time to live only and have no index by player, so they are not in the document; the
-//! decisions of a purchase are named in its ledger line's `tx_id` only.
+//! The decision records of the player's sessions still within their time to live
+//! (`offers.decision_ttl_s`, a day by default) are in it too, as the dashboard shows them:
+//! what was decided for each of its requests, and why. They are kept by decision id with
+//! no index by player, so they are found by walking the game's records (and this node's
+//! ring, for the ones not yet written to the store).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use offer_actors::GameHandle;
 use offer_domain::environment::Environment;
 use offer_domain::pipeline::variant_of;
 use offer_wire::socket::InventoryItem;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -27,8 +30,9 @@ use crate::service::economy::population;
 use crate::service::game::offer_config;
 use crate::service::play::players::{PlayerGroup, PlayerLedgerLine, PurchaseTotals};
 use crate::service::play::receipts::redemptions;
-use crate::service::play::{inventory, sessions};
+use crate::service::play::{decision_codec, inventory, sessions};
 use crate::service::{ServiceError, ServiceResult, Services};
+use crate::store::DecisionFilter;
 
 /// Everything the engine holds about one player of a game.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -84,6 +88,10 @@ pub struct EnvironmentData {
     pub purchases: PurchaseTotals,
     /// The store transactions it redeemed.
     pub store_transactions: Vec<RedeemedTransaction>,
+    /// The decision records of its sessions still kept, oldest first (each as
+    /// `GET /v1/games/{game_id}/offers/{offer_id}` shows it).
+    #[schema(value_type = Vec<Object>)]
+    pub decisions: Vec<serde_json::Value>,
 }
 
 /// A session of the player.
@@ -126,6 +134,7 @@ pub async fn export(
     for env in [Environment::Production, Environment::Sandbox] {
         environments.push(environment(state, game, env, player_id).await?);
     }
+    add_decisions(state, game_id, &mut environments).await?;
     let holds_nothing = environments.iter().all(|e| {
         e.sessions.is_empty()
             && e.install_day.is_none()
@@ -218,5 +227,62 @@ async fn environment(
         ledger: lines.into_iter().map(PlayerLedgerLine::from).collect(),
         purchases,
         store_transactions,
+        decisions: Vec::new(),
     })
+}
+
+/// The fields of a stored decision record that place it.
+#[derive(Deserialize)]
+struct Placed {
+    offer_id: Uuid,
+    session_id: Uuid,
+    #[serde(default)]
+    decided_at: Option<DateTime<Utc>>,
+}
+
+/// Adds to each environment the decision records of its sessions: this node's ring and the
+/// store's records (one walk over the game's), each once, oldest first.
+async fn add_decisions(
+    state: &Services,
+    game_id: Uuid,
+    environments: &mut [EnvironmentData],
+) -> ServiceResult<()> {
+    let env_of: HashMap<Uuid, usize> = environments
+        .iter()
+        .enumerate()
+        .flat_map(|(i, e)| e.sessions.iter().map(move |s| (s.session_id, i)))
+        .collect();
+    if env_of.is_empty() {
+        return Ok(());
+    }
+    let sessions: Arc<HashSet<Uuid>> = Arc::new(env_of.keys().copied().collect());
+    let mut found: BTreeMap<Uuid, (Option<DateTime<Utc>>, usize, serde_json::Value)> =
+        BTreeMap::new();
+    for record in state.decisions.of_sessions(game_id, &sessions) {
+        let value = serde_json::to_value(&*record)
+            .map_err(|e| ServiceError::Internal(format!("decision record: {e}")))?;
+        if let Some(&env) = env_of.get(&record.session_id) {
+            found.insert(record.offer_id, (Some(record.decided_at), env, value));
+        }
+    }
+    let wanted = Arc::clone(&sessions);
+    let keep: DecisionFilter = Arc::new(move |bytes: &[u8]| {
+        decision_codec::decode::<Placed>(bytes).is_ok_and(|p| wanted.contains(&p.session_id))
+    });
+    for bytes in state.store.find_decisions(game_id, keep).await? {
+        let placed: Placed = decision_codec::decode(&bytes)?;
+        let Some(&env) = env_of.get(&placed.session_id) else {
+            continue;
+        };
+        if let std::collections::btree_map::Entry::Vacant(slot) = found.entry(placed.offer_id) {
+            let value: serde_json::Value = decision_codec::decode(&bytes)?;
+            slot.insert((placed.decided_at, env, value));
+        }
+    }
+    let mut ordered: Vec<_> = found.into_values().collect();
+    ordered.sort_by_key(|(at, _, _)| *at);
+    for (_, env, value) in ordered {
+        environments[env].decisions.push(value);
+    }
+    Ok(())
 }

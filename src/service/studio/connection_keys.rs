@@ -10,8 +10,8 @@
 //!   own, or another node's over the bus, within the bus's delay) moves the key service's
 //!   epoch, and a key remembered at an older epoch is verified again;
 //! - a key expires on time: expiry is checked on every request against the service's clock;
-//! - a remembered key is verified again after [`KEY_CACHE_TTL`], as the node's cache is (a
-//!   lost revocation message is bounded by the same delay);
+//! - a remembered key is verified again after 30 s, as the node's cache is (a lost
+//!   revocation message is bounded by the same delay);
 //! - another key on the same connection is verified in full, and then remembered instead.
 
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,5 +1,6 @@
 //! Decision records in Redis: each one a string key with a time to live
-//! (`<prefix>:{<game_id>}:decision:<decision_id>`), which Redis forgets by itself.
+//! (`<prefix>:{<game_id>}:decision:<decision_id>`), which Redis forgets by itself. A
+//! player's data request finds a game's records by walking its keys ([`super::scan`]).
 
 use std::time::Duration;
 
@@ -7,7 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::{RedisStore, bounded};
-use crate::store::{Decisions, StoreResult};
+use crate::store::{DecisionFilter, Decisions, StoreResult};
 
 #[async_trait]
 impl Decisions for RedisStore {
@@ -46,5 +47,33 @@ impl Decisions for RedisStore {
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
         self.get_string("get_decision", self.keys.decision(game_id, decision_id))
             .await
+    }
+
+    async fn find_decisions(
+        &self,
+        game_id: Uuid,
+        keep: DecisionFilter,
+    ) -> StoreResult<Vec<Vec<u8>>> {
+        let pattern = self.keys.decisions_pattern(game_id);
+        let beside = self.keys.kill(game_id);
+        let mut kept = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys) = self
+                .scan_page("find_decisions", &beside, &pattern, cursor)
+                .await?;
+            if !keys.is_empty() {
+                // One slot (the game's hash tag), so one `MGET` per page; a record that
+                // expired since the page was listed reads as nothing.
+                let mut cmd = ::redis::cmd("MGET");
+                cmd.arg(&keys);
+                let values: Vec<Option<Vec<u8>>> = self.query("find_decisions", &cmd).await?;
+                kept.extend(values.into_iter().flatten().filter(|v| keep(v)));
+            }
+            if next == 0 {
+                return Ok(kept);
+            }
+            cursor = next;
+        }
     }
 }

@@ -53,9 +53,6 @@ fn ledger_needle(player_id: &str) -> StoreResult<String> {
     Ok(format!(",\"player_id\":{id},"))
 }
 
-/// How many keys one `SCAN` page asks the server to walk.
-const SCAN_PAGE: u32 = 1000;
-
 /// The day and exposure hashes of a game and environment that may hold a player's fields.
 #[derive(Default)]
 struct Reach {
@@ -69,22 +66,12 @@ impl RedisStore {
     async fn reach(&self, game_id: Uuid, env: Environment) -> StoreResult<Reach> {
         let pattern = self.keys.env_pattern(game_id, env);
         let beside = self.keys.ledger(game_id, env);
-        let mut conn = self.conn.clone();
         let mut reach = Reach::default();
         let mut cursor: u64 = 0;
         loop {
-            let mut cmd = ::redis::cmd("SCAN");
-            cmd.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(SCAN_PAGE);
-            let (next, page): (u64, Vec<String>) = bounded(
-                self.timeout,
-                "erase_player scan",
-                conn.query_beside(&beside, cmd),
-            )
-            .await?;
+            let (next, page) = self
+                .scan_page("erase_player scan", &beside, &pattern, cursor)
+                .await?;
             for key in page {
                 match self.keys.erasure_target(game_id, env, &key) {
                     Some(EnvKey::Day(day)) => {

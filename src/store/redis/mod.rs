@@ -41,6 +41,8 @@
 //! - a player's erasure is a `SCAN` of the master holding the game's slot (the command
 //!   names no key, so it is routed to that master), then one script over one game's and
 //!   environment's keys (one slot);
+//! - a player's data export walks the game's decision records the same way, one `MGET`
+//!   of the game's keys per page;
 //! - every other call (documents, compare-and-swap script, kill level, balance, spend,
 //!   ledger, one decision record, one short-lived document and its compare-and-swap script)
 //!   names exactly one key;
@@ -76,6 +78,7 @@ mod exposures;
 mod money;
 mod money_keys;
 mod retention;
+mod scan;
 pub mod target;
 mod tx_layout;
 

@@ -18,7 +18,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use super::super::{Decisions, StoreError, StoreResult};
+use super::super::{DecisionFilter, Decisions, StoreError, StoreResult};
 use super::SqliteStore;
 
 /// Writes a game's records, each expiring at `expires` (the caller's savepoint makes them
@@ -64,6 +64,30 @@ pub fn get(
         .optional()?)
 }
 
+/// The records of a game unexpired at `now` that `keep` accepts: a scan of the whole table
+/// (it has no index by game).
+pub fn find(
+    conn: &Connection,
+    game_id: Uuid,
+    now: DateTime<Utc>,
+    keep: &DecisionFilter,
+) -> StoreResult<Vec<Vec<u8>>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT value FROM decisions WHERE game = ?1 AND expires_ms > ?2")?;
+    let mut rows = stmt.query(params![
+        game_id.as_bytes().as_slice(),
+        now.timestamp_millis()
+    ])?;
+    let mut kept = Vec::new();
+    while let Some(row) = rows.next()? {
+        let value: Vec<u8> = row.get(0)?;
+        if keep(&value) {
+            kept.push(value);
+        }
+    }
+    Ok(kept)
+}
+
 /// Deletes the records expired by `now` among the `chunk` oldest ids; returns how many it
 /// deleted (`chunk` when the next chunk may hold more).
 pub fn prune(conn: &Connection, now: DateTime<Utc>, chunk: usize) -> StoreResult<usize> {
@@ -102,6 +126,17 @@ impl Decisions for SqliteStore {
     async fn get_decision(&self, game_id: Uuid, decision_id: Uuid) -> StoreResult<Option<Vec<u8>>> {
         self.read("get_decision", move |conn| {
             get(conn, game_id, decision_id, Utc::now())
+        })
+        .await
+    }
+
+    async fn find_decisions(
+        &self,
+        game_id: Uuid,
+        keep: DecisionFilter,
+    ) -> StoreResult<Vec<Vec<u8>>> {
+        self.read("find_decisions", move |conn| {
+            find(conn, game_id, Utc::now(), &keep)
         })
         .await
     }

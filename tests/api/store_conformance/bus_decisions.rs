@@ -1,7 +1,9 @@
 //! The inter-node bus and the decision log.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use offer_engine::store::DecisionFilter;
 use offer_wire::bus::BusMessage;
 use uuid::Uuid;
 
@@ -88,4 +90,20 @@ pub(super) async fn case_decisions_expire_and_stay_in_their_game(ctx: Ctx) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(s.get_decision(g, d2).await.expect("get").is_some());
+    // A scan of the game's records finds what the filter keeps, from any node, and never
+    // another game's or an expired one.
+    s.put_decisions(other, vec![(Uuid::new_v4(), bytes("{\"n\":3}"))], hour)
+        .await
+        .expect("put other");
+    let threes: DecisionFilter = Arc::new(|b: &[u8]| b == b"{\"n\":3}");
+    assert_eq!(
+        peer.find_decisions(g, threes).await.expect("find"),
+        vec![bytes("{\"n\":3}")]
+    );
+    let mut all = s
+        .find_decisions(g, Arc::new(|_: &[u8]| true))
+        .await
+        .expect("find all");
+    all.sort();
+    assert_eq!(all, vec![bytes("{\"n\":2}"), bytes("{\"n\":3}")]);
 }
