@@ -188,6 +188,28 @@ impl Player {
     }
 }
 
+/// The ordinary client playing rounds until `stop`, counting the rounds answered and the
+/// ones that failed.
+fn play(
+    player: &Arc<Player>,
+    stop: &Arc<AtomicBool>,
+    (answered, failed): &(Arc<AtomicUsize>, Arc<AtomicUsize>),
+) -> tokio::task::JoinHandle<()> {
+    let (player, stop) = (Arc::clone(player), Arc::clone(stop));
+    let (answered, failed) = (Arc::clone(answered), Arc::clone(failed));
+    tokio::spawn(async move {
+        while !stop.load(Relaxed) {
+            let counter = if player.round().await {
+                &answered
+            } else {
+                &failed
+            };
+            counter.fetch_add(1, Relaxed);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+}
+
 /// Raises this process's open-file limit to hold `needed` sockets, or fails saying how.
 fn ensure_open_files(needed: usize) {
     let soft = rlimit::increase_nofile_limit(u64::MAX).expect("raise RLIMIT_NOFILE");
@@ -241,10 +263,13 @@ async fn two_thousand_slow_clients_block_no_one_and_leave_nothing_behind() {
     for _ in 0..DECISION_LOG + 10 {
         assert!(player.round().await, "warm-up round answered");
     }
-    // One unmeasured burst first, so that the allocator's pools have grown to what a burst
-    // needs: what is measured is whether a burst leaves anything behind, not the first
-    // high-water mark (which the allocator keeps for the next one). A leak grows with every
-    // burst and still fails below.
+    // One unmeasured burst first, of the same shape (the ordinary client playing beside it),
+    // so that the allocator's pools have grown to what a burst needs: what is measured is
+    // whether a burst leaves anything behind, not the first high-water mark (which the
+    // allocator keeps for the next one). A leak grows with every burst and still fails below.
+    let warm_stop = Arc::new(AtomicBool::new(false));
+    let warm_counts = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let warm_playing = play(&player, &warm_stop, &warm_counts);
     let mut warm_up = Vec::with_capacity(SLOW);
     for _ in 0..SLOW {
         let mut c = connect(addr).await;
@@ -257,6 +282,8 @@ async fn two_thousand_slow_clients_block_no_one_and_leave_nothing_behind() {
         read_until_closed(c).await;
     }
     drop(warm_up);
+    warm_stop.store(true, Relaxed);
+    warm_playing.await.expect("warm-up player");
     // The last warm-up connections close on the server's side a moment after the client's.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let files_before = open_files(pid);
@@ -264,22 +291,9 @@ async fn two_thousand_slow_clients_block_no_one_and_leave_nothing_behind() {
 
     // The ordinary client plays throughout.
     let stop = Arc::new(AtomicBool::new(false));
-    let (answered, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let playing = tokio::spawn({
-        let (player, stop) = (player.clone(), stop.clone());
-        let (answered, failed) = (answered.clone(), failed.clone());
-        async move {
-            while !stop.load(Relaxed) {
-                let counter = if player.round().await {
-                    &answered
-                } else {
-                    &failed
-                };
-                counter.fetch_add(1, Relaxed);
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-    });
+    let counts = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let playing = play(&player, &stop, &counts);
+    let (answered, failed) = counts;
 
     let mut slow = Vec::with_capacity(SLOW);
     for _ in 0..SLOW {
