@@ -11,6 +11,7 @@
 //! once expired, and its row goes when the older rows in front of it do (at most the old
 //! time to live later).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -64,28 +65,46 @@ pub fn get(
         .optional()?)
 }
 
-/// The records of a game unexpired at `now` that `keep` accepts: a scan of the whole table
-/// (it has no index by game).
+/// Rows of the table one read of [`find`] walks: about 25 ms of work, so a table of any size
+/// is walked in reads that each stay far inside the store's per-call deadline.
+const FIND_PAGE: usize = 20_000;
+
+/// One page of the walk for [`Decisions::find_decisions`]: among the `page` rows after the
+/// id `after` (from the first when `None`), the records of a game unexpired at `now` that
+/// `keep` accepts, and the last id walked (`None` once the table is done). The table has no
+/// index by game, so the walk reads every game's rows, in id order.
 pub fn find(
     conn: &Connection,
-    game_id: Uuid,
-    now: DateTime<Utc>,
+    (game_id, now): (Uuid, DateTime<Utc>),
+    after: Option<Uuid>,
+    page: usize,
     keep: &DecisionFilter,
-) -> StoreResult<Vec<Vec<u8>>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT value FROM decisions WHERE game = ?1 AND expires_ms > ?2")?;
+) -> StoreResult<(Vec<Vec<u8>>, Option<Uuid>)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, game, expires_ms, value FROM decisions WHERE id > ?1 ORDER BY id LIMIT ?2",
+    )?;
+    let start = after.unwrap_or_else(Uuid::nil);
     let mut rows = stmt.query(params![
-        game_id.as_bytes().as_slice(),
-        now.timestamp_millis()
+        start.as_bytes().as_slice(),
+        i64::try_from(page).unwrap_or(i64::MAX)
     ])?;
-    let mut kept = Vec::new();
+    let (game, now) = (game_id.as_bytes().as_slice(), now.timestamp_millis());
+    let (mut kept, mut last, mut walked) = (Vec::new(), None, 0);
     while let Some(row) = rows.next()? {
-        let value: Vec<u8> = row.get(0)?;
+        walked += 1;
+        let id: Vec<u8> = row.get(0)?;
+        last = Uuid::from_slice(&id).ok();
+        let row_game: Vec<u8> = row.get(1)?;
+        let expires: i64 = row.get(2)?;
+        if row_game.as_slice() != game || expires <= now {
+            continue;
+        }
+        let value: Vec<u8> = row.get(3)?;
         if keep(&value) {
             kept.push(value);
         }
     }
-    Ok(kept)
+    Ok((kept, if walked < page { None } else { last }))
 }
 
 /// Deletes the records expired by `now` among the `chunk` oldest ids; returns how many it
@@ -135,10 +154,22 @@ impl Decisions for SqliteStore {
         game_id: Uuid,
         keep: DecisionFilter,
     ) -> StoreResult<Vec<Vec<u8>>> {
-        self.read("find_decisions", move |conn| {
-            find(conn, game_id, Utc::now(), &keep)
-        })
-        .await
+        let now = Utc::now();
+        let mut kept = Vec::new();
+        let mut after = None;
+        loop {
+            let keep = Arc::clone(&keep);
+            let (page, last) = self
+                .read("find_decisions", move |conn| {
+                    find(conn, (game_id, now), after, FIND_PAGE, &keep)
+                })
+                .await?;
+            kept.extend(page);
+            match last {
+                Some(id) => after = Some(id),
+                None => return Ok(kept),
+            }
+        }
     }
 }
 
@@ -190,6 +221,39 @@ mod tests {
         assert_eq!(prune(&conn, at(61), 3).expect("prune"), 3);
         assert_eq!(prune(&conn, at(61), 3).expect("prune"), 1);
         assert_eq!(count(&conn), 0);
+    }
+
+    #[test]
+    fn the_walk_pages_through_every_game_and_keeps_the_games_unexpired_records() {
+        let conn =
+            open_writer(&Location::Memory, SyncMode::Full, Duration::from_secs(1)).expect("open");
+        let (game, other) = (Uuid::new_v4(), Uuid::new_v4());
+        let now = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).expect("time");
+        let later = now + TimeDelta::seconds(60);
+        let records = |from: u64, n: u64| -> Vec<(Uuid, Vec<u8>)> {
+            (0..n)
+                .map(|i| (id_at(from + i), vec![u8::try_from(i).unwrap_or(0)]))
+                .collect()
+        };
+        put(&conn, game, &records(1000, 3), later).expect("put");
+        put(&conn, other, &records(2000, 2), later).expect("put");
+        put(&conn, game, &records(3000, 1), now).expect("expired");
+        put(&conn, game, &records(4000, 2), later).expect("put");
+        let keep: DecisionFilter = Arc::new(|v: &[u8]| v != [1]);
+        let (mut all, mut after, mut reads) = (Vec::new(), None, 0);
+        loop {
+            let (page, last) = find(&conn, (game, now), after, 2, &keep).expect("find");
+            reads += 1;
+            all.extend(page);
+            match last {
+                Some(id) => after = Some(id),
+                None => break,
+            }
+        }
+        // Eight rows in pages of two: five reads (the last finds none); of the game's five
+        // unexpired records, the three the filter keeps, in id order.
+        assert_eq!(reads, 5);
+        assert_eq!(all, vec![vec![0], vec![2], vec![0]]);
     }
 
     #[test]
