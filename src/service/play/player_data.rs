@@ -259,11 +259,12 @@ async fn add_decisions(
     let mut found: BTreeMap<Uuid, (Option<DateTime<Utc>>, usize, serde_json::Value)> =
         BTreeMap::new();
     for record in state.decisions.of_sessions(game_id, &sessions) {
+        let Some(&env) = env_of.get(&record.session_id) else {
+            continue;
+        };
         let value = serde_json::to_value(&*record)
             .map_err(|e| ServiceError::Internal(format!("decision record: {e}")))?;
-        if let Some(&env) = env_of.get(&record.session_id) {
-            found.insert(record.offer_id, (Some(record.decided_at), env, value));
-        }
+        found.insert(record.offer_id, (Some(record.decided_at), env, value));
     }
     let wanted = Arc::clone(&sessions);
     let keep: DecisionFilter = Arc::new(move |bytes: &[u8]| {

@@ -145,12 +145,18 @@ pub async fn prepare(base: &str, secret: &str, args: &SetupArgs) -> Result<Prepa
     if args.mode == GameMode::Autonomous {
         // Autonomous mode needs a price ceiling: the catalogue's dearest item, so the
         // learner may pick any of them.
-        let dearest = items.iter().map(|i| i.price_usd).fold(0.0, f64::max);
+        // Catalogue prices are dollars with two decimals, far inside i64 as cents.
+        #[allow(clippy::cast_possible_truncation)]
+        let dearest_cents = items
+            .iter()
+            .map(|i| (i.price_usd * 100.0).round() as i64)
+            .max()
+            .unwrap_or(0);
         call(
             client
                 .patch(format!("{base}/v1/games/{game_id}/guardrails"))
                 .bearer_auth(&token)
-                .json(&json!({ "max_price_cents": (dearest * 100.0).round() })),
+                .json(&json!({ "max_price_cents": dearest_cents })),
             StatusCode::OK,
             "PATCH /v1/games/{game_id}/guardrails",
         )
