@@ -43,13 +43,11 @@ use crate::drive::{self, Pace, Plan, Stats, Target};
 use crate::figures::median;
 use crate::parse_duration;
 use crate::servers::EngineArgs;
-use crate::settle::{cpu_ticks, settle};
+use crate::settle::{TICK_US, cpu_ticks, settle};
 use crate::setup;
 use crate::ws_client::{self, Fleet, Socket};
 use crate::ws_load::{KILL_MARKER, ROUND_TIMEOUT, Trigger, WsCommon, rss_kib};
 
-/// Microseconds of one clock tick of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
-const TICK_US: f64 = 10_000.0;
 /// Connection attempts past `server.max_connections` in the refusal check.
 const PAST_LIMIT: usize = 100;
 /// Untimed offer-path warm-up on each fresh engine.

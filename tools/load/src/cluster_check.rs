@@ -39,14 +39,12 @@ use uuid::Uuid;
 use crate::child::Server;
 use crate::drive::{self, Pace, Plan, Target};
 use crate::servers::{ServerArgs, secret, spawn_engine};
-use crate::settle::{cpu_ticks, settle};
+use crate::settle::{TICK_US, cpu_ticks, settle};
 use crate::wallet::wallet_op;
 use crate::ws_client::{self, Fleet, Socket};
 use crate::ws_load::{KILL_MARKER, rss_kib};
 use crate::{SetupArgs, parse_duration, setup};
 
-/// CPU microseconds of one `/proc/<pid>/stat` clock tick (`USER_HZ`, 100 on Linux).
-const TICK_US: f64 = 10_000.0;
 /// Catalogue size of every game.
 const ITEMS: usize = 20;
 /// Longest wait for a process to go quiet.

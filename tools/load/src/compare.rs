@@ -9,7 +9,11 @@
 //! baseline`, the default) or a second engine whose store is SQLite in memory (`--against
 //! memory`, set up the same way: the offer path must not touch the disk, so the ratio should
 //! be 1). The table printed last gives each target's median rps over the rounds, p50 and p99
-//! over all its rounds, its share of 200 and 204 answers, and the ratios.
+//! over all its rounds, its share of 200 and 204 answers, and the ratios, then each server's
+//! CPU time per answered request (user and system, every thread, from `/proc/<pid>/stat`
+//! around each round; median of the rounds): on a machine whose cores the load generator
+//! shares with the servers, the throughput ratio moves with whatever else runs, while the
+//! CPU a request costs each server moves much less.
 //!
 //! The children are killed when the comparison ends, fails or is interrupted (Ctrl-C).
 
@@ -26,6 +30,7 @@ use crate::drive::{self, Plan, Stats, Target};
 use crate::figures::{median, ratio};
 use crate::rate_curve;
 use crate::servers::secret;
+use crate::settle::{TICK_US, cpu_ticks};
 use crate::setup;
 use crate::{LoadArgs, SetupArgs, parse_duration};
 
@@ -156,6 +161,7 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     }
 
     let mut runs: [Vec<Stats>; 2] = [Vec::new(), Vec::new()];
+    let mut cpu_us: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for round in 1..=args.rounds {
         for (i, (name, plan, server)) in [
             ("engine", &engine_plan, &mut engine),
@@ -164,8 +170,11 @@ async fn compare(args: &CompareArgs) -> Result<()> {
         .into_iter()
         .enumerate()
         {
+            let ticks = cpu_ticks(server.pid())?;
             let stats = drive::run(plan, connections, args.load.duration).await?;
+            let used = cpu_ticks(server.pid())?.saturating_sub(ticks);
             server.check_alive()?;
+            cpu_us[i].push(used as f64 * TICK_US / stats.answered().max(1) as f64);
             eprintln!(
                 "round {round} {name:<8} {:>9.0} rps  p50 {:.3} ms  p99 {:.3} ms  {}",
                 stats.rps(),
@@ -181,6 +190,7 @@ async fn compare(args: &CompareArgs) -> Result<()> {
     let engine_summary = Summary::new("engine", &engine_runs)?;
     let baseline_summary = Summary::new(other_name, &baseline_runs)?;
     let mut report = table(args, &engine_summary, &baseline_summary, &logs);
+    report.push_str(&cpu_line(other_name, &cpu_us));
     if !args.curve.is_empty() {
         let curve = rate_curve::Curve {
             names: ["engine", other_name],
@@ -270,6 +280,24 @@ impl Summary {
     fn other(&self) -> u64 {
         self.merged.other.values().sum::<u64>() + self.merged.errors + self.merged.invalid
     }
+}
+
+/// Each server's CPU per answered request, median of its rounds, and their ratio.
+fn cpu_line(other: &str, cpu_us: &[Vec<f64>; 2]) -> String {
+    let rounds = |v: &[f64]| {
+        v.iter()
+            .map(|c| format!("{c:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (engine, baseline) = (median(&cpu_us[0]), median(&cpu_us[1]));
+    format!(
+        "CPU per request (user + system): engine {engine:.1} µs ({}), {other} {baseline:.1} µs \
+         ({}); engine/{other} x{:.2}\n",
+        rounds(&cpu_us[0]),
+        rounds(&cpu_us[1]),
+        ratio(engine, baseline)
+    )
 }
 
 /// The final table.

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+/// Microseconds of one clock tick of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
+pub const TICK_US: f64 = 10_000.0;
 /// How often the CPU time is read.
 const SAMPLE: Duration = Duration::from_millis(100);
 /// CPU time a quiet process may use in one sample (timers, heartbeats): one clock tick.
