@@ -3,6 +3,7 @@
 //! `target/dashboard-screenshots/` as the test's artefact.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,7 +32,16 @@ pub struct Browser {
 }
 
 impl Drop for Browser {
+    /// Kills chromedriver with every process it started: Chromium and its helpers share
+    /// chromedriver's process group ([`open`] gives it one of its own). Killing chromedriver
+    /// alone left Chromium's utility processes running after every test.
     fn drop(&mut self) {
+        if let Ok(id) = i32::try_from(self.driver.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(id),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -60,6 +70,9 @@ pub async fn open(app: &TestApp) -> Browser {
     let port = free_port();
     let driver = Command::new(CHROMEDRIVER)
         .arg(format!("--port={port}"))
+        // A process group of its own, which the Chromium it starts joins: one signal on
+        // drop ends them all.
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
