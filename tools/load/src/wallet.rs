@@ -11,8 +11,9 @@
 //! one call per operation, through the engine's own [`RedisStore::apply_money_alone`] (one
 //! multiplexed redis-rs connection, as in the engine), from as many tasks in this process,
 //! under another key prefix. Rounds alternate engine and baseline; the table gives the
-//! median ops/s of each and the ratio engine/baseline (target at least [`WALLET_TARGET`]), then the script
-//! calls each path made per operation (Redis's own count, `INFO commandstats`).
+//! median ops/s of each and the ratio engine/baseline (target at least [`WALLET_TARGET`]),
+//! then the script calls each path made per operation (Redis's own count, `INFO
+//! commandstats`).
 //!
 //! `--idle-sessions N` first opens N more sessions of other players over REST and leaves
 //! them open through the rounds: a node serving many players, of whom only the measured
@@ -39,10 +40,10 @@ use crate::parse_duration;
 use crate::script_calls::{ScriptCalls, ScriptStats};
 use crate::servers::ServerArgs;
 use crate::target_line::{Bound, target_line};
+use crate::ws_client::{self, Socket};
 
 /// The engine path's goal: at least this share of the direct script's operations a second.
 pub const WALLET_TARGET: f64 = 0.85;
-use crate::ws_client::{self, Socket};
 
 /// Key prefix of the baseline's wallets (the engine uses `offer`).
 const BASELINE_PREFIX: &str = "offer-load-direct";

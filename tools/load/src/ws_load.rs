@@ -32,12 +32,12 @@ use crate::child::{Server, free_port, wait_tcp};
 use crate::figures::{median, ratio};
 use crate::servers::EngineArgs;
 use crate::target_line::{Bound, target_line};
+use crate::ws_client::{self, Fleet};
+use crate::{parse_duration, setup};
 
 /// The broadcast's goal: the engine's time to reach every socket at most this multiple of
 /// the bare server's.
 pub const BROADCAST_TARGET: f64 = 1.1;
-use crate::ws_client::{self, Fleet};
-use crate::{parse_duration, setup};
 
 /// The marker of the broadcast message.
 pub(crate) const KILL_MARKER: &str = "\"type\":\"kill_switch\"";
