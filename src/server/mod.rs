@@ -18,6 +18,9 @@
 //!   `server.max_header_bytes`.
 //! - **Little memory for a connection without a request**: until its first head is whole, a
 //!   connection holds only the bytes it sent, not hyper's buffers (`head`).
+//! - **Small writes leave at once**: every accepted socket has `TCP_NODELAY` set, so an
+//!   answer, an offer or a kill switch pushed to a WebSocket is never held back by Nagle's
+//!   algorithm waiting for the client to acknowledge the previous write.
 //! - **Shutdown**: the listener closes, connections between requests close at once, and the
 //!   others close after their request in flight.
 
@@ -226,6 +229,12 @@ impl Server {
     /// Serves a new connection, from the reserve past the limit (if its first request is one
     /// the reserve serves), or refuses it.
     fn admit(&self, stream: TcpStream, remote: SocketAddr) {
+        // Answers, offers and pushes are small writes that must leave at once: without this,
+        // a write made while the client has not yet acknowledged the last one waits for that
+        // acknowledgement, which the client may delay by tens of milliseconds.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
         let connections = &self.shared.connections;
         let slot = match self.slots.clone().try_acquire_owned() {
             Ok(place) => Slot::new(place, connections.opened(false), false),

@@ -219,3 +219,53 @@ async fn shutdown_closes_slow_clients_at_once_instead_of_waiting_for_the_grace_p
         assert!(read_until_closed(c).await.is_empty());
     }
 }
+
+/// Every accepted connection has Nagle's algorithm off, so a small write (an answer, an
+/// offer, a kill switch pushed to a socket) leaves at once instead of waiting for the client
+/// to acknowledge the one before. The engine runs in this test's process: its end of the
+/// connection is found among the process's descriptors by its two addresses (each one
+/// duplicated through a pidfd of this process, so that nothing is read through a descriptor
+/// another test may close), and the option read from it.
+#[tokio::test]
+async fn accepted_connections_send_small_writes_at_once() {
+    use rustix::net::sockopt::tcp_nodelay;
+    use rustix::net::{getpeername, getsockname};
+    use rustix::process::{PidfdFlags, PidfdGetfdFlags, getpid, pidfd_getfd, pidfd_open};
+    use std::net::SocketAddr;
+
+    let app = spawn_tuned(default_backend(), |_| {}).await;
+    let mut client = connect(app.addr).await;
+    client
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    // Answered: the connection was accepted and admitted.
+    assert_eq!(read_one(&mut client).await.status, 200);
+    let client_addr = client.local_addr().expect("the client's address");
+    let me = pidfd_open(getpid(), PidfdFlags::empty()).expect("a pidfd of this process");
+    let mut engine_end = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd") {
+        let Some(number) = entry
+            .ok()
+            .and_then(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // Closed since it was listed: not the engine's end, which the client keeps open.
+        let Ok(fd) = pidfd_getfd(&me, number, PidfdGetfdFlags::empty()) else {
+            continue;
+        };
+        let address =
+            |a: Option<rustix::net::SocketAddrAny>| a.and_then(|a| SocketAddr::try_from(a).ok());
+        let local = address(getsockname(&fd).ok());
+        let peer = address(getpeername(&fd).ok().flatten());
+        if local == Some(app.addr) && peer == Some(client_addr) {
+            engine_end.push(tcp_nodelay(&fd).expect("TCP_NODELAY"));
+        }
+    }
+    assert_eq!(
+        engine_end,
+        vec![true],
+        "the engine's end of the connection has TCP_NODELAY set"
+    );
+}
