@@ -52,6 +52,11 @@ pub(super) struct EdgeIo {
     /// The connection's place under `server.max_connections` (or in the reserve).
     slot: Option<Slot>,
     own_answer: OwnAnswer,
+    /// The connection was upgraded (a WebSocket), as the track said once: an upgrade is for
+    /// good and the track has nothing more to learn from the socket's reads, writes and
+    /// flushes, so they no longer read it. A broadcast writes to thousands of sockets, and
+    /// each track is one more place in memory per socket to fetch.
+    upgraded: bool,
 }
 
 impl EdgeIo {
@@ -71,7 +76,16 @@ impl EdgeIo {
             shared,
             slot: Some(slot),
             own_answer: OwnAnswer::None,
+            upgraded: false,
         }
+    }
+
+    /// Whether the connection was upgraded; reads the track only until it was.
+    fn upgraded(&mut self) -> bool {
+        if !self.upgraded && self.track.upgraded() {
+            self.upgraded = true;
+        }
+        self.upgraded
     }
 
     fn stream(&mut self) -> io::Result<Pin<&mut TcpStream>> {
@@ -158,7 +172,9 @@ impl AsyncRead for EdgeIo {
         }
         let before = buf.filled().len();
         let result = this.stream()?.poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = result {
+        if let Poll::Ready(Ok(())) = result
+            && !this.upgraded()
+        {
             this.track
                 .on_read(this.shared.clock.now(), &buf.filled()[before..]);
         }
@@ -173,6 +189,9 @@ impl AsyncWrite for EdgeIo {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.upgraded() {
+            return this.stream()?.poll_write(cx, buf);
+        }
         if this.answering_instead() {
             return this.poll_answer_instead(cx, buf, buf.len());
         }
@@ -186,6 +205,9 @@ impl AsyncWrite for EdgeIo {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.upgraded() {
+            return this.stream()?.poll_write_vectored(cx, bufs);
+        }
         if this.answering_instead() {
             let head = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| b);
             let len = bufs.iter().map(|b| b.len()).sum();
@@ -201,7 +223,9 @@ impl AsyncWrite for EdgeIo {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        this.track.on_flush(this.shared.clock.now());
+        if !this.upgraded() {
+            this.track.on_flush(this.shared.clock.now());
+        }
         this.stream()?.poll_flush(cx)
     }
 

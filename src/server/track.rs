@@ -130,6 +130,12 @@ impl Track {
         Phase::from_u8(self.phase.load(Relaxed))
     }
 
+    /// Whether the connection was upgraded (a WebSocket): from then on nothing it reads or
+    /// writes concerns the track.
+    pub(super) fn upgraded(&self) -> bool {
+        self.phase() == Phase::Upgraded
+    }
+
     /// Whether the connection waits for a request head (no request of it is with the router).
     pub(super) fn between_requests(&self) -> bool {
         self.phase() == Phase::Head

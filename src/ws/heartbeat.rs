@@ -4,8 +4,9 @@
 //! A socket task selects over its heartbeat each time it has nothing else to do, and a
 //! broadcast turns the loop of every socket. Polling a tokio timer each time checks the
 //! task's budget and registers its waker again; here the timer is polled once to register
-//! the task, and after that only when it has fired (a flag the timer driver clears before it
-//! wakes the task).
+//! the task, and after that only once its deadline has passed (a copy of the deadline kept
+//! beside the flag, so a turn of the loop reads neither the boxed timer nor the driver's
+//! state: a broadcast turns thousands of loops, and each box is one more place in memory).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -19,6 +20,9 @@ pub struct Heartbeat {
     /// The next ping's deadline. Boxed, as in tokio's `Interval`, so the socket task's
     /// future does not carry a timer entry inline.
     timer: Pin<Box<Sleep>>,
+    /// The timer's deadline, kept here so that an armed heartbeat learns it is not due
+    /// without reading the box.
+    deadline: Instant,
     every: Duration,
     /// The timer was polled since its last reset and holds this task's waker.
     armed: bool,
@@ -30,6 +34,7 @@ impl Heartbeat {
     pub fn new(first: Instant, every: Duration) -> Self {
         Self {
             timer: Box::pin(tokio::time::sleep_until(first)),
+            deadline: first,
             every,
             armed: false,
         }
@@ -41,7 +46,9 @@ impl Heartbeat {
     /// timer wakes the task that polled it.
     pub fn due(&mut self) -> impl Future<Output = ()> + '_ {
         poll_fn(move |cx| {
-            if self.armed && !self.timer.is_elapsed() {
+            // Before its deadline an armed timer has not fired: the task is registered, and
+            // the driver wakes it once the deadline passes.
+            if self.armed && Instant::now() < self.deadline {
                 return Poll::Pending;
             }
             // Unconstrained: a poll the task's budget turned away would not register the
@@ -49,8 +56,9 @@ impl Heartbeat {
             let mut timer = tokio::task::unconstrained(self.timer.as_mut());
             match Pin::new(&mut timer).poll(cx) {
                 Poll::Ready(()) => {
-                    let next = self.timer.deadline() + self.every;
+                    let next = self.deadline + self.every;
                     self.timer.as_mut().reset(next);
+                    self.deadline = next;
                     self.armed = false;
                     Poll::Ready(())
                 }
