@@ -223,11 +223,13 @@ async fn shutdown_closes_slow_clients_at_once_instead_of_waiting_for_the_grace_p
 /// Every accepted connection has Nagle's algorithm off, so a small write (an answer, an
 /// offer, a kill switch pushed to a socket) leaves at once instead of waiting for the client
 /// to acknowledge the one before. The engine runs in this test's process: its end of the
-/// connection is found among the process's descriptors by its two addresses (each one
-/// duplicated through a pidfd of this process, so that nothing is read through a descriptor
-/// another test may close), and the option read from it.
+/// connection is found among the process's sockets by its two addresses, and the option read
+/// from it. Only descriptors that are sockets are duplicated (through a pidfd of this
+/// process): closing a duplicate of a file would drop the process's locks on that file,
+/// which other tests' SQLite stores hold.
 #[tokio::test]
 async fn accepted_connections_send_small_writes_at_once() {
+    use rustix::io::Errno;
     use rustix::net::sockopt::tcp_nodelay;
     use rustix::net::{getpeername, getsockname};
     use rustix::process::{PidfdFlags, PidfdGetfdFlags, getpid, pidfd_getfd, pidfd_open};
@@ -245,15 +247,27 @@ async fn accepted_connections_send_small_writes_at_once() {
     let me = pidfd_open(getpid(), PidfdFlags::empty()).expect("a pidfd of this process");
     let mut engine_end = Vec::new();
     for entry in std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd") {
+        let Ok(entry) = entry else { continue };
+        let is_socket = std::fs::read_link(entry.path())
+            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"));
         let Some(number) = entry
-            .ok()
-            .and_then(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
         else {
             continue;
         };
-        // Closed since it was listed: not the engine's end, which the client keeps open.
-        let Ok(fd) = pidfd_getfd(&me, number, PidfdGetfdFlags::empty()) else {
+        if !is_socket {
             continue;
+        }
+        let fd = match pidfd_getfd(&me, number, PidfdGetfdFlags::empty()) {
+            Ok(fd) => fd,
+            // Closed since it was listed: not the engine's end, which the client keeps open.
+            Err(Errno::BADF) => continue,
+            Err(e) => panic!(
+                "pidfd_getfd: {e}; this test reads the engine's socket through it, which needs \
+                 Linux 5.6 or later and a seccomp profile that allows it"
+            ),
         };
         let address =
             |a: Option<rustix::net::SocketAddrAny>| a.and_then(|a| SocketAddr::try_from(a).ok());
