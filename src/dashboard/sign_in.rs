@@ -9,7 +9,6 @@
 //! or has expired, is refused with 403 before any password is checked or any attempt counted,
 //! and the form is shown again with a fresh token.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +24,7 @@ use super::failure::PageError;
 use super::session::{self, CsrfForm, NoFields};
 use super::sign_in_token::FormTokens;
 use super::views::sign_in::{self as views, FORM_PATH};
+use crate::server::Peer;
 use crate::service::studio::web_sessions;
 use crate::service::{ServiceError, studio::members};
 use crate::state::AppState;
@@ -86,7 +86,7 @@ pub async fn form(
 pub async fn submit(
     State(state): State<AppState>,
     Extension(forms): Extension<Arc<FormTokens>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     headers: HeaderMap,
     axum::Form(creds): axum::Form<Credentials>,
 ) -> Response {
@@ -120,7 +120,9 @@ pub async fn submit(
         )
             .into_response()
     };
-    if let Err(ServiceError::RateLimited(wait)) = state.sign_ins.attempt(peer.ip(), &creds.email) {
+    if let Err(ServiceError::RateLimited(wait)) =
+        state.sign_ins.attempt(peer.remote.ip(), &creds.email)
+    {
         let mut answer = again(
             StatusCode::TOO_MANY_REQUESTS,
             &format!("Too many sign-in attempts: try again in {wait} s."),

@@ -11,11 +11,12 @@
 
 use std::sync::Arc;
 
-use axum::extract::{FromRef, FromRequestParts};
+use axum::extract::{ConnectInfo, FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 
 use crate::error::{ApiError, ApiResult};
+use crate::server::Peer;
 use crate::service::ServiceError;
 pub use crate::service::studio::callers::{Dashboard, GameCaller, SdkCaller};
 use crate::service::studio::connection_keys::ConnectionKeys;
@@ -40,7 +41,10 @@ fn bearer(parts: &Parts) -> ApiResult<&str> {
 /// What the connection the request came on remembers of the key it verified last (absent
 /// when the router is called without the server, as in-process tests do).
 fn connection_keys(parts: &Parts) -> Option<&ConnectionKeys> {
-    parts.extensions.get::<Arc<ConnectionKeys>>().map(|k| &**k)
+    parts
+        .extensions
+        .get::<ConnectInfo<Peer>>()
+        .map(|peer| &*peer.0.keys)
 }
 
 /// The service that checks credentials, from whatever state the router carries.

@@ -5,7 +5,6 @@
 //! ([`crate::throttle::device`]), so that user codes cannot be guessed.
 
 use offer_domain::audit::Via;
-use std::net::SocketAddr;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
@@ -22,6 +21,7 @@ use super::openapi::{
 };
 use crate::auth::Role;
 use crate::error::ApiResult;
+use crate::server::Peer;
 use crate::service::access;
 use crate::service::authoring::device::{self, Decider};
 use crate::state::AppState;
@@ -92,9 +92,9 @@ pub struct DenyBody {
         RateLimited, Unavailable))]
 pub async fn start(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
 ) -> ApiResult<Json<DeviceAuthorization>> {
-    state.throttle.start(peer.ip())?;
+    state.throttle.start(peer.remote.ip())?;
     let started = device::start(&state.services).await?;
     Ok(Json(DeviceAuthorization {
         device_code: started.device_code,
@@ -117,10 +117,10 @@ pub async fn start(
         SignInPollErrors, RateLimited, Unavailable))]
 pub async fn token(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     ApiJson(body): ApiJson<TokenRequest>,
 ) -> ApiResult<Json<AuthoringKeyIssued>> {
-    state.throttle.poll(peer.ip())?;
+    state.throttle.poll(peer.remote.ip())?;
     let key = device::redeem(&state.services, &state.auth, &body.device_code)
         .await?
         .map_err(crate::service::ServiceError::SignIn)?;

@@ -41,8 +41,6 @@ use axum::Json;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
-use tower::ServiceBuilder;
-use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -154,11 +152,14 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     api_routes().split_for_parts().1
 }
 
-/// Builds the whole router: the REST routes, the `extra` routes (the WebSocket's and the
-/// dashboard's) and the edge every request passes once (see [`edge`]): a tracing span, the
-/// body limit and the metrics by route template, around the router rather than around each
-/// route.
-pub fn router(state: AppState, extra: Router<AppState>) -> Router {
+/// Builds the whole application: the REST routes, the `extra` routes (the WebSocket's and
+/// the dashboard's) and the edge every request passes once (see [`edge`]): a tracing span
+/// and the metrics by route template, around the router rather than around each route.
+///
+/// The REST handlers read bodies with their own limits (`server.max_body_bytes`,
+/// `catalogue.max_asset_bytes`); axum's body limit, which its own form extractor obeys, is
+/// set on the `extra` routes only, the dashboard's forms being the ones that use it.
+pub fn router(state: AppState, extra: Router<AppState>) -> edge::Edge<Router> {
     let (router, doc) = api_routes().split_for_parts();
     let metrics = Arc::new(
         state.metrics.routes(
@@ -184,19 +185,13 @@ pub fn router(state: AppState, extra: Router<AppState>) -> Router {
                 async move { Json(doc.as_ref().clone()) }
             }),
         )
-        .merge(extra.layer(axum::middleware::from_fn_with_state(
-            metrics.clone(),
-            edge::observed,
-        )))
+        .merge(extra.layer(DefaultBodyLimit::max(body_limit)).layer(
+            axum::middleware::from_fn_with_state(metrics.clone(), edge::observed),
+        ))
         .fallback(|| async { ApiError::Service(ServiceError::NotFound("route")).into_response() })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
         .with_state(state);
-    let stack = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_http().make_span_with(trace::request_span::<axum::body::Body>))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(edge::EdgeLayer::new(metrics))
-        .service(inner);
-    Router::new().fallback_service(stack)
+    edge::Edge::new(inner, metrics)
 }
 
 /// The path of the OpenAPI document.

@@ -1,12 +1,12 @@
-//! The request span of the HTTP trace layer: the method, the URI and the version, as
-//! `tower-http` records them, except that the value of every `token` query parameter is
-//! replaced by `redacted`. The Google Play notification URL carries its game's secret in
+//! The span of each request, which the edge opens (`super::edge`): the method, the URI and
+//! the version, except that the value of every `token` query parameter is replaced by
+//! `redacted`. The Google Play notification URL carries its game's secret in
 //! `?token=`, and a trace must never write a secret to the logs.
 
 use axum::http::{Request, Uri};
 use tracing::Span;
 
-/// The span of one request (at debug level, as `tower-http`'s default one).
+/// The span of one request, at debug level: a node logging at info level pays nothing for it.
 pub fn request_span<B>(req: &Request<B>) -> Span {
     tracing::debug_span!(
         "request",

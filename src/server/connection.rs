@@ -13,18 +13,18 @@ use pin_project_lite::pin_project;
 
 use super::Shared;
 use super::io::EdgeIo;
-use super::service::EdgeService;
+use super::service::{App, EdgeService};
 use super::track::{DRAIN, KILL, Track};
 
 /// hyper's connection over the watched socket.
-pub(super) type Http = UpgradeableConnection<TokioIo<EdgeIo>, EdgeService>;
+pub(super) type Http<A> = UpgradeableConnection<TokioIo<EdgeIo>, EdgeService<A>>;
 
 pin_project! {
     /// A connection that ends on its deadlines and on shutdown (see the module
     /// documentation). Dropping it closes the socket, unless an upgrade took it.
-    pub(super) struct Guarded {
+    pub(super) struct Guarded<A: App> {
         #[pin]
-        http: Http,
+        http: Http<A>,
         track: Arc<Track>,
         shared: Arc<Shared>,
         // Keep-alive was switched off for the shutdown.
@@ -32,9 +32,9 @@ pin_project! {
     }
 }
 
-impl Guarded {
+impl<A: App> Guarded<A> {
     /// Serves `http`, whose state `track` follows.
-    pub(super) fn new(http: Http, track: Arc<Track>, shared: Arc<Shared>) -> Self {
+    pub(super) fn new(http: Http<A>, track: Arc<Track>, shared: Arc<Shared>) -> Self {
         Self {
             http,
             track,
@@ -44,7 +44,7 @@ impl Guarded {
     }
 }
 
-impl Future for Guarded {
+impl<A: App> Future for Guarded<A> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -28,6 +28,7 @@ mod answers;
 mod connection;
 mod head;
 mod io;
+mod peer;
 mod registry;
 mod reserve;
 mod service;
@@ -38,7 +39,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use axum::Router;
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -50,7 +50,9 @@ use self::answers::{Answers, LINGER};
 use self::connection::Guarded;
 use self::head::first_head;
 use self::io::EdgeIo;
+pub use self::peer::Peer;
 use self::registry::Registry;
+pub use self::service::App;
 use self::service::EdgeService;
 use self::track::{Clock, Deadlines, Track};
 
@@ -145,9 +147,9 @@ struct Shared {
 }
 
 /// A server bound to its listener, not yet serving.
-pub struct Server {
+pub struct Server<A> {
     listener: TcpListener,
-    router: Router,
+    app: A,
     shared: Arc<Shared>,
     /// Places under `server.max_connections`.
     slots: Arc<Semaphore>,
@@ -159,11 +161,11 @@ pub struct Server {
     last_refusal_warning: AtomicU64,
 }
 
-impl Server {
-    /// Serves `router` on `listener` within `limits`, reporting connections to `connections`.
+impl<A: App> Server<A> {
+    /// Serves `app` on `listener` within `limits`, reporting connections to `connections`.
     pub async fn new(
         listener: TcpListener,
-        router: Router,
+        app: A,
         limits: Limits,
         connections: Arc<Connections>,
     ) -> Self {
@@ -178,7 +180,7 @@ impl Server {
         connections.set_max(limits.max_connections);
         Self {
             listener,
-            router,
+            app,
             slots,
             reserve,
             refusals: Arc::new(Semaphore::new(LINGERING_REFUSALS)),
@@ -250,7 +252,7 @@ impl Server {
             }
         };
         let shared = self.shared.clone();
-        let router = self.router.clone();
+        let app = self.app.clone();
         let track = Arc::new(Track::new(shared.clock.now()));
         let registered = Registered {
             id: shared.registry.insert(track.clone()),
@@ -282,7 +284,7 @@ impl Server {
                 &shared.http
             };
             let io = EdgeIo::new(stream, head, track.clone(), shared.clone(), slot);
-            let service = EdgeService::new(router, track.clone(), shared.clone(), remote);
+            let service = EdgeService::new(app, track.clone(), shared.clone(), remote);
             let http = builder
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();

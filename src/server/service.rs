@@ -1,8 +1,11 @@
-//! The router as hyper calls it, per connection: each request tells the connection's
+//! The application as hyper calls it, per connection: each request tells the connection's
 //! [`Track`] that a head arrived, its body tells when it has arrived in full, and the answer's
-//! body tells when hyper has taken all of it. Handlers also find the client's address as
-//! [`ConnectInfo<SocketAddr>`], and the credential extractors the key the connection
-//! verified last ([`ConnectionKeys`]).
+//! body tells when hyper has taken all of it. Handlers also find the connection as
+//! [`ConnectInfo<Peer>`]: the client's address and the key the connection verified last.
+//!
+//! The application is called as it is, whatever its type ([`App`]), rather than through a
+//! router around it: an outer router would clone a boxed service and box its future for
+//! every request before the application's own router ran.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -12,64 +15,83 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::task::{Context, Poll, ready};
 
-use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, Response, StatusCode};
-use axum::routing::future::RouteFuture;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use pin_project_lite::pin_project;
 
 use super::Shared;
+use super::peer::Peer;
 use super::track::Track;
-use crate::service::studio::connection_keys::ConnectionKeys;
 
-/// The router, serving one connection.
-pub(super) struct EdgeService {
-    router: Router,
-    track: Arc<Track>,
-    /// The key this connection verified last, handed to every request's extractors.
-    keys: Arc<ConnectionKeys>,
-    shared: Arc<Shared>,
-    remote: SocketAddr,
+/// What a server serves: any service that answers every request (an axum router, with
+/// layers around it or not). It is cloned per request, as hyper calls it through a shared
+/// reference, so a clone must be cheap.
+pub trait App: Clone + Send + Sync + 'static {
+    /// An answer on its way.
+    type Answer: Future<Output = Result<Response<axum::body::Body>, Infallible>> + Send + 'static;
+
+    /// Starts answering `request`. An application is always ready: no readiness is awaited
+    /// before calling it.
+    fn answer(&mut self, request: Request<axum::body::Body>) -> Self::Answer;
 }
 
-impl EdgeService {
-    /// `router` serving the connection from `remote`.
-    pub(super) fn new(
-        router: Router,
-        track: Arc<Track>,
-        shared: Arc<Shared>,
-        remote: SocketAddr,
-    ) -> Self {
+impl<S> App for S
+where
+    S: tower::Service<
+            Request<axum::body::Body>,
+            Response = Response<axum::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Answer = S::Future;
+
+    fn answer(&mut self, request: Request<axum::body::Body>) -> S::Future {
+        self.call(request)
+    }
+}
+
+/// The application, serving one connection.
+pub(super) struct EdgeService<A> {
+    app: A,
+    track: Arc<Track>,
+    /// The connection as its requests' handlers see it.
+    peer: Peer,
+    shared: Arc<Shared>,
+}
+
+impl<A> EdgeService<A> {
+    /// `app` serving the connection from `remote`.
+    pub(super) fn new(app: A, track: Arc<Track>, shared: Arc<Shared>, remote: SocketAddr) -> Self {
         Self {
-            router,
+            app,
             track,
-            keys: Arc::default(),
+            peer: Peer::new(remote),
             shared,
-            remote,
         }
     }
 }
 
-impl hyper::service::Service<Request<Incoming>> for EdgeService {
+impl<A: App> hyper::service::Service<Request<Incoming>> for EdgeService<A> {
     type Response = Response<AnswerBody>;
     type Error = Infallible;
-    type Future = Answering;
+    type Future = Answering<A::Answer>;
 
-    fn call(&self, request: Request<Incoming>) -> Answering {
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
         self.track
             .on_request(self.shared.clock.now(), request.body().is_end_stream());
         let (mut parts, body) = request.into_parts();
-        parts.extensions.insert(ConnectInfo(self.remote));
-        parts.extensions.insert(Arc::clone(&self.keys));
-        let body = RequestBody {
+        parts.extensions.insert(ConnectInfo(self.peer.clone()));
+        let body = axum::body::Body::new(RequestBody {
             inner: body,
             track: Some(self.track.clone()),
-        };
-        // A router is always ready: no `poll_ready` is needed before calling it.
-        let answer =
-            tower::Service::call(&mut self.router.clone(), Request::from_parts(parts, body));
+        });
+        let answer = self.app.clone().answer(Request::from_parts(parts, body));
         Answering {
             inner: answer,
             track: self.track.clone(),
@@ -79,14 +101,17 @@ impl hyper::service::Service<Request<Incoming>> for EdgeService {
 
 pin_project! {
     /// The router's answer on its way, its body wrapped in an [`AnswerBody`].
-    pub(super) struct Answering {
+    pub(super) struct Answering<F> {
         #[pin]
-        inner: RouteFuture<Infallible>,
+        inner: F,
         track: Arc<Track>,
     }
 }
 
-impl Future for Answering {
+impl<F> Future for Answering<F>
+where
+    F: Future<Output = Result<Response<axum::body::Body>, Infallible>>,
+{
     type Output = Result<Response<AnswerBody>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -24,7 +24,6 @@ pub mod limits;
 pub mod protocol;
 pub mod read_gate;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -35,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::metrics::Connections;
+use crate::server::Peer;
 use crate::service::Services;
 use crate::service::studio::callers::SdkCaller;
 use crate::service::studio::keys::AuthService;
@@ -79,7 +79,7 @@ where
 /// before any socket exists. A client that offers both subprotocols gets `svc.v1.json`.
 pub async fn upgrade(
     State(state): State<WsContext>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     caller: SdkCaller,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
@@ -108,10 +108,11 @@ pub async fn upgrade(
         ))
         .into_response();
     };
-    let taken = state
-        .hub
-        .sockets
-        .take(peer.ip(), caller.key.key_id, cfg, &state.connections);
+    let taken =
+        state
+            .hub
+            .sockets
+            .take(peer.remote.ip(), caller.key.key_id, cfg, &state.connections);
     let place = match taken {
         Ok(place) => place,
         Err(refused) => return refused.into_response(),
