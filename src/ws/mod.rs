@@ -17,6 +17,7 @@
 //! ([`hub::broadcast`]) reaches every session of a game with one encoding shared by all.
 
 pub mod budget;
+pub mod client_json;
 pub mod gateway;
 pub mod heartbeat;
 pub mod hub;

@@ -72,9 +72,7 @@ impl Format {
     /// kind (text on a MessagePack socket, binary on a JSON socket).
     pub fn decode(self, frame: &Message) -> Option<Result<ClientMessage, String>> {
         match (self, frame) {
-            (Self::Json, Message::Text(text)) => Some(
-                serde_json::from_str::<ClientMessage>(text.as_str()).map_err(|e| e.to_string()),
-            ),
+            (Self::Json, Message::Text(text)) => Some(super::client_json::decode(text.as_str())),
             (Self::MsgPack, Message::Binary(bytes)) => {
                 let mut de = rmp_serde::Deserializer::from_read_ref(bytes.as_ref());
                 // The counter stops one short of its setting, like the JSON reader's.

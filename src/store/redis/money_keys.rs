@@ -34,6 +34,8 @@ pub(super) struct MoneyKeys {
     pub(super) tx_received: Arc<str>,
     /// Lifetime unverified purchases per player (see [`Keys::spend_unverified`]).
     pub(super) spend_unverified: Arc<str>,
+    /// Every wallet key up to its player id, its last segment.
+    wallet_prefix: String,
     /// Set once this node has brought the tx hash to the per-player layout
     /// ([`super::tx_layout`]).
     pub(super) per_player: tokio::sync::OnceCell<()>,
@@ -70,6 +72,7 @@ impl MoneyKeys {
             spend: keys.spend(game_id, env).into(),
             tx_received: keys.tx_received(game_id, env).into(),
             spend_unverified: keys.spend_unverified(game_id, env).into(),
+            wallet_prefix: keys.wallet(game_id, env, ""),
             per_player: tokio::sync::OnceCell::new(),
             days: Mutex::new(None),
         }
@@ -98,9 +101,13 @@ impl MoneyKeys {
         }
     }
 
-    /// A player's wallet (one per player: built per event).
+    /// A player's wallet (one per player: built per event, from the game's wallet prefix,
+    /// since formatting the whole key cost an event more than the rest of its keys).
     pub(super) fn wallet(&self, player_id: &str) -> Arc<str> {
-        self.keys.wallet(self.game_id, self.env, player_id).into()
+        let mut key = String::with_capacity(self.wallet_prefix.len() + player_id.len());
+        key.push_str(&self.wallet_prefix);
+        key.push_str(player_id);
+        key.into()
     }
 }
 
@@ -152,7 +159,9 @@ mod tests {
         assert_eq!(&*money.ledger, keys.ledger(game, env));
         assert_eq!(&*money.spend, keys.spend(game, env));
         assert_eq!(&*money.tx_received, keys.tx_received(game, env));
-        assert_eq!(&*money.wallet("pl"), keys.wallet(game, env, "pl"));
+        for player in ["pl", "a:{b}|é", ""] {
+            assert_eq!(&*money.wallet(player), keys.wallet(game, env, player));
+        }
         let (today, yesterday) = (
             NaiveDate::from_ymd_opt(2026, 11, 24).expect("date"),
             NaiveDate::from_ymd_opt(2026, 11, 23).expect("date"),

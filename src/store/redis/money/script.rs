@@ -76,6 +76,7 @@ use ::redis::{Cmd, ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKi
 use chrono::Utc;
 
 use crate::store::keys::PLAYER_DAYS_TTL_SECS;
+use crate::store::money::fingerprint;
 use crate::store::redis::conn::CommandConn;
 use crate::store::redis::money_keys::MoneyKeys;
 use crate::store::redis::tx_layout::tx_field;
@@ -463,11 +464,11 @@ fn kind_code(call: &MoneyCall) -> &'static str {
 /// apart from every purchase's, whose amount is never negative.
 fn script_fingerprint(op: &MoneyOp) -> String {
     match op.kind {
-        MoneyKind::Refund => format!(
-            "{}|Purchase|{}|{}",
-            op.player_id,
-            op.currency_id,
-            op.revenue_delta()
+        MoneyKind::Refund => fingerprint(
+            &op.player_id,
+            MoneyKind::Purchase,
+            &op.currency_id,
+            op.revenue_delta(),
         ),
         _ => op.fingerprint(),
     }
