@@ -116,7 +116,13 @@ async fn json_and_msgpack_sessions_give_the_same_messages() {
 async fn hello_gets_ready_first_and_triggers_push_offers() {
     let app = spawn_app().await;
     let Sdk { game, key } = app.game_with(store_shelf()).await;
+    // The kill switch reaches the node's sockets asynchronously; one that reached a session
+    // opened but not yet attached would be numbered before its `ready`. So a watcher sees
+    // the change arrive before the session under test opens.
+    let mut watcher = connect(&app, &key, Fmt::Json).await;
+    watcher.hello(fresh(&game), None).await;
     app.set_kill_switch(&game, 1).await;
+    assert_eq!(watcher.recv_type("kill_switch").await["level"], 1);
     let mut c = connect(&app, &key, Fmt::Json).await;
     let ready = c.hello(fresh(&game), None).await;
     assert_eq!(ready["type"], "ready");
