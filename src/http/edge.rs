@@ -8,8 +8,9 @@
 //! its handler ran. So the edge wraps the router once (`super::router`), and the server calls
 //! it directly, with no router around it. It does the work of `tower-http`'s trace layer
 //! itself, reading the clock once for the log and the metrics alike. The metrics find a
-//! request's route template from its path with the same matching the router does ([`RouteMetrics::route_of`]) instead of reading the router's
-//! `MatchedPath` from inside each route.
+//! request's route template from its path with the same matching the router does
+//! ([`RouteMetrics::route_of`]) instead of reading the router's `MatchedPath` from inside
+//! each route.
 //!
 //! The routes outside the REST API (the WebSocket upgrade, the dashboard's pages) are not in
 //! that table: they keep a layer of their own ([`observed`]) that labels them by their

@@ -100,7 +100,7 @@ impl<A: App> hyper::service::Service<Request<Incoming>> for EdgeService<A> {
 }
 
 pin_project! {
-    /// The router's answer on its way, its body wrapped in an [`AnswerBody`].
+    /// The application's answer on its way, its body wrapped in an [`AnswerBody`].
     pub(super) struct Answering<F> {
         #[pin]
         inner: F,

@@ -153,8 +153,8 @@ impl MoneyOp {
 
 /// The fingerprint of a change: `<player>|<Kind>|<currency>|<amount>`, the kind as its Rust
 /// name (`Earned`, `Spent`, `Purchase`, `Refund`). Stored idempotency records hold it, so its
-/// text never changes. Written piece by piece: a money event builds one, and the formatter's
-/// machinery cost more than the pieces.
+/// text never changes. Joined rather than formatted: a money event builds one, and the
+/// formatter's machinery cost more than the pieces.
 pub fn fingerprint(player_id: &str, kind: MoneyKind, currency_id: &str, amount: i64) -> String {
     let kind = match kind {
         MoneyKind::Earned => "Earned",
@@ -162,19 +162,7 @@ pub fn fingerprint(player_id: &str, kind: MoneyKind, currency_id: &str, amount: 
         MoneyKind::Purchase => "Purchase",
         MoneyKind::Refund => "Refund",
     };
-    let amount = amount.to_string();
-    let mut out =
-        String::with_capacity(player_id.len() + kind.len() + currency_id.len() + amount.len() + 3);
-    for (i, part) in [player_id, kind, currency_id, &amount]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            out.push('|');
-        }
-        out.push_str(part);
-    }
-    out
+    [player_id, kind, currency_id, &amount.to_string()].join("|")
 }
 
 /// The answer to a [`MoneyOp`].

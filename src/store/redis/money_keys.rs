@@ -104,10 +104,7 @@ impl MoneyKeys {
     /// A player's wallet (one per player: built per event, from the game's wallet prefix,
     /// since formatting the whole key cost an event more than the rest of its keys).
     pub(super) fn wallet(&self, player_id: &str) -> Arc<str> {
-        let mut key = String::with_capacity(self.wallet_prefix.len() + player_id.len());
-        key.push_str(&self.wallet_prefix);
-        key.push_str(player_id);
-        key.into()
+        [self.wallet_prefix.as_str(), player_id].concat().into()
     }
 }
 

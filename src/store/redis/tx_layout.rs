@@ -25,12 +25,7 @@ pub(super) const PER_PLAYER_LUA: &str = include_str!("money/per_player.lua");
 
 /// The name of one player's `tx_id` in the tx hash and its receive-time set.
 pub(super) fn tx_field(player_id: &str, tx_id: &str) -> String {
-    let len = player_id.len().to_string();
-    let mut field = String::with_capacity(len.len() + player_id.len() + tx_id.len() + 2);
-    for part in [&*len, ":", player_id, ":", tx_id] {
-        field.push_str(part);
-    }
-    field
+    [&player_id.len().to_string(), player_id, tx_id].join(":")
 }
 
 /// Runs [`PER_PLAYER_LUA`] over `keys`' tx hash once for this node: later calls for the same
